@@ -1,0 +1,33 @@
+"""The ``workbench`` command: a thin layer over the library's functions.
+
+Each verb group lives in its own module and registers itself on the app.
+"""
+
+import typer
+
+VERB_MODULES = ("data",)
+
+app = typer.Typer(
+    help="Probe Workbench: build probes from WordNet and GCIDE, score models on them, read the results.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _register() -> None:
+    from importlib import import_module
+
+    for name in VERB_MODULES:
+        import_module(f"workbench.cli.{name}").register(app)
+
+
+def main() -> None:
+    """Entry point of the ``workbench`` script; user errors print one clear line, not a traceback."""
+    from workbench.errors import WorkbenchError
+
+    _register()
+    try:
+        app()
+    except WorkbenchError as err:
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise SystemExit(2) from None

@@ -1,0 +1,149 @@
+"""A knowledge source as frames over compact integer concept ids (SPEC §1).
+
+``Graph`` holds four frames:
+  concepts  id, name, pos, gloss, lexname
+  lemmas    id, rank, lemma            (W, relation ``lemma``)
+  examples  id, rank, example, surface (S, relation ``ex``; surface: the word as it appears)
+  isa       child, parent, instance    (``isa_up`` child->parent; ``isa_down`` the reverse)
+``triples`` gives the SPEC's (relation, concept, target) view; ``Taxonomy`` walks ISA links.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import polars as pl
+
+CONCEPTS_SCHEMA = {"id": pl.Int32(), "name": pl.String(), "pos": pl.String(), "gloss": pl.String(), "lexname": pl.String()}
+LEMMAS_SCHEMA = {"id": pl.Int32(), "rank": pl.Int32(), "lemma": pl.String()}
+EXAMPLES_SCHEMA = {"id": pl.Int32(), "rank": pl.Int32(), "example": pl.String(), "surface": pl.String()}
+ISA_SCHEMA = {"child": pl.Int32(), "parent": pl.Int32(), "instance": pl.Boolean()}
+FRAMES = {"concepts": CONCEPTS_SCHEMA, "lemmas": LEMMAS_SCHEMA, "examples": EXAMPLES_SCHEMA, "isa": ISA_SCHEMA}
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A knowledge source: concepts, their words, examples, glosses and ISA links."""
+
+    source: str
+    version: str
+    checksum: str
+    concepts: pl.DataFrame
+    lemmas: pl.DataFrame
+    examples: pl.DataFrame
+    isa: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ISA_SCHEMA))
+
+    @property
+    def key(self) -> str:
+        """Cache key: source, version and data checksum."""
+        return f"{self.source}-{self.version}-{self.checksum}"
+
+    @cached_property
+    def taxonomy(self) -> "Taxonomy":
+        """ISA walks over this graph's integer ids."""
+        return Taxonomy(self.isa, len(self.concepts))
+
+    @cached_property
+    def names(self) -> list[str]:
+        """Concept name by id."""
+        return self.concepts["name"].to_list()
+
+    def id_of(self, name: str) -> int:
+        """The integer id of a concept name such as ``dog.n.01``."""
+        hit = self.concepts.filter(pl.col("name") == name)
+        if hit.is_empty():
+            raise KeyError(f"no concept named {name!r} in {self.key}")
+        return int(hit["id"][0])
+
+
+def triples(graph: Graph) -> pl.DataFrame:
+    """The SPEC §1 triple view: relation, concept, target (targets as text or concept names)."""
+    names = graph.concepts.select("id", pl.col("name").alias("concept"))
+    parts = [
+        graph.concepts.select(pl.lit("def").alias("relation"), pl.col("name").alias("concept"), pl.col("gloss").alias("target")),
+        graph.examples.join(names, on="id").select(pl.lit("ex").alias("relation"), "concept", pl.col("example").alias("target")),
+        graph.lemmas.join(names, on="id").select(pl.lit("lemma").alias("relation"), "concept", pl.col("lemma").alias("target")),
+    ]
+    if not graph.isa.is_empty():
+        edges = (
+            graph.isa.join(names.rename({"id": "child", "concept": "child_name"}), on="child")
+            .join(names.rename({"id": "parent", "concept": "parent_name"}), on="parent")
+        )
+        parts.append(edges.select(pl.lit("isa_up").alias("relation"), pl.col("child_name").alias("concept"), pl.col("parent_name").alias("target")))
+        parts.append(edges.select(pl.lit("isa_down").alias("relation"), pl.col("parent_name").alias("concept"), pl.col("child_name").alias("target")))
+    return pl.concat(parts)
+
+
+class Taxonomy:
+    """Breadth-first ISA walks (HOPS of SPEC §2) over adjacency lists of integer ids."""
+
+    def __init__(self, isa: pl.DataFrame, n_concepts: int) -> None:
+        self.parents: list[list[int]] = [[] for _ in range(n_concepts)]
+        self.children: list[list[int]] = [[] for _ in range(n_concepts)]
+        for child, parent in zip(isa["child"].to_list(), isa["parent"].to_list()):
+            self.parents[child].append(parent)
+            self.children[parent].append(child)
+        self._ancestors: dict[int, frozenset[int]] = {}
+
+    def hops(self, concept: int, direction: str, max_hops: int) -> dict[int, int]:
+        """Shortest ISA distance (1..max_hops) to every concept reachable in ``direction`` ('up'/'down')."""
+        links = self.parents if direction == "up" else self.children
+        seen = {concept: 0}
+        frontier = deque([concept])
+        while frontier:
+            node = frontier.popleft()
+            depth = seen[node]
+            if depth == max_hops:
+                continue
+            for nxt in links[node]:
+                if nxt not in seen:
+                    seen[nxt] = depth + 1
+                    frontier.append(nxt)
+        del seen[concept]
+        return seen
+
+    def path(self, concept: int, target: int, direction: str) -> list[int]:
+        """One shortest ISA path from ``concept`` to ``target`` (both included)."""
+        links = self.parents if direction == "up" else self.children
+        previous = {concept: -1}
+        frontier = deque([concept])
+        while frontier and target not in previous:
+            node = frontier.popleft()
+            for nxt in links[node]:
+                if nxt not in previous:
+                    previous[nxt] = node
+                    frontier.append(nxt)
+        if target not in previous:
+            raise ValueError(f"{target} is not reachable from {concept} going {direction}")
+        chain = [target]
+        while chain[-1] != concept:
+            chain.append(previous[chain[-1]])
+        return chain[::-1]
+
+    def ancestors(self, concept: int) -> frozenset[int]:
+        """Every concept above ``concept`` at any distance (memoised)."""
+        cached = self._ancestors.get(concept)
+        if cached is None:
+            found: set[int] = set()
+            for parent in self.parents[concept]:
+                found.add(parent)
+                found |= self.ancestors(parent)
+            cached = self._ancestors[concept] = frozenset(found)
+        return cached
+
+    def is_descendant(self, candidate: int, concept: int) -> bool:
+        """True when ``candidate`` lies below ``concept`` at any distance."""
+        return concept in self.ancestors(candidate)
+
+    def sisters(self, concept: int, depth: int) -> set[int]:
+        """SISTER_l: siblings of ``concept`` and their descendants up to ``depth - 1`` levels."""
+        found: set[int] = set()
+        for parent in self.parents[concept]:
+            for sibling in self.children[parent]:
+                if sibling == concept:
+                    continue
+                found.add(sibling)
+                if depth > 1:
+                    found |= self.hops(sibling, "down", depth - 1).keys()
+        found.discard(concept)
+        return found

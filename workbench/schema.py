@@ -1,0 +1,71 @@
+"""The tidy frames that flow between layers, and the check applied at their boundaries.
+
+``PROBE_SCHEMA``: one row per multiple-choice question.
+``PREDICTION_SCHEMA``: a probe row plus one model's scores for its choices.
+"""
+
+import polars as pl
+
+from workbench.errors import WorkbenchError
+
+PROBES = ("definitions", "hypernymy", "hyponymy", "synonymy", "wordsense")
+DISTRACTOR_FAMILIES = ("random", "sister", "isa_up", "isa_down", "senses")
+SPLITS = ("train", "dev", "test")
+
+PROBE_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(),  # stable question id (hash of its content)
+    "probe": pl.String(),  # one of PROBES
+    "source": pl.String(),  # knowledge source: "wordnet", "gcide", or "released"
+    "split": pl.String(),  # "train", "dev", "test" (or "" when unknown)
+    "cluster_id": pl.String(),  # probe:concept:example — the semantic cluster
+    "concept": pl.String(),  # the concept asked about (synset name or GCIDE sense id)
+    "pos": pl.String(),  # part of speech of the concept (n, v, a, s, r, or GCIDE's)
+    "word": pl.String(),  # surface form of the concept in the context sentence
+    "context": pl.String(),  # the example sentence that introduces the concept
+    "template": pl.String(),  # id of the template that phrased the question
+    "question": pl.String(),  # the question stem
+    "choices": pl.List(pl.String()),  # the answer choices, gold included
+    "answer": pl.Int64(),  # index of the gold choice
+    "gold_concept": pl.String(),  # concept behind the gold choice
+    "hops": pl.Int64(),  # ISA distance from concept to gold concept (0: none)
+    "chain": pl.List(pl.String()),  # ISA path concept .. gold concept
+    "distractor_family": pl.String(),  # one of DISTRACTOR_FAMILIES
+    "distractor_depth": pl.Int64(),  # l of sister_l, k' of isa_up/isa_down (0 for random, senses)
+    "distractor_concepts": pl.List(pl.String()),  # concepts behind the distractors
+    "n_random_fill": pl.Int64(),  # distractors topped up from random concepts
+}
+
+SCORE_SCHEMA: dict[str, pl.DataType] = {
+    "scores": pl.List(pl.Float64()),  # one score per choice, higher is better
+    "pred": pl.Int64(),  # index of the predicted choice
+    "correct": pl.Boolean(),  # pred == answer
+    "model": pl.String(),  # model name or path as given
+    "fingerprint": pl.String(),  # checksum of weights + scorer + rule + control
+    "scorer": pl.String(),  # mcqa, mlm, similarity, ...
+    "rule": pl.String(),  # how choice scores were computed
+    "control": pl.String(),  # none, random-weights, static-embeddings
+}
+
+PREDICTION_SCHEMA: dict[str, pl.DataType] = {**PROBE_SCHEMA, **SCORE_SCHEMA}
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType], what: str = "frame") -> pl.DataFrame:
+    """Return ``frame`` with exactly the columns of ``schema``, in order and cast to its types.
+
+    Raises a ``WorkbenchError`` naming the missing columns; extra columns are dropped.
+    """
+    missing = [name for name in schema if name not in frame.columns]
+    if missing:
+        raise WorkbenchError(
+            f"{what} lacks the columns {missing}; expected the schema "
+            f"{list(schema)} (see workbench.schema)."
+        )
+    try:
+        return frame.select(pl.col(name).cast(dtype) for name, dtype in schema.items())
+    except pl.exceptions.PolarsError as err:
+        raise WorkbenchError(f"{what} has columns of the wrong type: {err}") from err
+
+
+def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """An empty frame with ``schema``."""
+    return pl.DataFrame(schema=schema)
