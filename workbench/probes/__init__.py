@@ -1,0 +1,1 @@
+"""Multiple-choice probes built from knowledge graphs (SPEC §2-3)."""
