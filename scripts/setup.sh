@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install everything Probe Workbench needs on a Debian/Ubuntu machine:
+# WordNet 3.0 and Chromium from Debian, then a virtual environment with the package and its tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(wordnet-base wordnet-sense-index chromium)
+if command -v dpkg >/dev/null 2>&1; then
+  missing=()
+  for package in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "installing Debian packages: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  echo "not a Debian system: install WordNet 3.0 yourself (python -c \"import nltk; nltk.download('wordnet')\") and Chromium for the browser tests"
+fi
+
+python=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+# torch first and pinned, so that no other package pulls a multi-GB CUDA build.
+.venv/bin/pip install --quiet --disable-pip-version-check "torch==2.13.0"
+.venv/bin/pip install --quiet --disable-pip-version-check -e ".[test]"

@@ -1,0 +1,180 @@
+"""WordNetQA and DictionaryQA probes checked against WordNet itself (through NLTK) and GCIDE."""
+
+from collections import Counter
+
+import polars as pl
+import pytest
+
+from workbench.knowledge.wordnet import open_wordnet
+from workbench.probes import ProbeSpec, build_probes
+
+pytestmark = pytest.mark.wordnet
+SAMPLE = 1500
+
+
+@pytest.fixture(scope="module")
+def wn():
+    return open_wordnet()
+
+
+@pytest.fixture(scope="module")
+def built(wordnet_graph, gcide_graph):
+    specs = {
+        "hypernymy": ProbeSpec("hypernymy", max_hops=5, seed=1),
+        "hyponymy": ProbeSpec("hyponymy", max_hops=5, seed=1),
+        "definitions": ProbeSpec("definitions", seed=1),
+        "synonymy": ProbeSpec("synonymy", seed=1),
+        "wordsense": ProbeSpec("wordsense", seed=1),
+    }
+    return {
+        name: build_probes(spec, gcide_graph if name == "wordsense" else wordnet_graph, progress=False)
+        for name, spec in specs.items()
+    }
+
+
+def sample(frame: pl.DataFrame, n: int = SAMPLE) -> list[dict]:
+    return frame.sample(n=min(n, frame.height), seed=7).to_dicts()
+
+
+def up(synset):
+    return synset.hypernyms() + synset.instance_hypernyms()
+
+
+def down(synset):
+    return synset.hyponyms() + synset.instance_hyponyms()
+
+
+def shortest_distance(start, goal, step) -> int | None:
+    frontier, seen, depth = [start], {start}, 0
+    while frontier:
+        if goal in frontier:
+            return depth
+        frontier = [nxt for node in frontier for nxt in step(node) if nxt not in seen]
+        seen.update(frontier)
+        depth += 1
+    return None
+
+
+def all_above(synset) -> set:
+    return set(synset.closure(up))
+
+
+def test_hypernymy_gold_is_exactly_k_hops_up(built, wn):
+    for row in sample(built["hypernymy"]):
+        concept, gold = wn.synset(row["concept"]), wn.synset(row["gold_concept"])
+        assert shortest_distance(concept, gold, up) == row["hops"], row["id"]
+        assert row["chain"][0] == row["concept"] and row["chain"][-1] == row["gold_concept"]
+        assert len(row["chain"]) == row["hops"] + 1
+
+
+def test_hypernymy_distractor_is_never_an_ancestor(built, wn):
+    for row in sample(built["hypernymy"]):
+        ancestors = all_above(wn.synset(row["concept"]))
+        for name in row["distractor_concepts"]:
+            assert wn.synset(name) not in ancestors, (row["id"], name)
+            assert name != row["concept"]
+
+
+def test_hyponymy_gold_is_exactly_k_hops_down_and_no_distractor_below(built, wn):
+    for row in sample(built["hyponymy"], 800):
+        concept = wn.synset(row["concept"])
+        assert shortest_distance(concept, wn.synset(row["gold_concept"]), down) == row["hops"]
+        for name in row["distractor_concepts"]:
+            assert concept not in all_above(wn.synset(name)), (row["id"], name)
+
+
+def test_hop_counts_cover_one_to_five(built):
+    assert set(built["hypernymy"]["hops"].unique()) == {1, 2, 3, 4, 5}
+    assert set(built["hyponymy"]["hops"].unique()) == {1, 2, 3, 4, 5}
+
+
+def test_distractors_come_from_their_family(built, wn):
+    """sister_l distractors (not topped up) lie within l-1 levels below a sibling; isa_down_k' are k' below."""
+    rows = built["hypernymy"].filter(pl.col("n_random_fill") == 0, pl.col("distractor_family") != "random")
+    for row in sample(rows, 600):
+        concept = wn.synset(row["concept"])
+        depth = row["distractor_depth"]
+        siblings = {s for parent in up(concept) for s in down(parent)} - {concept}
+        for name in row["distractor_concepts"]:
+            other = wn.synset(name)
+            if row["distractor_family"] == "isa_down":
+                assert shortest_distance(concept, other, down) == depth
+            else:
+                below = [shortest_distance(s, other, down) for s in siblings]
+                assert any(d is not None and d <= depth - 1 for d in below), (row["id"], name)
+
+
+def test_definitions_gold_is_the_gloss_and_no_distractor_repeats_it(built, wn):
+    for row in sample(built["definitions"]):
+        gold = row["choices"][row["answer"]]
+        assert gold == wn.synset(row["concept"]).definition()
+        others = [c for i, c in enumerate(row["choices"]) if i != row["answer"]]
+        assert gold.strip().lower() not in {c.strip().lower() for c in others}
+        for name, text in zip(row["distractor_concepts"], others):
+            assert wn.synset(name).definition() == text
+
+
+def test_synonymy_distractors_share_no_lemma_with_the_concept(built, wn):
+    for row in sample(built["synonymy"]):
+        lemmas = {name.replace("_", " ").lower() for name in wn.synset(row["concept"]).lemma_names()}
+        gold = {part.lower() for part in row["choices"][row["answer"]].split(", ")}
+        assert gold == lemmas and len(lemmas) >= 2
+        for name in row["distractor_concepts"]:
+            theirs = {lemma.replace("_", " ").lower() for lemma in wn.synset(name).lemma_names()}
+            assert not (theirs & lemmas), (row["id"], name)
+
+
+@pytest.mark.parametrize("probe", ["hypernymy", "hyponymy", "definitions", "synonymy", "wordsense"])
+def test_choices_are_distinct_five_and_positions_balanced(built, probe):
+    frame = built[probe]
+    assert (frame["choices"].list.len() == 5).all()
+    assert (frame["choices"].list.n_unique() == 5).all()
+    counts = Counter(frame["answer"].to_list())
+    assert set(counts) == {0, 1, 2, 3, 4}
+    assert max(counts.values()) - min(counts.values()) <= 1 + frame.height // 500  # balanced before dedup
+
+
+@pytest.mark.parametrize("probe", ["hypernymy", "definitions", "wordsense"])
+def test_splits_keep_clusters_whole_and_train_capped(built, probe):
+    frame = built[probe]
+    per_concept = frame.group_by("concept").agg(pl.col("split").n_unique())
+    assert (per_concept["split"] == 1).all()
+    sizes = dict(frame["split"].value_counts().iter_rows())
+    assert 0 < sizes["train"] <= 3000 and sizes["dev"] > 0 and sizes["test"] > 0
+
+
+def test_example_sentence_mentions_the_word(built):
+    for probe in ("hypernymy", "definitions", "wordsense"):
+        for row in sample(built[probe], 500):
+            assert row["word"].lower() in row["context"].lower()
+            assert row["context"] in row["question"]
+
+
+def test_wordsense_distractors_are_other_senses_with_examples(built, gcide_graph):
+    with_examples = set(gcide_graph.examples["id"].to_list())
+    names = gcide_graph.concepts.filter(pl.col("id").is_in(list(with_examples)))["name"].to_list()
+    allowed = set(names)
+    frame = built["wordsense"]
+    for row in sample(frame):
+        word = row["concept"].rsplit(".", 2)[0].lower()
+        own = [n for n in row["distractor_concepts"] if n.rsplit(".", 2)[0].lower() == word]
+        assert len(own) == 4 - row["n_random_fill"]
+        assert all(name in allowed for name in row["distractor_concepts"])
+        gold = row["choices"][row["answer"]].strip().lower()
+        assert all(c.strip().lower() != gold for i, c in enumerate(row["choices"]) if i != row["answer"])
+
+
+def test_same_seed_same_probes_other_seed_other_probes(wordnet_graph):
+    spec = ProbeSpec("hyponymy", max_hops=2, seed=3)
+    first = build_probes(spec, wordnet_graph, progress=False)
+    again = build_probes(spec, wordnet_graph, progress=False)
+    other = build_probes(ProbeSpec("hyponymy", max_hops=2, seed=4), wordnet_graph, progress=False)
+    assert first.equals(again)
+    assert not first.equals(other)
+
+
+def test_family_filters_are_respected(wordnet_graph):
+    frame = build_probes(ProbeSpec("hypernymy", max_hops=2, families=("sister",), max_depth=2, perturbations=None), wordnet_graph, progress=False)
+    assert set(frame["distractor_family"].unique()) == {"sister"}
+    assert set(frame["distractor_depth"].unique()) <= {1, 2}
+    assert set(frame["hops"].unique()) == {1, 2}

@@ -1,0 +1,104 @@
+"""``workbench probes``: build, load and describe probe sets."""
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from workbench.schema import PROBES
+
+probes_app = typer.Typer(help="Build probe sets from WordNet and GCIDE, load probe files, print statistics.", no_args_is_help=True)
+
+class Format(str, Enum):
+    parquet = "parquet"
+    jsonl = "jsonl"
+
+
+def _print_stats(frame) -> None:
+    import polars as pl
+
+    from workbench.probes.stats import hops_by_family, table4
+
+    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_hide_dataframe_shape=True, tbl_hide_column_data_type=True):
+        typer.echo(table4(frame))
+        typer.echo(hops_by_family(frame))
+
+
+@probes_app.command("build")
+def build(
+    probe: str = typer.Option(..., help=f"Which probe(s): {', '.join(PROBES)}, comma-separated, or 'all'."),
+    out: Path = typer.Option(..., help="Folder for {train,dev,test}.parquet (or .jsonl); one sub-folder per probe when several."),
+    max_hops: int = typer.Option(3, help="Largest hop count k of the gold answer (hypernymy, hyponymy): 1..5."),
+    distractors: str = typer.Option("random,sister,isa", help="Distractor families, comma-separated: random, sister, isa."),
+    max_depth: int = typer.Option(3, help="Largest depth l of sister_l and k' of isa_k': 1..5."),
+    perturbations: str = typer.Option("2", help="Distractor variants per question (a number), or 'all'."),
+    seed: int = typer.Option(0, help="Seed of every random choice; same seed, same bytes."),
+    train_size: int = typer.Option(3000, help="Most questions in the train split."),
+    templates: Path | None = typer.Option(None, help="A template JSON file to use instead of the default."),
+    format: Format = typer.Option(Format.parquet, "--format", help="File format."),
+) -> None:
+    """Build probe sets from the cached graphs and write each split into train, dev and test."""
+    import polars as pl
+
+    from workbench.probes import ProbeSpec, build_probes
+    from workbench.probes.formats import write_probes
+
+    names = list(PROBES) if probe == "all" else [part.strip() for part in probe.split(",") if part.strip()]
+    specs = [
+        ProbeSpec(
+            probe=name,
+            max_hops=max_hops,
+            families=distractors,
+            max_depth=max_depth,
+            perturbations=None if perturbations == "all" else _whole_number("perturbations", perturbations),
+            seed=seed,
+            train_size=train_size,
+            templates=templates,
+        )
+        for name in names
+    ]
+    frames = []
+    for spec in specs:
+        frame = build_probes(spec)
+        folder = out / spec.probe if len(specs) > 1 else out
+        for path in write_probes(frame, folder, fmt=format.value):
+            typer.echo(f"wrote {path}")
+        frames.append(frame)
+    _print_stats(pl.concat(frames))
+
+
+def _whole_number(name: str, text: str) -> int:
+    from workbench.errors import SpecError
+
+    try:
+        return int(text)
+    except ValueError:
+        raise SpecError(f"{name}={text!r} is not a whole number or 'all'") from None
+
+
+@probes_app.command("load")
+def load(
+    path: Path = typer.Argument(..., help="A probe file (Parquet, JSONL, released ARC-style JSONL) or a split folder."),
+    rows: int = typer.Option(5, help="How many questions to show."),
+) -> None:
+    """Read a probe file into the workbench's probe schema and show its first questions."""
+    import polars as pl
+
+    from workbench.probes.formats import read_probes
+
+    frame = read_probes(path)
+    typer.echo(f"{frame.height:,} questions from {path}")
+    with pl.Config(tbl_rows=rows, fmt_str_lengths=80, tbl_hide_column_data_type=True):
+        typer.echo(frame.select("id", "probe", "split", "question", "choices", "answer", "hops", "distractor_family").head(rows))
+
+
+@probes_app.command("stats")
+def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> None:
+    """Print the SPEC Table 4 statistics and a hops x distractor-family count table."""
+    from workbench.probes.formats import read_probes
+
+    _print_stats(read_probes(path))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(probes_app, name="probes")

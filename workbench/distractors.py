@@ -1,0 +1,75 @@
+"""Distractor families over a taxonomy (SPEC §2) and the draw of four distractors.
+
+Families: ``random`` (any concept of the same part of speech), ``sister`` (SISTER_l: the
+concept's siblings and their descendants up to l-1 levels), ``isa_up`` / ``isa_down``
+(concepts exactly k' ISA links above / below the concept), ``senses`` (other senses of the same
+word). A family short of valid candidates is topped up from the random pool, and the number
+topped up is recorded.
+"""
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from workbench.knowledge.graph import Taxonomy
+
+N_DISTRACTORS = 4
+
+
+def candidates(taxonomy: Taxonomy, concept: int, family: str, depth: int) -> list[int]:
+    """The concepts of one distractor family of ``concept``, sorted (before any validity filter)."""
+    if family == "sister":
+        found = taxonomy.sisters(concept, depth)
+    elif family in ("isa_up", "isa_down"):
+        direction = "up" if family == "isa_up" else "down"
+        found = {node for node, hops in taxonomy.hops(concept, direction, depth).items() if hops == depth}
+    else:
+        raise ValueError(f"family {family!r} has no candidate set of its own")
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Four distractors and how many of them were topped up from the random pool."""
+
+    concepts: tuple[int, ...]
+    n_random_fill: int
+
+
+def draw(
+    rng: random.Random,
+    family_candidates: Sequence[int],
+    pool: Sequence[int],
+    is_valid: Callable[[int], bool],
+    text_of: Callable[[int], str],
+    taken_texts: set[str],
+    n: int = N_DISTRACTORS,
+) -> Draw | None:
+    """Draw ``n`` valid distractors with distinct texts: from the family first, then the random pool.
+
+    ``taken_texts`` holds texts that no choice may repeat (the gold's); it is not modified.
+    Returns None when even the pool cannot supply enough (a tiny graph).
+    """
+    texts = set(taken_texts)
+    chosen: list[int] = []
+
+    def take(candidate: int) -> None:
+        text = text_of(candidate)
+        if text not in texts and is_valid(candidate):
+            texts.add(text)
+            chosen.append(candidate)
+
+    order = list(family_candidates)
+    rng.shuffle(order)
+    for candidate in order:
+        if len(chosen) == n:
+            break
+        take(candidate)
+    from_family = len(chosen)
+    for _ in range(50 * n):
+        if len(chosen) == n or not pool:
+            break
+        take(pool[rng.randrange(len(pool))])
+    if len(chosen) < n:
+        return None
+    return Draw(concepts=tuple(chosen), n_random_fill=n - from_family)

@@ -1,0 +1,83 @@
+"""From drafted questions to a probe frame: gold positions balanced, ids, duplicates dropped."""
+
+import hashlib
+import random
+from dataclasses import dataclass
+
+import polars as pl
+
+from workbench.errors import WorkbenchError
+from workbench.schema import PROBE_SCHEMA, conform
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One question before its gold answer is placed among the distractors."""
+
+    concept: str
+    pos: str
+    word: str
+    context: str
+    template: str
+    question: str
+    gold: str
+    distractors: tuple[str, ...]
+    gold_concept: str
+    hops: int
+    chain: tuple[str, ...]
+    family: str
+    depth: int
+    distractor_concepts: tuple[str, ...]
+    n_random_fill: int
+
+
+def question_id(probe: str, question: str, choices: list[str], answer: int) -> str:
+    """A stable id from the question's content."""
+    digest = hashlib.sha1("\x1f".join([probe, question, *choices, str(answer)]).encode()).hexdigest()
+    return f"{probe}-{digest[:16]}"
+
+
+def assemble(drafts: list[Draft], probe: str, source: str, seed: int) -> pl.DataFrame:
+    """A ``PROBE_SCHEMA`` frame from ``drafts``: gold positions exactly balanced, duplicates dropped.
+
+    Positions are a seeded permutation of 0,1,..,n_choices-1 repeated, so every position holds the
+    gold answer equally often (to within one question).
+    """
+    if not drafts:
+        raise WorkbenchError(
+            f"no {probe} questions could be built with these settings; widen them "
+            "(more hops, more distractor families, a larger depth) or check the knowledge source"
+        )
+    n_choices = len(drafts[0].distractors) + 1
+    positions = [index % n_choices for index in range(len(drafts))]
+    random.Random(f"{seed}:{probe}:positions").shuffle(positions)
+    rows = []
+    for draft, answer in zip(drafts, positions):
+        choices = list(draft.distractors)
+        choices.insert(answer, draft.gold)
+        rows.append(
+            {
+                "id": question_id(probe, draft.question, choices, answer),
+                "probe": probe,
+                "source": source,
+                "split": "",
+                "cluster_id": f"{probe}:{draft.concept}:{draft.context}",
+                "concept": draft.concept,
+                "pos": draft.pos,
+                "word": draft.word,
+                "context": draft.context,
+                "template": draft.template,
+                "question": draft.question,
+                "choices": choices,
+                "answer": answer,
+                "gold_concept": draft.gold_concept,
+                "hops": draft.hops,
+                "chain": list(draft.chain),
+                "distractor_family": draft.family,
+                "distractor_depth": draft.depth,
+                "distractor_concepts": list(draft.distractor_concepts),
+                "n_random_fill": draft.n_random_fill,
+            }
+        )
+    frame = pl.DataFrame(rows, schema=PROBE_SCHEMA)
+    return conform(frame.unique(subset="id", keep="first", maintain_order=True), PROBE_SCHEMA)

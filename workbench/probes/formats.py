@@ -1,0 +1,347 @@
+"""Probe files: Parquet, ARC-style JSONL (ours and the released WordNetQA/DictionaryQA data), HF datasets.
+
+One reader, ``read_probes``, takes any of these and returns a ``PROBE_SCHEMA`` frame; the writers
+are deterministic (same frame, same bytes) and atomic.
+
+Released records map into the schema as follows (ours carry the same notes plus the schema
+fields the released notes lack, so ``read_probes(write_jsonl(frame))`` gives ``frame`` back):
+
+- ``probe`` and ``split`` come from the file name (``hyponymy_test.jsonl``, ``dev.jsonl``), else from
+  ``notes.probe``/``notes.split``, else (probe only) from the folder name (``hyponymy/test.jsonl``, the
+  original repository's layout) or the id prefix;
+  ``dictionary_qa`` is our ``wordsense``. The file name wins because the released ids lie
+  (``hyponymy_test.jsonl`` holds ids ``hypernymy_0``...).
+- ``source`` is ``"released"``: released notes say ``source: wordnet`` for the knowledge base, but
+  we keep released and regenerated probes apart. Our own files (notes with ``cluster_id``) keep
+  their ``notes.source``.
+- ``concept`` is ``gold_synset``; ``context`` is the first quoted span of the stem when the quoted
+  word (``surface_form``/``word``) follows it and it contains that word (true for every released
+  record except synonymy, whose template has no sentence: there it is ``""``);
+  ``cluster_id`` is ``f"{probe}:{concept}:{context}"``; ``template`` is ``"released"``.
+- ``chain`` splits ``"a=>b"`` / ``"a<=b"``; the released chains list only the two endpoints (the hop
+  count is in ``hops``) and write a zero-hop chain as ``"c<=c"``, read as ``[c]``.
+  ``gold_concept`` is the chain's last concept, else ``gold_synset``.
+- ``distractor_type`` ``hypernym``/``hyponym`` are our ``isa_up``/``isa_down``; DictionaryQA (no
+  type) is ``senses``. ``distractor_depth`` is ``distractor_hops`` (0 when absent).
+- ``distractor_concepts`` is ``other_distractors + random_distractors``, or for DictionaryQA
+  ``distractor_synsets`` without the gold; ``n_random_fill`` is ``len(random_distractors)`` (0 for the
+  random family), or for DictionaryQA the choices that are not senses of the word
+  (``len(choices) - sense_choices``).
+- ids stay strings (``2898`` -> ``"2898"``); a record without one gets ``question_id`` of its
+  content. Released training files repeat some ids for different questions; they are kept as is.
+"""
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
+from workbench.io import atomic_path, write_parquet, write_text
+from workbench.probes.assemble import question_id
+from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, conform
+
+if TYPE_CHECKING:
+    import datasets
+
+FORMATS = ("parquet", "jsonl")
+RELEASED_PROBES = {name: name for name in PROBES} | {"dictionary_qa": "wordsense"}
+RELEASED_FAMILIES = {
+    "random": "random",
+    "sister": "sister",
+    "hypernym": "isa_up",
+    "hyponym": "isa_down",
+    "senses": "senses",
+}
+FAMILY_TYPES = {family: kind for kind, family in RELEASED_FAMILIES.items()}
+OWN_MARKER = "cluster_id"  # a notes key only our exports write
+CHAIN_SEPARATOR = re.compile(r"=>|<=")
+ARC_HINT = (
+    'one JSON object per line: {"id", "question": {"stem", "choices": [{"text", "label"}]}, "answerKey", "notes"}'
+)
+
+
+def read_probes(path: str | Path) -> pl.DataFrame:
+    """Read probes from a Parquet or ARC-style JSONL file, or a folder of ``{train,dev,test}`` files.
+
+    A folder is read in one format: its ``.parquet`` split files if it has any, else its ``.jsonl``.
+
+    >>> read_probes("../shared/data/semantic_fragments/hypernymy_test.jsonl").height  # doctest: +SKIP
+    2254
+    """
+    path = Path(path)
+    if path.is_dir():
+        return _read_folder(path)
+    if not path.is_file():
+        raise ProbeFormatError(
+            f"no probe file or folder at {path}; check the path (a .parquet or .jsonl file, or a folder of them)"
+        )
+    if path.suffix == ".parquet":
+        return _read_parquet(path)
+    if path.suffix == ".jsonl":
+        return _read_jsonl(path)
+    raise ProbeFormatError(f"{path}: unknown probe file type {path.suffix!r}; use a .parquet or .jsonl file")
+
+
+def write_jsonl(frame: pl.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` as ARC-style JSONL with released-style ``notes`` (plus ours), atomically.
+
+    >>> write_jsonl(probes, "hypernymy.jsonl")  # doctest: +SKIP
+    """
+    frame = conform(frame, PROBE_SCHEMA, what="probe frame")
+    unknown = sorted(set(frame["distractor_family"].unique().to_list()) - set(FAMILY_TYPES))
+    if unknown:
+        raise WorkbenchError(f"distractor_family {unknown} cannot be written; use one of {tuple(FAMILY_TYPES)}")
+    rows = frame.iter_rows(named=True)
+    text = "".join(json.dumps(_arc_record(row), ensure_ascii=False) + "\n" for row in rows)
+    return write_text(text, path)
+
+
+def write_probes(frame: pl.DataFrame, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
+    """Write one ``{split}.{fmt}`` file per split of ``frame`` into ``out_dir``, all or nothing.
+
+    Every file is written to a temporary first and moved into place only once all are written;
+    split files of that format that ``frame`` no longer has are removed, so the folder reads back
+    as ``frame``.
+
+    >>> write_probes(probes, "out/hypernymy", fmt="jsonl")  # doctest: +SKIP
+    [PosixPath('out/hypernymy/train.jsonl'), PosixPath('out/hypernymy/dev.jsonl'), ...]
+    """
+    if fmt not in FORMATS:
+        raise SpecError(f"fmt={fmt!r} is not a probe format; use one of {FORMATS}")
+    frame = conform(frame, PROBE_SCHEMA, what="probe frame")
+    unknown = sorted(set(frame["split"].unique().to_list()) - set(SPLITS))
+    if unknown:
+        raise WorkbenchError(
+            f"write_probes writes one file per split, but some rows have split {unknown}; set `split` to one "
+            f"of {SPLITS} first (workbench.probes.splits.split_by_concept), or write one file with write_jsonl"
+        )
+    out_dir = Path(out_dir)
+    writer = write_parquet if fmt == "parquet" else write_jsonl
+    paths = [out_dir / f"{split}.{fmt}" for split in SPLITS if split in frame["split"]]
+    with contextlib.ExitStack() as stack:
+        for target in paths:
+            writer(frame.filter(pl.col("split") == target.stem), stack.enter_context(atomic_path(target)))
+    for stale in {out_dir / f"{split}.{fmt}" for split in SPLITS} - set(paths):
+        stale.unlink(missing_ok=True)
+    return paths
+
+
+def to_hf_dataset(frame: pl.DataFrame) -> "datasets.Dataset":
+    """A Hugging Face multiple-choice ``Dataset``: id, question, choices, label, plus probe metadata.
+
+    >>> to_hf_dataset(probes)[0]["label"]  # doctest: +SKIP
+    2
+    """
+    import datasets  # heavy; only this export needs it
+
+    features = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "question": datasets.Value("string"),
+            "choices": datasets.Sequence(datasets.Value("string")),
+            "label": datasets.Value("int64"),
+            "probe": datasets.Value("string"),
+            "cluster_id": datasets.Value("string"),
+            "hops": datasets.Value("int64"),
+            "distractor_family": datasets.Value("string"),
+            "distractor_depth": datasets.Value("int64"),
+            "concept": datasets.Value("string"),
+        }
+    )
+    columns = conform(frame, PROBE_SCHEMA, what="probe frame").rename({"answer": "label"}).select(list(features))
+    return datasets.Dataset.from_dict(columns.to_dict(as_series=False), features=features)
+
+
+def _read_parquet(path: Path, split: str | None = None) -> pl.DataFrame:
+    try:
+        frame = pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as err:
+        raise ProbeFormatError(f"{path} is not a readable Parquet file ({err}); rewrite it with write_probes") from err
+    frame = conform(frame, PROBE_SCHEMA, what=f"probe file {path}")
+    return frame if split is None else frame.with_columns(split=pl.lit(split))
+
+
+def _read_folder(folder: Path) -> pl.DataFrame:
+    for fmt in FORMATS:
+        files = [folder / f"{split}.{fmt}" for split in SPLITS if (folder / f"{split}.{fmt}").is_file()]
+        if files:
+            if fmt == "parquet":
+                return pl.concat([_read_parquet(file, split=file.stem) for file in files])
+            return pl.concat([_read_jsonl(file) for file in files])
+    raise ProbeFormatError(
+        f"{folder} holds no probe files; expected {{train,dev,test}}.parquet or {{train,dev,test}}.jsonl"
+    )
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A JSONL probe file and what its name says: ``hyponymy/test.jsonl``, ``dictionary_qa_dev.jsonl``."""
+
+    path: Path
+
+    @property
+    def probe(self) -> str | None:
+        return next((RELEASED_PROBES[p] for p in RELEASED_PROBES if self.path.stem.startswith(p)), None)
+
+    @property
+    def folder_probe(self) -> str | None:
+        return RELEASED_PROBES.get(self.path.parent.name)
+
+    @property
+    def split(self) -> str | None:
+        return next((s for s in SPLITS if self.path.stem == s or self.path.stem.endswith(f"_{s}")), None)
+
+    def error(self, line: int, problem: str, fix: str) -> ProbeFormatError:
+        return ProbeFormatError(f"{self.path}, line {line}: {problem}; {fix}")
+
+
+def _read_jsonl(path: Path) -> pl.DataFrame:
+    source = _Source(path)
+    rows = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                record = _arc_record_of(line, source, number)
+                try:
+                    rows.append(_probe_row(record, source, number))
+                except (TypeError, ValueError, AttributeError) as err:
+                    raise source.error(
+                        number, f"notes do not fit the released format ({err})", "fix or drop the offending field"
+                    ) from err
+    return conform(pl.DataFrame(rows, schema=PROBE_SCHEMA), PROBE_SCHEMA)
+
+
+def _arc_record_of(line: str, source: _Source, number: int) -> dict[str, Any]:
+    """The ARC record on one line, checked: a stem, {text, label} choices, an answerKey among the labels."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise source.error(number, f"not valid JSON ({err.msg} at column {err.colno})", f"write {ARC_HINT}") from err
+    if not isinstance(record, dict):
+        raise source.error(number, f"a JSON {type(record).__name__}, not an object", f"write {ARC_HINT}")
+    question = record.get("question")
+    stem = question.get("stem") if isinstance(question, dict) else None
+    choices = question.get("choices") if isinstance(question, dict) else None
+    if not isinstance(stem, str):
+        raise source.error(number, "no question.stem string", f"give every record one; the format is {ARC_HINT}")
+    if (
+        not isinstance(choices, list)
+        or not choices
+        or not all(isinstance(c, dict) and isinstance(c.get("text"), str) and "label" in c for c in choices)
+    ):
+        raise source.error(
+            number,
+            "question.choices is not a non-empty list of {text, label} objects",
+            f"fix the choices; the format is {ARC_HINT}",
+        )
+    if "answerKey" not in record:
+        raise source.error(number, "no answerKey", "add the label of the gold choice as answerKey")
+    labels = [str(c["label"]) for c in choices]
+    if str(record["answerKey"]) not in labels:
+        raise source.error(
+            number,
+            f"answerKey {record['answerKey']!r} is not one of the choice labels {labels}",
+            "set answerKey to the label of the gold choice",
+        )
+    if not isinstance(record.get("notes") or {}, dict):
+        raise source.error(number, "notes is not an object", "write notes as a JSON object or leave them out")
+    return record
+
+
+def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str, Any]:
+    """One ``PROBE_SCHEMA`` row from one checked ARC record (the mapping is in the module docstring)."""
+    notes = record.get("notes") or {}
+    own = OWN_MARKER in notes
+    id_probe = RELEASED_PROBES.get(str(record.get("id", "")).split("_")[0])
+    probe = source.probe or notes.get("probe") or source.folder_probe or id_probe
+    if probe is None:
+        raise source.error(
+            number,
+            "the probe is unknown",
+            f"name the file {{probe}}_{{split}}.jsonl with a probe of {tuple(RELEASED_PROBES)}, or add notes.probe",
+        )
+    stem = record["question"]["stem"]
+    texts = [c["text"] for c in record["question"]["choices"]]
+    answer = [str(c["label"]) for c in record["question"]["choices"]].index(str(record["answerKey"]))
+    word = notes.get("surface_form", notes.get("word", ""))
+    concept = notes.get("gold_synset", "")
+    hops = int(notes.get("hops") or 0)
+    chain = [part for part in CHAIN_SEPARATOR.split(notes.get("chain") or "") if part]
+    kind = notes.get("distractor_type", "senses" if probe == "wordsense" else "random")
+    if kind not in RELEASED_FAMILIES:
+        raise source.error(number, f"unknown distractor_type {kind!r}", f"use one of {tuple(RELEASED_FAMILIES)}")
+    family = RELEASED_FAMILIES[kind]
+    random_concepts = list(notes.get("random_distractors") or [])
+    if "distractor_synsets" in notes:
+        distractors = [c for c in notes["distractor_synsets"] if c != concept]
+        n_random_fill = len(texts) - int(notes.get("sense_choices", len(texts)))
+    else:
+        distractors = list(notes.get("other_distractors") or []) + random_concepts
+        n_random_fill = len(random_concepts)
+    context = notes["context"] if own else _released_context(stem, word) if probe != "synonymy" else ""
+    return {
+        "id": str(record["id"]) if record.get("id") not in (None, "") else question_id(probe, stem, texts, answer),
+        "probe": probe,
+        "source": notes.get("source", "released") if own else "released",
+        "split": source.split or notes.get("split", ""),
+        "cluster_id": notes[OWN_MARKER] if own else f"{probe}:{concept}:{context}",
+        "concept": concept,
+        "pos": notes.get("pos", concept.rsplit(".", 2)[1] if concept.count(".") >= 2 else ""),
+        "word": word,
+        "context": context,
+        "template": notes.get("template", "released"),
+        "question": stem,
+        "choices": texts,
+        "answer": answer,
+        "gold_concept": notes["gold_concept"] if "gold_concept" in notes else (chain[-1] if chain else concept),
+        "hops": hops,
+        "chain": chain[:1] if hops == 0 else chain,
+        "distractor_family": family,
+        "distractor_depth": int(notes.get("distractor_hops") or 0),
+        "distractor_concepts": distractors,
+        "n_random_fill": 0 if family == "random" else n_random_fill,
+    }
+
+
+def _released_context(stem: str, word: str) -> str:
+    """The sentence quoted in a released stem before the quoted ``word``, or "" when there is none."""
+    match = re.match(r"[^']*'(.*?)'[^']*'" + re.escape(word) + "'", stem) if word else None
+    return match.group(1) if match and word.lower() in match.group(1).lower() else ""
+
+
+def _arc_record(row: dict[str, Any]) -> dict[str, Any]:
+    """The ARC-style record of one probe row; ``_probe_row`` reads it back to the same row."""
+    n_fill = 0 if row["distractor_family"] == "random" else row["n_random_fill"]
+    kept = len(row["distractor_concepts"]) - n_fill
+    separator = "<=" if row["probe"] == "hyponymy" else "=>"
+    return {
+        "id": row["id"],
+        "question": {
+            "stem": row["question"],
+            "choices": [{"text": text, "label": str(index)} for index, text in enumerate(row["choices"])],
+        },
+        "answerKey": str(row["answer"]),
+        "notes": {
+            "gold_synset": row["concept"],
+            "hops": row["hops"],
+            "chain": separator.join(row["chain"]),
+            "distractor_type": FAMILY_TYPES[row["distractor_family"]],
+            "distractor_hops": row["distractor_depth"],
+            "other_distractors": row["distractor_concepts"][:kept],
+            "random_distractors": row["distractor_concepts"][kept:],
+            "surface_form": row["word"],
+            "pos": row["pos"],
+            "source": row["source"],
+            "probe": row["probe"],
+            "split": row["split"],
+            OWN_MARKER: row["cluster_id"],
+            "context": row["context"],
+            "template": row["template"],
+            "gold_concept": row["gold_concept"],
+        },
+    }

@@ -1,0 +1,93 @@
+"""``ProbeSpec``: every choice that shapes a generated probe set, validated at construction."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.errors import SpecError
+from workbench.schema import PROBES
+
+FAMILIES = ("random", "sister", "isa")
+MAX_HOPS = 5
+MAX_DEPTH = 5
+ISA_FAMILIES = {  # which ISA direction the 'isa' family means for each probe
+    "hypernymy": ("isa_down",),
+    "hyponymy": ("isa_up",),
+    "definitions": ("isa_up", "isa_down"),
+    "synonymy": ("isa_up", "isa_down"),
+    "wordsense": (),
+}
+
+
+def _check_choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise SpecError(f"{name}={value!r} is not allowed; choose one of {list(allowed)}")
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if not isinstance(value, int) or not low <= value <= high:
+        raise SpecError(f"{name}={value!r} is out of range; use a whole number from {low} to {high}")
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """How to build one probe.
+
+    ``families`` are distractor families: ``random``, ``sister`` (SISTER_l for l = 1..max_depth) and
+    ``isa`` (concepts k' = 1..max_depth ISA links away in the direction that cannot give a right
+    answer: below the concept for hypernymy, above it for hyponymy, both for definitions and
+    synonymy). Word sense always draws from the other senses of the word.
+    ``perturbations`` caps the distractor variants of one question (None: every family and depth).
+
+    >>> ProbeSpec("hypernymy", max_hops=3, families=("sister",), max_depth=2, seed=0)  # doctest: +ELLIPSIS
+    ProbeSpec(probe='hypernymy', max_hops=3, ...)
+    """
+
+    probe: str
+    max_hops: int = 3
+    families: tuple[str, ...] = FAMILIES
+    max_depth: int = 3
+    seed: int = 0
+    train_size: int = 3000
+    perturbations: int | None = 2
+    templates: str | Path | None = None
+    min_senses: int = 2
+
+    def __post_init__(self) -> None:
+        _check_choice("probe", self.probe, PROBES)
+        _check_range("max_hops", self.max_hops, 1, MAX_HOPS)
+        _check_range("max_depth", self.max_depth, 1, MAX_DEPTH)
+        _check_range("seed", self.seed, 0, 2**32 - 1)
+        _check_range("train_size", self.train_size, 0, 10**7)
+        _check_range("min_senses", self.min_senses, 1, 100)
+        if self.perturbations is not None:
+            _check_range("perturbations", self.perturbations, 1, 100)
+        if isinstance(self.families, str):
+            object.__setattr__(self, "families", tuple(part.strip() for part in self.families.split(",") if part.strip()))
+        if not self.families:
+            raise SpecError(f"families is empty; choose one or more of {list(FAMILIES)}")
+        for family in self.families:
+            _check_choice("families", family, FAMILIES)
+
+    @property
+    def source(self) -> str:
+        """The knowledge source the probe is built from."""
+        return "gcide" if self.probe == "wordsense" else "wordnet"
+
+    @property
+    def hop_range(self) -> range:
+        """Hop counts k of the gold answer (0 only for probes without ISA answers)."""
+        return range(1, self.max_hops + 1) if self.probe in ("hypernymy", "hyponymy") else range(0, 1)
+
+    def distractor_options(self) -> list[tuple[str, int]]:
+        """Every (family, depth) this spec asks for, in a fixed order."""
+        if self.probe == "wordsense":
+            return [("senses", 0)]
+        options: list[tuple[str, int]] = []
+        depths = range(1, self.max_depth + 1)
+        if "random" in self.families:
+            options.append(("random", 0))
+        if "sister" in self.families:
+            options.extend(("sister", depth) for depth in depths)
+        if "isa" in self.families:
+            options.extend((family, depth) for family in ISA_FAMILIES[self.probe] for depth in depths)
+        return options

@@ -1,0 +1,87 @@
+"""Question and choice templates: data a user can read, add to or edit, filled safely.
+
+A template file (JSON, see ``templates/default.json``) holds context phrases and, per probe, the
+Table 2 form, suffixes (crossed with every context phrase) or whole questions, and a choice format.
+Fields are ``{name}`` placeholders filled by plain substitution: no attribute access, no code;
+an unknown placeholder is an error when the file is loaded, a missing value when it is filled.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from workbench.errors import WorkbenchError
+
+FIELD = re.compile(r"\{([^{}]*)\}")
+QUESTION_FIELDS = {"context", "word", "definition"}
+CHOICE_FIELDS = {"word", "synonyms", "definition", "lemmas"}
+
+
+class TemplateError(WorkbenchError):
+    """A template names an unknown field, or a value is missing when it is filled."""
+
+
+@dataclass(frozen=True)
+class Templates:
+    """The question templates (id -> text) and the choice format of one probe."""
+
+    probe: str
+    questions: dict[str, str]
+    choice: str
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """Substitute ``{field}`` placeholders from ``values``; a missing field raises ``TemplateError``.
+
+    >>> fill("the word '{word}'", {"word": "dog"})
+    "the word 'dog'"
+    """
+
+    def substitute(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise TemplateError(f"template {template!r} needs a value for {{{name}}}; it has only {sorted(values)}")
+        return values[name]
+
+    return FIELD.sub(substitute, template)
+
+
+def _check(text: str, allowed: set[str], where: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise TemplateError(f"{where}: a template must be a non-empty string, got {text!r}")
+    unknown = {name for name in FIELD.findall(text)} - allowed
+    if unknown:
+        raise TemplateError(f"{where}: unknown field(s) {sorted(unknown)} in {text!r}; allowed: {sorted(allowed)}")
+    return text
+
+
+def load_templates(probe: str, path: str | Path | None = None) -> Templates:
+    """The templates of ``probe`` from ``path`` (a JSON file like the packaged default) or the default."""
+    if path is None:
+        text = resources.files("workbench.probes").joinpath("templates", "default.json").read_text()
+        where = "default templates"
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as err:
+            raise TemplateError(f"cannot read template file {path}: {err}") from err
+        where = str(path)
+    try:
+        data = json.loads(text)
+        entry = data["probes"][probe]
+        contexts = data.get("contexts", [])
+    except (ValueError, KeyError, TypeError) as err:
+        raise TemplateError(
+            f"{where}: expected JSON with 'contexts' and 'probes' -> '{probe}' (see the packaged "
+            f"workbench/probes/templates/default.json); problem: {err!r}"
+        ) from err
+    questions = {"table2": _check(entry["table2"], QUESTION_FIELDS, where)}
+    for j, suffix in enumerate(entry.get("suffixes", [])):
+        _check(suffix, QUESTION_FIELDS, where)
+        for i, context in enumerate(contexts):
+            questions[f"c{i}s{j}"] = f"{_check(context, QUESTION_FIELDS, where)} {suffix}"
+    for j, question in enumerate(entry.get("questions", [])):
+        questions[f"q{j}"] = _check(question, QUESTION_FIELDS, where)
+    return Templates(probe=probe, questions=questions, choice=_check(entry["choice"], CHOICE_FIELDS, where))
