@@ -12,6 +12,7 @@ from workbench.knowledge.graph import FRAMES, Graph
 from workbench.paths import cache_dir
 
 SOURCES = ("wordnet", "gcide")
+GRAPH_FORMAT = 2  # bump when the graph builders change what they extract
 
 
 def _source_identity(source: str) -> tuple[str, str]:
@@ -31,7 +32,7 @@ def _source_identity(source: str) -> tuple[str, str]:
 def graph_dir(source: str) -> Path:
     """The cache folder of ``source``'s graph for the data installed now."""
     version, checksum = _source_identity(source)
-    return cache_dir("graphs") / f"{source}-{version}-{checksum}"
+    return cache_dir("graphs") / f"{source}-{version}-{checksum}-g{GRAPH_FORMAT}"
 
 
 def save_graph(graph: Graph, folder: Path) -> None:
@@ -46,8 +47,8 @@ def save_graph(graph: Graph, folder: Path) -> None:
 
 
 def read_graph(folder: Path) -> Graph:
-    """Read a cached graph folder named ``source-version-checksum``."""
-    source, version, checksum = folder.name.split("-", 2)
+    """Read a cached graph folder named ``source-version-checksum-gFORMAT``."""
+    source, version, checksum, _ = folder.name.split("-", 3)
     frames = {name: pl.read_parquet(folder / f"{name}.parquet").cast(schema) for name, schema in FRAMES.items()}
     return Graph(source=source, version=version, checksum=checksum, **frames)
 

