@@ -19,7 +19,7 @@ def _print_stats(frame) -> None:
 
     from workbench.probes.stats import hops_by_family, table4
 
-    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_hide_dataframe_shape=True, tbl_hide_column_data_type=True):
+    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
         typer.echo(table4(frame))
         typer.echo(hops_by_family(frame))
 
@@ -88,7 +88,7 @@ def load(
 
     frame = read_probes(path)
     typer.echo(f"{frame.height:,} questions from {path}")
-    with pl.Config(tbl_rows=rows, fmt_str_lengths=80, tbl_hide_column_data_type=True):
+    with pl.Config(tbl_rows=rows, fmt_str_lengths=80, tbl_hide_column_data_types=True):
         typer.echo(frame.select("id", "probe", "split", "question", "choices", "answer", "hops", "distractor_family").head(rows))
 
 

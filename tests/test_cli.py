@@ -1,0 +1,79 @@
+"""The ``workbench`` command: help for every verb, probe building end to end, clear errors."""
+
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+
+from workbench.probes.formats import read_probes
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=600)
+
+
+def verbs() -> list[list[str]]:
+    from workbench.cli import VERB_MODULES, _register, app
+
+    _register()
+    import typer.main
+
+    group = typer.main.get_command(app)
+    found = []
+    for name, command in group.commands.items():
+        found.append([name])
+        found.extend([name, sub] for sub in getattr(command, "commands", {}))
+    assert {"data", "probes"} <= {path[0] for path in found}
+    assert len(VERB_MODULES) >= 2
+    return found
+
+
+@pytest.mark.parametrize("path", [[]] + verbs())
+def test_every_verb_has_help(path):
+    result = run(*path, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "Usage" in result.stdout
+
+
+@pytest.mark.wordnet
+def test_probes_build_writes_splits_and_prints_table4(tmp_path, wordnet_graph):
+    out = tmp_path / "hyponymy"
+    result = run("probes", "build", "--probe", "hyponymy", "--max-hops", "2", "--distractors", "sister", "--out", str(out), "--format", "jsonl")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl", "test.jsonl", "train.jsonl"]
+    frame = read_probes(out)
+    assert set(frame["distractor_family"].unique()) == {"sister"}
+    assert "unique_questions" in result.stdout and str(frame.height) in result.stdout
+    stats = run("probes", "stats", str(out))
+    assert stats.returncode == 0 and "sister_1" in stats.stdout
+
+
+@pytest.mark.wordnet
+def test_same_seed_gives_byte_identical_files(tmp_path, wordnet_graph):
+    for name in ("a", "b"):
+        assert run("probes", "build", "--probe", "synonymy", "--seed", "5", "--out", str(tmp_path / name)).returncode == 0
+    for split in ("train", "dev", "test"):
+        assert (tmp_path / "a" / f"{split}.parquet").read_bytes() == (tmp_path / "b" / f"{split}.parquet").read_bytes()
+    assert pl.read_parquet(tmp_path / "a" / "train.parquet").height <= 3000
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--probe", "antonymy"], "probe='antonymy' is not allowed"),
+        (["--probe", "hypernymy", "--max-hops", "9"], "max_hops=9 is out of range"),
+        (["--probe", "hypernymy", "--distractors", "cousins"], "families='cousins' is not allowed"),
+        (["--probe", "hypernymy", "--perturbations", "many"], "perturbations='many'"),
+    ],
+)
+def test_bad_build_options_exit_2_with_one_clear_line_and_no_files(tmp_path, args, message):
+    result = run("probes", "build", *args, "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_loading_a_missing_file_is_a_clear_error(tmp_path):
+    result = run("probes", "load", str(tmp_path / "nope.jsonl"))
+    assert result.returncode == 2 and "nope.jsonl" in result.stderr
