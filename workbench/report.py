@@ -1,0 +1,217 @@
+"""Reports of a prediction frame: a terminal text report, a JSON document and a standalone HTML page.
+
+All three show the same numbers, computed by ``workbench.metrics``: instance accuracy, strict
+cluster accuracy and its gap (with bootstrap intervals), per model and per probe, and the
+accuracy of every heat-map cell. The HTML page inlines Vega, Vega-Lite and vega-embed (from
+``vl-convert-python``), so it opens offline; its heat map filters a question table on click.
+
+    >>> print(text_report(preds))
+    >>> write_html_report(preds, "report.html")
+"""
+
+import html
+import json
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+
+from workbench import charts, metrics
+from workbench.errors import WorkbenchError
+from workbench.io import write_text
+
+_CI_NOTE = "95% bootstrap intervals in brackets (questions resampled for instance, clusters for cluster and gap)"
+
+
+def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> str:
+    """A plain-text report: summary, per-probe accuracy and the heat map's cells as tables.
+
+    >>> print(text_report(preds))
+    Probe Workbench report: 2254 questions in 1555 clusters (hypernymy); 1 model: roberta-base ...
+    """
+    tables = _tables(preds, n_boot, seed)
+    parts = [f"Probe Workbench report: {_headline(preds)}", ""]
+    parts += ["Summary (accuracy in %; gap = cluster - instance, in points)", _CI_NOTE]
+    parts += [_text_table(tables["summary"], left=1), "", "By probe", _text_table(tables["by_probe"], left=2)]
+    for title, cells in tables["cells"]:
+        parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
+    return "\n".join(parts) + "\n"
+
+
+def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> dict:
+    """The report as JSON-ready data: ``metrics.summary`` plus ``by_probe`` and ``breakdown`` rows.
+
+    >>> json_report(preds)["instance_accuracy"], len(json_report(preds)["breakdown"])
+    """
+    keys = metrics.identity_keys(preds)
+    labels = metrics.model_labels(preds)
+    return {
+        **metrics.summary(preds, n_boot=n_boot, seed=seed),
+        "by_probe": _accuracy_table(preds, ("probe",), n_boot, seed).to_dicts(),
+        "breakdown": labels.join(metrics.breakdown(preds), on=keys, nulls_equal=True).to_dicts(),
+    }
+
+
+def html_report(preds: pl.DataFrame, title: str = "Probe Workbench report", n_boot: int = 1000, seed: int = 0) -> str:
+    """A standalone HTML page (inline JavaScript, works offline) with the tables and the charts.
+
+    >>> Path("report.html").write_text(html_report(preds))
+    """
+    import vl_convert
+
+    tables = _tables(preds, n_boot, seed)
+    specs = [
+        ("Accuracy by probe x hops and distractors (click a cell to list its questions)", charts.dashboard(preds)),
+        ("Instance vs strict cluster accuracy", charts.cluster_bars(preds, n_boot=n_boot, seed=seed)),
+    ]
+    body = [
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p>{html.escape(_headline(preds))}</p>",
+        "<h2>Summary</h2>",
+        f"<p>Accuracy in %; gap = strict cluster minus instance accuracy, in points; {html.escape(_CI_NOTE)}.</p>",
+        _html_table(tables["summary"]),
+        "<h2>By probe</h2>",
+        _html_table(tables["by_probe"]),
+    ]
+    scripts = []
+    for index, (heading, chart) in enumerate(specs):
+        spec = json.dumps(chart.to_dict(), sort_keys=True).replace("</", "<\\/")
+        body += [f"<h2>{html.escape(heading)}</h2>", f'<div id="chart-{index}"></div>']
+        scripts.append(f'vegaEmbed("#chart-{index}", {spec}, {{"actions": false}}).catch(console.error);')
+    body.append("<h2>Accuracy % (questions) per cell</h2>")
+    for heading, cells in tables["cells"]:
+        body += [f"<h3>{html.escape(heading)}</h3>", _html_table(cells)]
+    bundle = vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
+    return _PAGE.format(
+        title=html.escape(title),
+        bundle=bundle.replace("</script", "<\\/script"),
+        body="\n".join(body),
+        scripts="\n".join(scripts),
+    )
+
+
+def write_html_report(preds: pl.DataFrame, path: str | Path, **options) -> Path:
+    """Write ``html_report(preds, **options)`` to ``path`` atomically; returns the path.
+
+    >>> write_html_report(preds, "out/report.html")
+    """
+    return write_text(html_report(preds, **options), path)
+
+
+def _headline(preds: pl.DataFrame) -> str:
+    """One line: how many questions, clusters, probes and models the frame holds."""
+    labels = metrics.model_labels(preds)["label"].to_list()
+    probes = sorted(preds["probe"].unique().to_list())
+    return (
+        f"{preds['id'].n_unique()} questions in {preds['cluster_id'].n_unique()} clusters "
+        f"({', '.join(probes)}); {len(labels)} model{'s' if len(labels) != 1 else ''}: {', '.join(labels)}"
+    )
+
+
+def _accuracy_table(preds: pl.DataFrame, by: tuple[str, ...], n_boot: int, seed: int) -> pl.DataFrame:
+    """Instance and strict cluster accuracy per model x ``by``, in one frame with the model label."""
+    keys = metrics.identity_keys(preds)
+    inst = metrics.instance_accuracy(preds, by=by, n_boot=n_boot, seed=seed)
+    clus = metrics.cluster_accuracy(preds, by=by, n_boot=n_boot, seed=seed).drop("n", "instance_accuracy")
+    return (
+        metrics.model_labels(preds)
+        .join(inst, on=keys, nulls_equal=True)
+        .join(clus, on=[*keys, *by], nulls_equal=True)
+        .rename({"accuracy": "instance_accuracy", "lo": "instance_lo", "hi": "instance_hi"})
+    )
+
+
+def _tables(preds: pl.DataFrame, n_boot: int, seed: int) -> dict:
+    """Display-ready string frames: ``summary``, ``by_probe`` and ``cells`` ((title, pivot) per model)."""
+    if preds.is_empty():
+        raise WorkbenchError("the prediction frame is empty: there is nothing to report.")
+    keys = metrics.identity_keys(preds)
+
+    def shown(frame: pl.DataFrame, *first: str) -> pl.DataFrame:
+        return frame.select(
+            pl.col("label").alias("model"),
+            *first,
+            questions=pl.col("n").cast(pl.String),
+            instance=_pct_ci("instance_accuracy", "instance_lo", "instance_hi"),
+            clusters=pl.col("n_clusters").cast(pl.String),
+            cluster=_pct_ci("cluster_accuracy", "cluster_lo", "cluster_hi"),
+            gap=_pct_ci("gap", "gap_lo", "gap_hi"),
+        )
+
+    labels = metrics.model_labels(preds)
+    cells = metrics.breakdown(preds).join(labels, on=keys, nulls_equal=True, maintain_order="left")
+    _, columns = metrics.cell_order(cells)
+    pivots = [
+        (
+            label,
+            part.with_columns(value=pl.format("{} ({})", _pct("accuracy"), "n"))
+            .pivot(on="column", index="row", values="value")
+            .select("row", *(name for name in columns if name in part["column"]))
+            .fill_null("")
+            .rename({"row": "probe, hops"}),
+        )
+        for (label,), part in cells.group_by("label", maintain_order=True)
+    ]
+    return {
+        "summary": shown(_accuracy_table(preds, (), n_boot, seed)),
+        "by_probe": shown(_accuracy_table(preds, ("probe",), n_boot, seed), "probe"),
+        "cells": pivots,
+    }
+
+
+def _pct(column: str) -> pl.Expr:
+    """A share as a percentage string with one decimal ("83.3")."""
+    return (pl.col(column) * 100).round(1).cast(pl.String)
+
+
+def _pct_ci(value: str, lo: str, hi: str) -> pl.Expr:
+    """A share and its interval as percentages: "83.3 [58.3, 100.0]"."""
+    return pl.format("{} [{}, {}]", _pct(value), _pct(lo), _pct(hi))
+
+
+def _text_table(frame: pl.DataFrame, left: int) -> str:
+    """A fixed-width table of a string frame; the first ``left`` columns align left, the rest right."""
+    widths = [max(len(name), frame[name].str.len_chars().max() or 0) for name in frame.columns]
+
+    def pad(expr: pl.Expr, index: int) -> pl.Expr:
+        return expr.str.pad_end(widths[index]) if index < left else expr.str.pad_start(widths[index])
+
+    header = pl.select(pl.concat_str([pad(pl.lit(name), i) for i, name in enumerate(frame.columns)], separator="  "))
+    rule = "  ".join("-" * width for width in widths)
+    body = frame.select(pl.concat_str([pad(pl.col(name), i) for i, name in enumerate(frame.columns)], separator="  "))
+    return "\n".join([header.item().rstrip(), rule, *(line.rstrip() for line in body.to_series())])
+
+
+def _html_table(frame: pl.DataFrame) -> str:
+    """An HTML table of a string frame, every cell escaped."""
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in frame.rows()
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+  body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+  table {{ border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }}
+  th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
+  th:first-child, td:first-child {{ text-align: left; }}
+  th {{ background: #f3f3f3; }}
+</style>
+<script type="text/javascript">
+{bundle}
+</script>
+</head>
+<body>
+{body}
+<script type="text/javascript">
+{scripts}
+</script>
+</body>
+</html>
+"""
