@@ -1,0 +1,347 @@
+"""Inoculation: MCQA reading, the training loop, resumable runs, selection, cost, add-some, curves.
+
+Plumbing runs on a tiny random BertForMultipleChoice (tokenizer from the MiniLM vocabulary) and a
+small learnable probe set: the gold choice is always an animal, the distractors tools.
+"""
+
+import json
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+import torch
+
+from workbench.errors import ProbeFormatError, WorkbenchError
+from workbench.inoculation import (
+    TrainingError,
+    TrainSpec,
+    add_some_mix,
+    curve_summaries,
+    fit,
+    inoculate,
+    learning_curve,
+    load_run,
+    read_mcqa,
+    read_mcqa_dir,
+    select,
+    summarize,
+)
+from workbench.inoculation import runs as runs_module
+from workbench.inoculation.curves import ws_weight
+from workbench.inoculation.train import load_for_training
+from workbench.probes.formats import write_probes
+from workbench.schema import PROBE_SCHEMA
+
+ANIMALS = "dog cat horse cow sheep goat lion tiger bear wolf fox deer rabbit mouse eagle".split()
+TOOLS = "hammer saw drill wrench chisel spade rake axe knife pliers file clamp lathe vice ruler".split()
+
+
+def _row(i: int, split: str, rng: random.Random, probe: str = "hypernymy") -> dict:
+    gold = rng.choice(ANIMALS)
+    choices = rng.sample(TOOLS, 3)
+    answer = rng.randrange(4)
+    choices.insert(answer, gold)
+    return {
+        "id": f"{probe}-{split}-{i}", "probe": probe, "source": "wordnet", "split": split, "cluster_id": f"c{i}",
+        "concept": "", "pos": "n", "word": "", "context": "", "template": "t", "question": "which one is an animal?",
+        "choices": choices, "answer": answer, "gold_concept": "", "hops": 1, "chain": [], "distractor_family": "random",
+        "distractor_depth": 0, "distractor_concepts": [], "n_random_fill": 0,
+    }  # fmt: skip
+
+
+def _frame(n: int, split: str, seed: int) -> pl.DataFrame:
+    rng = random.Random(seed)
+    return pl.DataFrame([_row(i, split, rng) for i in range(n)], schema=PROBE_SCHEMA)
+
+
+def _arc_line(i: int, rng: random.Random) -> str:
+    gold = rng.choice(TOOLS)
+    texts = rng.sample(ANIMALS, 3)
+    answer = rng.randrange(4)
+    texts.insert(answer, gold)
+    labels = "ABCD"
+    choices = [{"text": t, "label": labels[j]} for j, t in enumerate(texts)]
+    return json.dumps({"id": f"q{i}", "question": {"stem": "which one is a tool?", "choices": choices}, "answerKey": labels[answer]})
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory, minilm_path) -> Path:
+    from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path)  # the MiniLM vocab.txt, lower-cased WordPiece
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)  # fmt: skip
+    torch.manual_seed(0)
+    BertForMultipleChoice(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def probes_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("probes")
+    write_probes(pl.concat([_frame(40, "train", 1), _frame(16, "dev", 2)]), folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def orig_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("orig")
+    rng = random.Random(3)
+    for split, n in (("train", 120), ("dev", 16)):
+        (folder / f"{split}.jsonl").write_text("".join(_arc_line(i, rng) + "\n" for i in range(n)))
+    return folder
+
+
+FAST = {"batch_size": 8, "max_length": 16, "progress": False}
+
+
+# --- reading the original task -------------------------------------------------------------------
+
+
+def test_read_mcqa_reads_every_science_set_with_variable_choice_counts(mcqa_dir):
+    arc = read_mcqa(mcqa_dir / "arc_easy" / "dev.jsonl")
+    assert arc.height == 570 and set(arc["split"]) == {"dev"} and set(arc["probe"]) == {"mcqa"}
+    assert set(arc["choices"].list.len()) <= {3, 4, 5}
+    assert (arc["answer"] < arc["choices"].list.len()).all()
+    sciq = read_mcqa(mcqa_dir / "sciq" / "dev.jsonl")
+    assert sciq.height == 1000 and (sciq["choices"].list.len() == 4).all()
+    assert sciq["answer"].n_unique() == 4  # the gold is not always first
+
+
+def test_read_mcqa_digit_labels_map_to_the_right_choice(tmp_path):
+    line = {"id": "x", "question": {"stem": "q?", "choices": [{"text": t, "label": str(i + 1)} for i, t in enumerate("abc")]}, "answerKey": "3"}
+    (tmp_path / "dev.jsonl").write_text(json.dumps(line) + "\n")
+    frame = read_mcqa(tmp_path / "dev.jsonl")
+    assert frame["answer"].to_list() == [2] and frame["choices"].to_list() == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps({"id": "x", "question": {"stem": "q", "choices": [{"text": "a", "label": "A"}, {"text": "b", "label": "B"}]}, "answerKey": "E"}), "answerKey 'E'"),
+        (json.dumps({"id": "x", "question": {"stem": "q", "choices": [{"text": t, "label": t} for t in "abc"]}, "answerKey": "a"}), "3 choices where 4"),
+    ],
+)
+def test_read_mcqa_malformed_line_names_file_and_line(tmp_path, line, message):
+    good = _arc_line(0, random.Random(0))
+    path = tmp_path / "train.jsonl"
+    path.write_text(good + "\n" + line + "\n")
+    with pytest.raises(ProbeFormatError, match=rf"train\.jsonl, line 2: .*{message}"):
+        read_mcqa(path, n_choices=4)
+
+
+# --- the training loop ---------------------------------------------------------------------------
+
+
+def test_training_reduces_loss_on_a_learnable_set(tiny_model):
+    network, tokenizer = load_for_training(tiny_model)
+    history = fit(network, tokenizer, _frame(48, "train", 5), TrainSpec(lr=1e-2, epochs=6, batch_size=8, max_length=16), progress=False)
+    first, last = history.head(6)["loss"].mean(), history.tail(6)["loss"].mean()
+    assert last < first * 0.7, (first, last)
+
+
+def test_training_is_seeded(tiny_model):
+    losses = []
+    for _ in range(2):
+        network, tokenizer = load_for_training(tiny_model)
+        losses.append(fit(network, tokenizer, _frame(16, "train", 5), TrainSpec(lr=1e-3, epochs=1, batch_size=8, max_length=16), progress=False)["loss"].to_list())
+    assert losses[0] == losses[1]
+
+
+def test_nan_loss_stops_training_with_a_clear_error(tiny_model, monkeypatch):
+    from workbench.inoculation import train
+
+    network, tokenizer = load_for_training(tiny_model)
+    monkeypatch.setattr(train, "loss_of", lambda logits, labels: logits.sum() * float("nan"))
+    with pytest.raises(TrainingError, match=r"diverged at step 0 .*lower the learning rate"):
+        fit(network, tokenizer, _frame(8, "train", 5), TrainSpec(lr=1e-3, batch_size=4, max_length=16), progress=False)
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+def test_inoculate_writes_a_complete_run_and_summary(tiny_model, probes_dir, orig_dir, tmp_path):
+    out = tmp_path / "run"
+    summary = inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3, 3e-3), epochs=(1,), seeds=(0,), out=out, **FAST)
+    trials = load_run(out)
+    assert trials.height == 5 and set(trials["status"]) == {"baseline", "ok"}
+    assert summary["k"].to_list() == [8, 16]
+    for k in (8, 16):
+        chosen = json.loads((out / "best" / f"k{k}" / "trial.json").read_text())
+        assert chosen["trial"] == summary.filter(pl.col("k") == k)["trial"][0]
+        assert (out / "best" / f"k{k}" / "config.json").is_file()
+    assert (out / "trials" / "baseline" / "probe.parquet").is_file() and "skipped" in (out / "log.txt").read_text()
+    assert json.loads((out / "config.json").read_text())["grid"]["ks"] == [8, 16]
+
+
+def test_killed_run_resumes_and_skips_finished_trials(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    real_fit, calls = runs_module.fit, []
+
+    def crashing_fit(*args, **kwargs):
+        calls.append(kwargs.get("desc"))
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the process is killed mid-run
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(runs_module, "fit", crashing_fit)
+    grid = {"ks": (8,), "lrs": (1e-3, 2e-3), "epochs": (1, 2), "seeds": (0,), "out": out, **FAST}
+    with pytest.raises(KeyboardInterrupt):
+        inoculate(tiny_model, probes_dir, orig_dir, **grid)
+    assert load_run(out).height == 3  # baseline + two finished trials survived
+    calls.clear()
+    inoculate(tiny_model, probes_dir, orig_dir, **grid)
+    assert len(calls) == 2  # only the two unfinished trials were trained
+    assert load_run(out).height == 5 and "2 already finished (skipped)" in (out / "log.txt").read_text()
+
+
+def test_resume_with_other_settings_is_refused(tiny_model, probes_dir, orig_dir, tmp_path):
+    out = tmp_path / "run"
+    inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, **FAST)
+    with pytest.raises(WorkbenchError, match="other settings"):
+        inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, add_some="x1", **FAST)
+
+
+def test_diverged_trial_is_recorded_and_the_sweep_goes_on(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch):
+    from workbench.inoculation import train
+
+    real = train.loss_of
+    monkeypatch.setattr(train, "loss_of", lambda logits, labels: real(logits, labels) * (float("nan") if logits.requires_grad and train_lr[0] > 1 else 1))
+    train_lr = [0.0]
+    real_fit = runs_module.fit
+
+    def fit_with_lr(network, tokenizer, frame, spec, **kw):
+        train_lr[0] = spec.lr
+        return real_fit(network, tokenizer, frame, spec, **kw)
+
+    monkeypatch.setattr(runs_module, "fit", fit_with_lr)
+    out = tmp_path / "run"
+    summary = inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3, 5.0), epochs=(1,), out=out, **FAST)
+    trials = load_run(out)
+    assert trials.filter(pl.col("lr") == 5.0)["status"].to_list() == ["diverged"]
+    assert summary["lr"].to_list() == [1e-3]
+
+
+def test_k_larger_than_the_train_split_is_a_clear_error(tiny_model, probes_dir, orig_dir, tmp_path):
+    with pytest.raises(WorkbenchError, match=r"k=100 is larger than the probe train split \(40 questions\)"):
+        inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 100), out=tmp_path / "run", **FAST)
+    assert not (tmp_path / "run").exists()
+
+
+def test_malformed_orig_file_is_reported_before_training(tiny_model, probes_dir, tmp_path):
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    (orig / "dev.jsonl").write_text(_arc_line(0, random.Random(0)) + "\n{broken\n")
+    with pytest.raises(ProbeFormatError, match=r"dev\.jsonl, line 2: not valid JSON"):
+        inoculate(tiny_model, probes_dir, orig, ks=(8,), out=tmp_path / "run", **FAST)
+
+
+# --- add-some, selection, cost, curves -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "per_example"), [("x1", 1), ("x2", 2)])
+def test_add_some_mixes_the_right_number_of_original_examples(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch, mode, per_example):
+    seen = []
+    real_fit = runs_module.fit
+    monkeypatch.setattr(runs_module, "fit", lambda net, tok, frame, spec, **kw: seen.append(frame) or real_fit(net, tok, frame, spec, **kw))
+    inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3,), epochs=(1,), add_some=mode, out=tmp_path / "run", **FAST)
+    for frame, k in zip(seen, (8, 16)):
+        assert frame.filter(pl.col("probe") == "hypernymy").height == k
+        assert frame.filter(pl.col("probe") == "mcqa").height == per_example * k
+    assert load_run(tmp_path / "run")["n_orig_added"].to_list() == [0, 8 * per_example, 16 * per_example]
+
+
+def test_add_some_is_capped_at_three_thousand():
+    probes = _frame(2000, "train", 0)
+    orig = probes.with_columns(probe=pl.lit("mcqa"))
+    orig = pl.concat([orig, orig])
+    mixed = add_some_mix(probes, orig, min(2 * 2000, runs_module.MAX_ADDED))
+    assert mixed.filter(pl.col("probe") == "mcqa").height == 3000
+
+
+def _trials(rows: list[tuple]) -> pl.DataFrame:
+    base = {"add_some": "none", "n_orig_added": 0, "final_loss": 0.1, "seconds": 1.0}
+    frame = [
+        {**base, "trial": t, "k": k, "lr": lr, "epochs": ep, "seed": s, "S_new": n, "S_orig": o, "avg": None if n is None else (n + o) / 2, "status": st}
+        for t, k, lr, ep, s, n, o, st in rows
+    ]
+    return pl.DataFrame(frame, schema=runs_module.TRIALS_SCHEMA)
+
+
+TRIALS = _trials([
+    ("baseline", 0, 0.0, 0, 0, 0.20, 0.60, "baseline"),
+    ("a", 100, 1e-5, 1, 0, 0.50, 0.58, "ok"),  # avg .54
+    ("b", 100, 3e-5, 1, 0, 0.90, 0.30, "ok"),  # avg .60: best S_new is not the pick by itself
+    ("c", 100, 3e-5, 3, 0, 0.70, 0.56, "ok"),  # avg .63 <- M*
+    ("d", 100, 1e-4, 1, 0, None, None, "diverged"),
+    ("e", 100, 1e-5, 1, 1, 0.60, 0.50, "ok"),  # avg .55 (seed 1's best)
+    ("f", 500, 1e-5, 1, 0, 0.80, 0.40, "ok"),  # avg .60
+    ("g", 500, 3e-5, 1, 0, 0.75, 0.55, "ok"),  # avg .65 <- M*
+    ("h", 500, 3e-5, 1, 1, 0.85, 0.45, "ok"),  # avg .65, seed 1
+])  # fmt: skip
+
+
+def test_selection_picks_the_argmax_of_the_average():
+    chosen = select(TRIALS)
+    assert chosen["trial"].to_list() == ["c", "g"]  # g ties h; the smaller seed wins
+
+
+def test_cost_is_orig_before_minus_orig_of_the_selected_model():
+    summary = summarize(TRIALS)
+    assert summary["cost"].to_list() == pytest.approx([0.60 - 0.56, 0.60 - 0.55])
+    assert summary["S_orig_before"].to_list() == [0.60, 0.60]
+
+
+def test_learning_curve_averages_seeds_with_spread():
+    curve = learning_curve(TRIALS)
+    assert curve["k"].to_list() == [0, 100, 500]
+    assert curve["S_new"].to_list() == pytest.approx([0.20, (0.70 + 0.60) / 2, (0.75 + 0.85) / 2])
+    assert curve["S_new_std"].to_list() == pytest.approx([0.0, 0.05, 0.05])
+    assert curve["n_seeds"].to_list() == [1, 2, 2]
+
+
+def test_ws_and_max_use_the_olmpics_weights_of_the_nearest_n():
+    assert [ws_weight(k) for k in (62, 100, 500, 1000, 3000, 10000)] == [0.23, 0.20, 0.14, 0.11, 0.07, 0.07]
+    summary = curve_summaries(TRIALS).filter(pl.col("measure") == "S_new")
+    w100, w500 = 0.20 / 0.34, 0.14 / 0.34
+    seed0, seed1 = w100 * 0.70 + w500 * 0.75, w100 * 0.60 + w500 * 0.85
+    assert summary["WS"][0] == pytest.approx((seed0 + seed1) / 2)
+    assert summary["MAX"][0] == pytest.approx((0.75 + 0.85) / 2)
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def _cli(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_inoculate_prints_the_per_k_summary_as_json(tiny_model, probes_dir, orig_dir, tmp_path):
+    out = tmp_path / "run"
+    args = ["inoculate", "--model", str(tiny_model), "--probes", str(probes_dir), "--orig", str(orig_dir), "--out", str(out)]
+    result = _cli(*args, "--k", "8,16", "--lr", "1e-3", "--epochs", "1", "--seeds", "0", "--max-length", "16", "--add-some", "x1", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert [row["k"] for row in summary] == [8, 16]
+    assert {"trial", "S_new", "S_orig", "cost", "lr", "epochs", "seed"} <= set(summary[0])
+    too_big = _cli(*args, "--k", "41", "--lr", "1e-3", "--epochs", "1")
+    assert too_big.returncode == 2 and "k=41 is larger than the probe train split" in too_big.stderr
+
+
+@pytest.mark.model
+def test_train_source_on_minilm_writes_a_usable_run(minilm_path, mcqa_dir, tmp_path):
+    from workbench.inoculation import train_source
+
+    out = tmp_path / "src"
+    spec = TrainSpec(lr=1e-4, epochs=1, batch_size=8, max_length=64)
+    metrics = train_source(minilm_path, mcqa_dir / "arc_easy", out, spec, max_train=24, max_eval=24, progress=False)
+    assert set(metrics) == {"arc_easy"} and 0.0 <= metrics["arc_easy"] <= 1.0
+    assert (out / "model" / "config.json").is_file() and (out / "metrics.json").is_file()
+    assert pl.read_parquet(out / "history.parquet").height == 3

@@ -1,0 +1,86 @@
+"""``workbench train-source`` and ``workbench inoculate``: fine-tune a source model, then inoculate it."""
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+
+class AddSome(str, Enum):
+    x1 = "x1"
+    x2 = "x2"
+
+
+def _numbers(text: str, kind: type, name: str) -> list:
+    from workbench.errors import SpecError
+
+    try:
+        return [kind(part) for part in text.split(",") if part.strip()]
+    except ValueError as err:
+        raise SpecError(f"--{name} {text!r} is not a comma-separated list of {'whole ' if kind is int else ''}numbers") from err
+
+
+def train_source(
+    model: Path = typer.Option(..., help="The pretrained model folder (a multiple-choice head is added if missing)."),
+    data: list[Path] = typer.Option(..., help="Original-task folder(s) of ARC-style {train,dev}.jsonl; repeat for several."),
+    out: Path = typer.Option(..., help="The run folder to write (config.json, model/, metrics.json, log.txt)."),
+    eval_data: list[Path] = typer.Option([], "--eval", help="More folders whose dev split to report (e.g. sciq)."),
+    lr: float = typer.Option(1e-4, help="Peak learning rate (AdamW, linear warmup then decay)."),
+    epochs: int = typer.Option(1, help="Passes over the training questions."),
+    batch_size: int = typer.Option(16, help="Questions per step."),
+    max_length: int = typer.Option(96, help="Most tokens per question-choice pair."),
+    max_train: int | None = typer.Option(None, help="Train on a seeded sample of this many questions."),
+    max_eval: int | None = typer.Option(None, help="Score at most this many dev questions per set."),
+    seed: int = typer.Option(0, help="Seed of the head, the shuffling and dropout."),
+) -> None:
+    """Fine-tune a model on the original task (science QA) and report its dev accuracy."""
+    from workbench.inoculation import TrainSpec
+    from workbench.inoculation import train_source as run
+
+    spec = TrainSpec(lr=lr, epochs=epochs, seed=seed, batch_size=batch_size, max_length=max_length)
+    metrics = run(model, data, out, spec, max_train=max_train, max_eval=max_eval, eval_dirs=eval_data)
+    for name, value in metrics.items():
+        typer.echo(f"{name} dev accuracy: {value:.4f}")
+    typer.echo(f"model written to {out / 'model'}")
+
+
+def inoculate(
+    model: Path = typer.Option(..., help="A train-source run folder (or a model folder) to inoculate."),
+    probes: list[Path] = typer.Option(..., help="Probe file or folder with train and dev splits; repeat for several."),
+    orig: Path = typer.Option(..., help="The original task's folder (dev.jsonl; train.jsonl for --add-some)."),
+    out: Path = typer.Option(..., help="The run folder; an interrupted run resumes from it."),
+    k: str = typer.Option("100,500,1000,3000", help="Probe training sizes, comma-separated."),
+    lr: str = typer.Option("1e-5,3e-5", help="Learning rates, comma-separated."),
+    epochs: str = typer.Option("1,3", help="Epochs, comma-separated."),
+    seeds: str = typer.Option("0", help="Seeds, comma-separated."),
+    add_some: AddSome | None = typer.Option(None, help="Mix in original examples: x1 (one per probe example) or x2 (two)."),
+    max_eval: int | None = typer.Option(None, help="Score at most this many dev questions of each set."),
+    batch_size: int = typer.Option(16, help="Questions per step."),
+    max_length: int = typer.Option(128, help="Most tokens per question-choice pair."),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-k summary as JSON."),
+) -> None:
+    """Continue training on k probe examples over a grid; select M* = argmax AVG(S_new, S_orig) per k."""
+    import json
+
+    from workbench.inoculation import inoculate as run
+
+    summary = run(
+        model, probes, orig,
+        ks=_numbers(k, int, "k"), lrs=_numbers(lr, float, "lr"), epochs=_numbers(epochs, int, "epochs"),
+        seeds=_numbers(seeds, int, "seeds"), add_some=add_some.value if add_some else None, out=out,
+        max_eval=max_eval, batch_size=batch_size, max_length=max_length,
+    )  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(summary.to_dicts(), indent=2))
+        return
+    for row in summary.iter_rows(named=True):
+        typer.echo(
+            f"k={row['k']}: {row['trial']}  S_new={row['S_new']:.4f}  S_orig={row['S_orig']:.4f}  "
+            f"cost={row['cost']:+.4f} (S_orig before {row['S_orig_before']:.4f})"
+        )
+    typer.echo(f"results: {out / 'trials.parquet'} (workbench.inoculation.load_run)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train-source")(train_source)
+    app.command("inoculate")(inoculate)

