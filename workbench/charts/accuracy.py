@@ -1,4 +1,4 @@
-"""Altair charts of a prediction frame: take a frame, return a chart value.
+"""Charts of a prediction frame: take a frame, return a chart value.
 
 The same charts serve the notebook, the Voilà app and the HTML report; none of them displays,
 saves or reads anything. Several models stacked in one frame are drawn side by side (one facet
