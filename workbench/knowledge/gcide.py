@@ -64,20 +64,23 @@ def _data_dir():
         raise DataSourceError(f"GCIDE was not found. {INSTALL_HINT}") from err
 
 
+def data_files() -> list:
+    """The package's data files, one per letter."""
+    return [_data_dir().joinpath(f"words_{letter}.json") for letter in map(chr, range(ord("A"), ord("Z") + 1))]
+
+
 def checksum() -> str:
     """A short sha256 over the package's data files."""
     digest = hashlib.sha256()
-    for letter in map(chr, range(ord("A"), ord("Z") + 1)):
-        digest.update(_data_dir().joinpath(f"words_{letter}.json").read_bytes())
+    for path in data_files():
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
 def build_graph() -> Graph:
     """Read every GCIDE sense into a ``Graph`` (concept name ``word.pos.n``, n counted per word)."""
     concepts, lemmas, examples = [], [], []
-    data = _data_dir()
-    for letter in map(chr, range(ord("A"), ord("Z") + 1)):
-        path = data.joinpath(f"words_{letter}.json")
+    for path in data_files():
         try:
             entries = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
