@@ -220,6 +220,16 @@ def test_a_written_folder_reads_back_and_is_byte_identical(own_frame, tmp_path, 
     assert read_probes(first[0]).equals(own_frame.filter(pl.col("split") == "train"))
 
 
+def test_a_folder_of_probe_folders_reads_every_set(own_frame, released, tmp_path):
+    other = released["hyponymy_test"]
+    write_probes(own_frame, tmp_path / "own")
+    write_probes(other, tmp_path / "released", fmt="jsonl")
+    (tmp_path / "notes").mkdir()  # a folder without probe files is passed over
+    both = read_probes(tmp_path)
+    assert both.height == own_frame.height + other.height
+    assert both.filter(pl.col("source") == other["source"][0]).height == other.height
+
+
 def test_rewriting_a_folder_removes_splits_the_frame_no_longer_has(own_frame, tmp_path):
     write_probes(own_frame, tmp_path, fmt="jsonl")
     train_only = own_frame.filter(pl.col("split") == "train")

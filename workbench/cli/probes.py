@@ -19,7 +19,7 @@ def _print_stats(frame) -> None:
 
     from workbench.probes.stats import hops_by_family, table4
 
-    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=240, tbl_formatting="ASCII_MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
         typer.echo(table4(frame))
         typer.echo(hops_by_family(frame))
 

@@ -69,6 +69,7 @@ def read_probes(path: str | Path) -> pl.DataFrame:
     """Read probes from a Parquet or ARC-style JSONL file, or a folder of ``{train,dev,test}`` files.
 
     A folder is read in one format: its ``.parquet`` split files if it has any, else its ``.jsonl``.
+    A folder of such folders (what ``workbench probes build --probe all`` writes) is read whole.
 
     >>> read_probes("../shared/data/semantic_fragments/hypernymy_test.jsonl").height  # doctest: +SKIP
     2254
@@ -173,9 +174,17 @@ def _read_folder(folder: Path) -> pl.DataFrame:
             if fmt == "parquet":
                 return pl.concat([_read_parquet(file, split=file.stem) for file in files])
             return pl.concat([_read_jsonl(file) for file in files])
+    sets = sorted(sub for sub in folder.iterdir() if sub.is_dir() and _has_splits(sub))
+    if sets:
+        return pl.concat([_read_folder(sub) for sub in sets])
     raise ProbeFormatError(
-        f"{folder} holds no probe files; expected {{train,dev,test}}.parquet or {{train,dev,test}}.jsonl"
+        f"{folder} holds no probe files; expected {{train,dev,test}}.parquet or {{train,dev,test}}.jsonl "
+        "(or folders of them)"
     )
+
+
+def _has_splits(folder: Path) -> bool:
+    return any((folder / f"{split}.{fmt}").is_file() for fmt in FORMATS for split in SPLITS)
 
 
 @dataclass(frozen=True)
