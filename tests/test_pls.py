@@ -1,0 +1,204 @@
+"""PLS path modelling: the text form, validation, the estimator against an established
+implementation (openpls-engine, a maintained port of R plspm) on the thesis' 599 word-embedding
+models, and the bootstrap."""
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from tests.conftest import SHARED
+from workbench.analysis import PathModel, PLSSpec, check_data, fit_pls, parse_model
+from workbench.errors import SpecError, WorkbenchError
+
+BATS_VECEVAL = """
+# Han (2021) Table 3.3: BATS categories -> VecEval syntactic / semantic tasks
+INF =~ I01 + I02 + I03 + I04 + I05 + I06 + I07 + I08 + I09 + I10
+DER =~ D01 + D02 + D03 + D04 + D05 + D06 + D07 + D08 + D09 + D10
+LEX =~ L01 + L02 + L03 + L04 + L05 + L06 + L07 + L08 + L09 + L10
+ENC =~ E01 + E02 + E03 + E04 + E05 + E06 + E07 + E08 + E09 + E10
+SYN =~ V_pos + V_chunk
+SEM =~ V_ner + V_sentiment + V_questions + V_nli
+SYN ~ INF + DER + LEX + ENC
+SEM ~ INF + DER + LEX + ENC
+"""
+
+
+@pytest.fixture(scope="module")
+def bats() -> pl.DataFrame:
+    path = SHARED / "data" / "plspm" / "bats_embeddings_normalized.csv"
+    if not path.is_file():
+        pytest.skip("../shared/data/plspm is not here")
+    return pl.read_csv(path)
+
+
+def synthetic(n: int = 200, seed: int = 0, beta: float = 0.6) -> pl.DataFrame:
+    """A population whose truth is known: T -> S with standardised effect ``beta``, D unrelated to S."""
+    rng = np.random.default_rng(seed)
+    t, d = rng.normal(size=n), rng.normal(size=n)
+    s = beta * t + np.sqrt(1 - beta**2) * rng.normal(size=n)
+    noise = lambda: 0.4 * rng.normal(size=n)  # noqa: E731
+    return pl.DataFrame({"hypernymy": t + noise(), "hyponymy": t + noise(), "definitions": d + noise(), "synonymy": d + noise(), "orig": s + noise()})
+
+
+TEXT = "TAXONOMY =~ hypernymy + hyponymy\nDEFINITIONS =~ definitions + synonymy\nSCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS\n"
+
+
+# ------------------------------------------------------------------ the model and its validation
+
+
+def test_text_form_and_python_form_give_the_same_model():
+    parsed = parse_model("# a comment\n" + TEXT.replace("SCIENCE ~ TAXONOMY + DEFINITIONS", "SCIENCE ~ TAXONOMY\nSCIENCE ~ DEFINITIONS  # two lines add up"))
+    built = PathModel(
+        blocks={"TAXONOMY": ("hypernymy", "hyponymy"), "DEFINITIONS": ("definitions", "synonymy"), "SCIENCE": ("orig",)},
+        paths=(("TAXONOMY", "SCIENCE"), ("DEFINITIONS", "SCIENCE")),
+    )
+    assert parsed == built
+    assert parse_model(built.to_text()) == built
+    assert built.endogenous == ("SCIENCE",)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("A =~ x\nB =~ y\nC =~ z\nB ~ A\nC ~ B\nA ~ C", "cycle"),
+        ("A =~ x\nB =~\nB ~ A", "right-hand side"),
+        ("A =~ x\nB =~ y\nB ~ Q", "not a declared latent"),
+        ("A =~ x\nB =~ x\nB ~ A", "measures both"),
+        ("A =~ x\nB =~ y\nC =~ z\nB ~ A", "take part in no path"),
+        ("A =~ x\nB =~ y", "at least one path"),
+        ("A =~ x\nB = y", "neither a measurement"),
+        ("A =~ x\nA ~ A", "self-loop"),
+    ],
+)
+def test_bad_model_text_is_refused_with_the_reason(text, words):
+    with pytest.raises(SpecError, match=words):
+        parse_model(text)
+
+
+def test_data_problems_are_named_before_fitting():
+    model = parse_model(TEXT)
+    good = synthetic(20)
+    with pytest.raises(WorkbenchError, match=r"no columns \['orig'\]"):
+        check_data(good.drop("orig"), model)
+    with pytest.raises(WorkbenchError, match="constant"):
+        check_data(good.with_columns(synonymy=pl.lit(0.5)), model)
+    with pytest.raises(WorkbenchError, match="missing values"):
+        check_data(good.with_columns(orig=pl.when(pl.int_range(20) == 3).then(None).otherwise(pl.col("orig"))), model)
+    with pytest.raises(WorkbenchError, match="needs at least 4"):
+        check_data(good.head(3), model)
+    with pytest.raises(WorkbenchError, match="not numeric"):
+        check_data(good.with_columns(orig=pl.col("orig").cast(pl.String)), model)
+
+
+def test_spec_names_the_bad_parameter():
+    with pytest.raises(SpecError, match="scheme='pathway'"):
+        PLSSpec(scheme="pathway")
+    with pytest.raises(SpecError, match="bootstrap=5"):
+        PLSSpec(bootstrap=5)
+
+
+# ------------------------------------------------------------------ the estimator
+
+
+def test_fit_recovers_a_known_effect_and_finds_no_effect_where_there_is_none():
+    result = fit_pls(synthetic(400), parse_model(TEXT), PLSSpec(bootstrap=100, workers=1), progress=False)
+    paths = {(r["source"], r["target"]): r for r in result.paths.iter_rows(named=True)}
+    taxonomy, definitions = paths[("TAXONOMY", "SCIENCE")], paths[("DEFINITIONS", "SCIENCE")]
+    # the truth is 0.6 between true scores; indicator noise attenuates it, but not below 0.4
+    assert 0.4 < taxonomy["coef"] < 0.7 and taxonomy["significant"]
+    assert abs(definitions["coef"]) < 0.15 and not definitions["significant"]
+    assert taxonomy["ci_low"] < taxonomy["coef"] < taxonomy["ci_high"]
+    assert result.r2["r2"][0] == pytest.approx(taxonomy["coef"] ** 2 + definitions["coef"] ** 2, abs=0.05)
+
+
+def test_latents_are_oriented_so_their_indicators_load_positively():
+    flipped = synthetic(300).with_columns(hypernymy=-pl.col("hypernymy"), hyponymy=-pl.col("hyponymy"))
+    model = parse_model("T =~ hypernymy + hyponymy\nS =~ orig\nS ~ T")
+    result = fit_pls(flipped, model, PLSSpec(bootstrap=0))
+    assert (result.loadings.filter(pl.col("latent") == "T")["loading"] > 0).all()
+    assert result.paths["coef"][0] < 0  # the effect of T (now negatively scored) on S turns negative
+
+
+@pytest.mark.parametrize("scheme", ["centroid", "factorial", "path"])
+def test_estimates_match_openpls_on_the_thesis_data(bats, scheme):
+    """The reference check: every estimate of our NumPy implementation against openpls-engine
+    (GPL, test-only), a maintained port of the R plspm package the thesis used."""
+    pytest.importorskip("openpls")
+    import openpls.config as c
+    from openpls.mode import Mode
+    from openpls.plspm import Plspm
+    from openpls.scheme import Scheme
+
+    model = parse_model(BATS_VECEVAL)
+    ours = fit_pls(bats, model, PLSSpec(scheme=scheme, bootstrap=0))
+    data = bats.select(model.indicators).to_pandas()
+    latents = list(model.latents)
+    path = pl.DataFrame({s: [1 if (s, t) in model.paths else 0 for t in latents] for s in latents}).to_pandas()
+    path.index = latents
+    config = c.Config(path, scaled=True)
+    for latent in latents:
+        config.add_lv(latent, Mode.A, *[c.MV(col) for col in model.blocks[latent]])
+    theirs = Plspm(data, config, getattr(Scheme, scheme.upper()))
+
+    coefs = theirs.path_coefficients()
+    for row in ours.paths.iter_rows(named=True):
+        assert row["coef"] == pytest.approx(coefs.loc[row["target"], row["source"]], abs=1e-6)
+    summary = theirs.inner_summary()
+    for row in ours.r2.iter_rows(named=True):
+        assert row["r2"] == pytest.approx(summary.loc[row["latent"], "r_squared"], abs=1e-6)
+    assert ours.gof == pytest.approx(theirs.goodness_of_fit(), abs=1e-6)
+    outer = theirs.outer_model()
+    # our weights apply to indicators standardised with the population s.d., openpls' to the sample s.d.
+    convention = np.sqrt(bats.height / (bats.height - 1))
+    for loading, weight in zip(ours.loadings.iter_rows(named=True), ours.weights.iter_rows(named=True), strict=True):
+        assert loading["loading"] == pytest.approx(outer.loc[loading["indicator"], "loading"], abs=1e-6)
+        assert weight["weight"] * convention == pytest.approx(outer.loc[weight["indicator"], "weight"], abs=1e-6)
+    reliability = theirs.reliability()
+    for row in ours.reliability.iter_rows(named=True):
+        assert row["cronbach_alpha"] == pytest.approx(reliability.loc[row["latent"], "cronbach_alpha"], abs=1e-6)
+        assert row["dg_rho"] == pytest.approx(reliability.loc[row["latent"], "dillon_goldstein_rho"], abs=1e-6)
+        assert row["eig_1st"] == pytest.approx(reliability.loc[row["latent"], "eig_1st"], abs=1e-6)
+        assert row["ave"] == pytest.approx(summary.loc[row["latent"], "ave"], abs=1e-6)
+
+
+def test_thesis_table_3_3_is_reproduced(bats):
+    """Han (2021) Table 3.3 / 3.8 with the thesis' centroid scheme: R² and GoF to the printed digits,
+    the same four paths significant, and their coefficients (DER -> SYN: see docs/PLS.md)."""
+    result = fit_pls(bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid", bootstrap=0))
+    assert result.gof == pytest.approx(0.6484, abs=5e-5)
+    assert dict(result.r2.select("latent", "r2").iter_rows()) == pytest.approx({"SYN": 0.656, "SEM": 0.546}, abs=5e-4)
+    kept = result.paths.filter("significant")
+    assert set(zip(kept["source"], kept["target"])) == {("DER", "SYN"), ("LEX", "SYN"), ("DER", "SEM"), ("ENC", "SEM")}
+    coef = {(s, t): c for s, t, c in result.paths.select("source", "target", "coef").iter_rows()}
+    assert coef[("LEX", "SYN")] == pytest.approx(1.310, abs=5e-3)
+    assert coef[("DER", "SEM")] == pytest.approx(-0.189, abs=5e-4)
+    assert coef[("ENC", "SEM")] == pytest.approx(0.771, abs=5e-4)
+    assert (result.reliability.filter(pl.col("latent") != "INF")["cronbach_alpha"] > 0.7).all()
+
+
+# ------------------------------------------------------------------ the bootstrap
+
+
+def test_bootstrap_is_the_same_for_any_number_of_workers():
+    data, model = synthetic(60), parse_model(TEXT)
+    serial = fit_pls(data, model, PLSSpec(bootstrap=40, seed=3, workers=1), progress=False)
+    parallel = fit_pls(data, model, PLSSpec(bootstrap=40, seed=3, workers=2), progress=False)
+    assert serial.paths.equals(parallel.paths)
+    assert serial.draws.equals(parallel.draws)
+    other_seed = fit_pls(data, model, PLSSpec(bootstrap=40, seed=4, workers=1), progress=False)
+    assert not serial.paths["se"].equals(other_seed.paths["se"])
+
+
+def test_default_bootstrap_of_500_on_the_thesis_data(bats):
+    result = fit_pls(bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid"), progress=False)
+    assert result.spec.bootstrap == 500 and result.resamples_ok == 500
+    draws = result.draws.filter(pl.col("kind") == "paths")
+    assert draws.group_by("term").len()["len"].to_list() == [500] * 8
+    # percentile interval excludes 0 exactly for the paths the bootstrap test calls significant
+    excludes_zero = (result.paths["ci_low"] > 0) | (result.paths["ci_high"] < 0)
+    assert excludes_zero.to_list() == result.paths["significant"].to_list()
+    report = result.to_dict()
+    json.dumps(report, allow_nan=False)
+    assert {p["source"] + p["target"] for p in report["paths"] if p["significant"]} == {"DERSYN", "LEXSYN", "DERSEM", "ENCSEM"}
