@@ -28,6 +28,7 @@ from workbench.inoculation import (
     summarize,
 )
 from workbench.inoculation import runs as runs_module
+from workbench.inoculation import trial as trial_module
 from workbench.inoculation.curves import ws_weight
 from workbench.inoculation.train import load_for_training
 from workbench.probes.formats import write_probes
@@ -180,7 +181,7 @@ def test_inoculate_writes_a_complete_run_and_summary(tiny_model, probes_dir, ori
 
 def test_killed_run_resumes_and_skips_finished_trials(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch):
     out = tmp_path / "run"
-    real_fit, calls = runs_module.fit, []
+    real_fit, calls = trial_module.fit, []
 
     def crashing_fit(*args, **kwargs):
         calls.append(kwargs.get("desc"))
@@ -188,7 +189,7 @@ def test_killed_run_resumes_and_skips_finished_trials(tiny_model, probes_dir, or
             raise KeyboardInterrupt  # the process is killed mid-run
         return real_fit(*args, **kwargs)
 
-    monkeypatch.setattr(runs_module, "fit", crashing_fit)
+    monkeypatch.setattr(trial_module, "fit", crashing_fit)
     grid = {"ks": (8,), "lrs": (1e-3, 2e-3), "epochs": (1, 2), "seeds": (0,), "out": out, **FAST}
     with pytest.raises(KeyboardInterrupt):
         inoculate(tiny_model, probes_dir, orig_dir, **grid)
@@ -212,13 +213,13 @@ def test_diverged_trial_is_recorded_and_the_sweep_goes_on(tiny_model, probes_dir
     real = train.loss_of
     monkeypatch.setattr(train, "loss_of", lambda logits, labels: real(logits, labels) * (float("nan") if logits.requires_grad and train_lr[0] > 1 else 1))
     train_lr = [0.0]
-    real_fit = runs_module.fit
+    real_fit = trial_module.fit
 
     def fit_with_lr(network, tokenizer, frame, spec, **kw):
         train_lr[0] = spec.lr
         return real_fit(network, tokenizer, frame, spec, **kw)
 
-    monkeypatch.setattr(runs_module, "fit", fit_with_lr)
+    monkeypatch.setattr(trial_module, "fit", fit_with_lr)
     out = tmp_path / "run"
     summary = inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3, 5.0), epochs=(1,), out=out, **FAST)
     trials = load_run(out)
@@ -246,8 +247,8 @@ def test_malformed_orig_file_is_reported_before_training(tiny_model, probes_dir,
 @pytest.mark.parametrize(("mode", "per_example"), [("x1", 1), ("x2", 2)])
 def test_add_some_mixes_the_right_number_of_original_examples(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch, mode, per_example):
     seen = []
-    real_fit = runs_module.fit
-    monkeypatch.setattr(runs_module, "fit", lambda net, tok, frame, spec, **kw: seen.append(frame) or real_fit(net, tok, frame, spec, **kw))
+    real_fit = trial_module.fit
+    monkeypatch.setattr(trial_module, "fit", lambda net, tok, frame, spec, **kw: seen.append(frame) or real_fit(net, tok, frame, spec, **kw))
     inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3,), epochs=(1,), add_some=mode, out=tmp_path / "run", **FAST)
     for frame, k in zip(seen, (8, 16)):
         assert frame.filter(pl.col("probe") == "hypernymy").height == k

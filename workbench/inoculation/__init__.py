@@ -5,6 +5,7 @@ it on k probe examples over a hyperparameter grid, and read back learning curves
 - ``TrainSpec``, ``fit``, ``predict``: the explicit training loop and its evaluation;
 - ``train_source``: fine-tune the source model (a run folder with ``model/``);
 - ``inoculate``, ``load_run``, ``select``, ``summarize``: resumable inoculation runs;
+- ``run_trial``, ``Trial``, ``TrialData``: one grid cell, the function every backend runs (``BACKENDS``);
 - ``learning_curve``, ``curve_summaries``: k=0..k curves, oLMpics WS and MAX.
 
 >>> train_source(minilm, "mcqa/arc_easy", "runs/src", TrainSpec(lr=1e-4), max_train=2000)  # doctest: +SKIP
@@ -13,13 +14,19 @@ it on k probe examples over a hyperparameter grid, and read back learning curves
 
 from workbench.inoculation.curves import curve_summaries, learning_curve
 from workbench.inoculation.data import read_mcqa, read_mcqa_dir
-from workbench.inoculation.runs import TRIALS_SCHEMA, add_some_mix, inoculate, load_run, select, summarize
+from workbench.inoculation.backends import BACKENDS
+from workbench.inoculation.runs import TRIALS_SCHEMA, DiskFullError, add_some_mix, inoculate, load_run, select, summarize
 from workbench.inoculation.source import train_source
 from workbench.inoculation.train import TrainingError, TrainSpec, fit, predict, score_frame
+from workbench.inoculation.trial import Trial, TrialData, run_trial
 
 __all__ = [
+    "BACKENDS",
     "TRIALS_SCHEMA",
+    "DiskFullError",
     "TrainSpec",
+    "Trial",
+    "TrialData",
     "TrainingError",
     "add_some_mix",
     "curve_summaries",
@@ -30,6 +37,7 @@ __all__ = [
     "predict",
     "read_mcqa",
     "read_mcqa_dir",
+    "run_trial",
     "score_frame",
     "select",
     "summarize",

@@ -13,32 +13,40 @@ A run is a folder, written only through ``workbench.io`` (atomic):
   the row ``k=0`` (status ``baseline``) is the source model before inoculation;
 - ``trials/<trial>/{probe,orig}.parquet``: that trial's dev predictions;
 - ``best/k<k>/``: the checkpoint of the best trial so far for k (``trial.json`` names it);
-- ``log.txt``: what happened, including which trials a resumed run skipped.
+- ``log.txt``: what happened, including which trials a resumed run skipped;
+- ``ray/``: Ray Tune's own state, with ``backend="ray"`` only.
 
-A killed run resumes where it stopped: finished trials are read back and skipped. Choices that are
+Trials run through one function, ``workbench.inoculation.trial.run_trial``, in this process, on a
+local process pool or on Ray Tune (``workbench.inoculation.backends``); only the calling process
+writes ``trials.parquet`` and moves checkpoints. A killed run resumes where it stopped: finished
+trials are read back and skipped; a full disk raises ``DiskFullError`` and loses nothing finished. Choices that are
 made once for the whole run (which k probe examples, which original examples, which dev questions)
 use ``data_seed``, so trial k=100 sees the first 100 of the same permutation that k=500 extends.
 
 >>> inoculate("runs/minilm-arc", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")  # doctest: +SKIP
 """
 
+import contextlib
+import errno
 import json
-import time
-from collections.abc import Sequence
+import shutil
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
 from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.inoculation.backends import BACKENDS, run_local, run_ray
 from workbench.inoculation.data import read_mcqa_dir
 from workbench.inoculation.source import _Log, eval_subset
-from workbench.inoculation.train import TrainingError, TrainSpec, accuracy, fit, load_for_training, save_model, score_frame
+from workbench.inoculation.train import TrainSpec, check_multiple_choice, swap_in
+from workbench.inoculation.trial import ADD_SOME, MAX_ADDED, Trial, TrialData, add_some_mix, trial_id
 from workbench.io import write_parquet, write_text
 from workbench.probes.formats import read_probes
 
-ADD_SOME = {None: 0, "x1": 1, "x2": 2}
-MAX_ADDED = 3000  # add-some never adds more than this many original examples (SPEC §6: "up to 3k")
+__all__ = ["ADD_SOME", "MAX_ADDED", "TRIALS_SCHEMA", "DiskFullError", "add_some_mix", "inoculate", "load_run", "select", "summarize", "trial_id"]
 TRIALS_SCHEMA: dict[str, pl.DataType] = {
     "trial": pl.String(),  # k100-lr3e-05-ep1-s0-x1
     "k": pl.Int64(),  # probe training examples (0: the source model, not trained here)
@@ -54,6 +62,10 @@ TRIALS_SCHEMA: dict[str, pl.DataType] = {
     "seconds": pl.Float64(),
     "status": pl.String(),  # baseline, ok, diverged
 }
+SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    **{name: TRIALS_SCHEMA[name] for name in ("k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_orig", "avg")},
+    "S_new_before": pl.Float64(), "S_orig_before": pl.Float64(), "cost": pl.Float64(),
+}  # fmt: skip
 
 
 def inoculate(
@@ -73,6 +85,11 @@ def inoculate(
     data_seed: int = 0,
     threads: int | None = None,
     progress: bool = True,
+    on_trial: Callable[[dict], None] | None = None,
+    stop: threading.Event | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    workers: int = 1,
 ) -> pl.DataFrame:
     """Run (or resume) the inoculation grid into ``out``; return the per-k summary (``summarize``).
 
@@ -80,13 +97,24 @@ def inoculate(
     ``probes_dir``: probe file(s) or folder(s) read by ``read_probes``, with train and dev splits.
     ``orig_dir``: the original task's folder (``dev.jsonl``; ``train.jsonl`` for add-some).
     ``max_eval``: score at most this many dev questions of each set (a fixed sample).
+    ``on_trial(row)``: called here after each recorded trial (the baseline too), e.g. to redraw a curve.
+    ``stop``: once set, the run stops after the trial in progress (or sooner), stays resumable and
+    returns the summary of what finished. ``backend``, ``address``, ``workers``: see
+    ``workbench.inoculation.backends`` (``"local"`` with 1 worker runs here; ``"ray"`` runs on Ray Tune).
     """
     if add_some not in ADD_SOME:
         raise SpecError(f"add_some={add_some!r} is not allowed; choose one of {list(ADD_SOME)}")
+    if backend not in BACKENDS:
+        raise SpecError(f"backend={backend!r} is not allowed; choose one of {list(BACKENDS)}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise SpecError(f"workers={workers!r} is out of range; use a whole number >= 1")
+    if address is not None and backend != "ray":
+        raise SpecError(f"address={address!r} is only for backend='ray'; leave it out or choose backend='ray'")
     ks, lrs, epochs, seeds = _grid("ks", ks, int), _grid("lrs", lrs, float), _grid("epochs", epochs, int), _grid("seeds", seeds, int)
     if any(k < 1 for k in ks):
         raise SpecError(f"ks={list(ks)} must all be at least 1")
-    model = _model_folder(model_run)
+    TrainSpec(batch_size=batch_size, max_length=max_length, threads=threads)  # validates them before anything is written
+    model = check_multiple_choice(_model_folder(model_run)).resolve()
     paths = [probes_dir] if isinstance(probes_dir, (str, Path)) else list(probes_dir)
     probes = pl.concat([read_probes(p) for p in paths])
     probe_train, probe_dev = probes.filter(pl.col("split") == "train"), probes.filter(pl.col("split") == "dev")
@@ -103,82 +131,100 @@ def inoculate(
     if needed > orig_train.height:
         raise WorkbenchError(f"add_some={add_some} needs {needed} original training questions for k={max(ks)}, but {orig_dir} has {orig_train.height}")
 
-    out = Path(out)
-    spec_base = TrainSpec(batch_size=batch_size, max_length=max_length, threads=threads)
+    out = Path(out).resolve()
     config = {
         "model": str(model), "probes": sorted(str(p) for p in paths), "orig": str(orig_dir), "add_some": add_some,
         "max_eval": max_eval, "batch_size": batch_size, "max_length": max_length, "data_seed": data_seed,
         "grid": {"ks": list(ks), "lrs": list(lrs), "epochs": list(epochs), "seeds": list(seeds)},
     }  # fmt: skip
     _check_config(out, config)
-    write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
-    log = _Log(out / "log.txt")
-
-    probe_pool = probe_train.sample(fraction=1.0, seed=data_seed, shuffle=True)
-    orig_pool = orig_train.sample(fraction=1.0, seed=data_seed, shuffle=True)
-    probe_eval, orig_eval = eval_subset(probe_dev, max_eval, data_seed), eval_subset(orig_dev, max_eval, data_seed)
     trials = load_run(out) if (out / "trials.parquet").is_file() else pl.DataFrame(schema=TRIALS_SCHEMA)
-    done = set(trials["trial"].to_list())
-    grid = [(k, lr, ep, seed) for k in ks for lr in lrs for ep in epochs for seed in seeds]
-    todo = [cell for cell in grid if trial_id(*cell, add_some) not in done]
-    log(f"inoculate: {len(grid)} trials in the grid, {len(grid) - len(todo)} already finished (skipped), {len(todo)} to run; "
-        f"probe eval {probe_eval.height}, orig eval {orig_eval.height} questions")  # fmt: skip
-    if progress and len(grid) > len(todo):
-        tqdm.write(f"resuming {out}: skipping {len(grid) - len(todo)} finished trials")
+    with _disk_full_is_clear(out, lambda: trials.height):
+        write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
+        log = _Log(out / "log.txt")
+        done = set(trials["trial"].to_list())
+        _remove_leftovers(out, done)
+        data = TrialData(
+            model=str(model), out=str(out),
+            probe_pool=probe_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
+            orig_pool=orig_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
+            probe_eval=eval_subset(probe_dev, max_eval, data_seed), orig_eval=eval_subset(orig_dev, max_eval, data_seed),
+            batch_size=batch_size, max_length=max_length, threads=threads,
+        )  # fmt: skip
+        grid = [Trial(0, add_some=add_some)] + [Trial(k, lr, ep, seed, add_some) for k in ks for lr in lrs for ep in epochs for seed in seeds]
+        todo = [trial for trial in grid if trial.name not in done]
+        skipped = len([trial for trial in grid[1:] if trial.name in done])
+        log(f"inoculate: {len(grid) - 1} trials in the grid, {skipped} already finished (skipped), {len(grid) - 1 - skipped} to run "
+            f"({backend}, {workers} worker(s)); probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions")  # fmt: skip
+        if progress and skipped:
+            tqdm.write(f"resuming {out}: skipping {skipped} finished trials")
 
-    def record(row: dict) -> None:
-        nonlocal trials
-        trials = pl.concat([trials, pl.DataFrame([row], schema=TRIALS_SCHEMA)])
-        write_parquet(trials, out / "trials.parquet")
+        with tqdm(total=len(todo), desc="trials", unit="trial", disable=not progress) as bar:
 
-    if "baseline" not in done:
-        network, tokenizer = load_for_training(model)
-        started = time.time()
-        s_new, s_orig = _evaluate(network, tokenizer, probe_eval, orig_eval, out / "trials" / "baseline", spec_base, progress)
-        record({"trial": "baseline", "k": 0, "lr": 0.0, "epochs": 0, "seed": 0, "add_some": add_some or "none", "n_orig_added": 0,
-                "S_new": s_new, "S_orig": s_orig, "avg": (s_new + s_orig) / 2, "final_loss": None,
-                "seconds": time.time() - started, "status": "baseline"})  # fmt: skip
-        log(f"baseline (k=0): S_new={s_new:.4f} S_orig={s_orig:.4f}")
+            def record(result: dict) -> None:
+                nonlocal trials
+                row = {name: result.get(name) for name in TRIALS_SCHEMA}
+                _keep_checkpoint_if_best(out, row, trials)
+                trials = pl.concat([trials, pl.DataFrame([row], schema=TRIALS_SCHEMA)])
+                write_parquet(trials, out / "trials.parquet")
+                if row["status"] == "diverged":
+                    log(f"{row['trial']}: {result.get('message', 'diverged')}")
+                else:
+                    log(f"{row['trial']}: S_new={row['S_new']:.4f} S_orig={row['S_orig']:.4f} avg={row['avg']:.4f} ({row['seconds']:.0f}s)")
+                bar.update(1)
+                if on_trial is not None:
+                    on_trial(row)
 
-    for k, lr, ep, seed in tqdm(todo, desc="trials", unit="trial", disable=not progress):
-        name = trial_id(k, lr, ep, seed, add_some)
-        n_added = min(ADD_SOME[add_some] * k, MAX_ADDED)
-        train = add_some_mix(probe_pool.head(k), orig_pool, n_added, seed=seed)
-        spec = TrainSpec(lr=lr, epochs=ep, seed=seed, batch_size=batch_size, max_length=max_length, threads=threads)
-        network, tokenizer = load_for_training(model, seed=seed)
-        started = time.time()
-        row = {"trial": name, "k": k, "lr": lr, "epochs": ep, "seed": seed, "add_some": add_some or "none", "n_orig_added": n_added}
-        try:
-            history = fit(network, tokenizer, train, spec, progress=progress, desc=name)
-        except TrainingError as err:
-            log(f"{name}: {err}")
-            record({**row, "S_new": None, "S_orig": None, "avg": None, "final_loss": None, "seconds": time.time() - started, "status": "diverged"})
-            continue
-        s_new, s_orig = _evaluate(network, tokenizer, probe_eval, orig_eval, out / "trials" / name, spec, progress)
-        avg = (s_new + s_orig) / 2
-        best = trials.filter((pl.col("k") == k) & (pl.col("status") == "ok"))["avg"].max()
-        if best is None or avg > best:
-            save_model(network, tokenizer, out / "best" / f"k{k}")
-            write_text(json.dumps({**row, "S_new": s_new, "S_orig": s_orig, "avg": avg}, indent=2) + "\n", out / "best" / f"k{k}" / "trial.json")
-        record({**row, "S_new": s_new, "S_orig": s_orig, "avg": avg, "final_loss": history["loss"][-1],
-                "seconds": time.time() - started, "status": "ok"})  # fmt: skip
-        log(f"{name}: S_new={s_new:.4f} S_orig={s_orig:.4f} avg={avg:.4f} ({time.time() - started:.0f}s)")
+            if backend == "ray":
+                run_ray(todo, data, record, workers=workers, stop=stop, address=address)
+            else:
+                run_local(todo, data, record, workers=workers, stop=stop, progress=progress)
+        left = len(grid) - trials.height
+        if left:
+            log(f"stopped by the caller with {left} trial(s) left; rerun the same command to resume")
+    if trials.filter(pl.col("status") == "baseline").is_empty():
+        return pl.DataFrame(schema=SUMMARY_SCHEMA)
     return summarize(trials)
 
 
-def trial_id(k: int, lr: float, epochs: int, seed: int, add_some: str | None) -> str:
-    """The name of one grid cell, stable across runs: ``k100-lr3e-05-ep1-s0-none``."""
-    return f"k{k}-lr{lr:g}-ep{epochs}-s{seed}-{add_some or 'none'}"
+class DiskFullError(WorkbenchError):
+    """The disk holding a run filled up; finished trials are kept and the run resumes once there is space."""
 
 
-def add_some_mix(probe_train: pl.DataFrame, orig_pool: pl.DataFrame, n_orig: int, seed: int = 0) -> pl.DataFrame:
-    """The probe examples plus the first ``n_orig`` of ``orig_pool``, shuffled together (``seed``)."""
-    if n_orig == 0:
-        return probe_train
-    added = orig_pool.head(n_orig)
-    if added.height < n_orig:
-        raise WorkbenchError(f"add-some needs {n_orig} original training questions, only {added.height} are there")
-    return pl.concat([probe_train, added.select(probe_train.columns)]).sample(fraction=1.0, seed=seed, shuffle=True)
+@contextlib.contextmanager
+def _disk_full_is_clear(out: Path, finished: Callable[[], int]) -> Iterator[None]:
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise DiskFullError(
+            f"the disk holding {out} is full ({err.strerror or err}); the {finished()} finished trial(s) are safe in "
+            f"{out / 'trials.parquet'}; free some space and rerun the same command to resume"
+        ) from err
+
+
+def _keep_checkpoint_if_best(out: Path, row: dict, trials: pl.DataFrame) -> None:
+    """Move a finished trial's checkpoint to ``best/k<k>`` if it beats the best AVG so far for its k, else delete it."""
+    if row["status"] != "ok":
+        return
+    checkpoint = out / "trials" / row["trial"] / "model"
+    best = trials.filter((pl.col("k") == row["k"]) & (pl.col("status") == "ok"))["avg"].max()
+    if best is None or row["avg"] > best:
+        chosen = {name: row[name] for name in ("trial", "k", "lr", "epochs", "seed", "add_some", "n_orig_added", "S_new", "S_orig", "avg")}
+        write_text(json.dumps(chosen, indent=2) + "\n", checkpoint / "trial.json")
+        swap_in(checkpoint, out / "best" / f"k{row['k']}")
+    else:
+        shutil.rmtree(checkpoint, ignore_errors=True)
+
+
+def _remove_leftovers(out: Path, done: set[str]) -> None:
+    """Checkpoints of trials that were never recorded (a killed run) and half-written temporary folders."""
+    for folder in (out / "trials").glob("*/model"):
+        if folder.parent.name not in done:
+            shutil.rmtree(folder, ignore_errors=True)
+    for folder in [*(out / "trials").glob("*/.model.*-*"), *(out / "best").glob(".k*.*-*")]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def load_run(path: str | Path) -> pl.DataFrame:
@@ -217,17 +263,6 @@ def summarize(trials: pl.DataFrame) -> pl.DataFrame:
         "k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_orig", "avg",
         S_new_before=pl.lit(before_new), S_orig_before=pl.lit(before_orig), cost=pl.lit(before_orig) - pl.col("S_orig"),
     )  # fmt: skip
-
-
-def _evaluate(network, tokenizer, probe_eval, orig_eval, folder: Path, spec: TrainSpec, progress: bool) -> tuple[float, float]:
-    from workbench.inoculation.train import threads
-
-    with threads(spec.threads):
-        probe_pred = score_frame(network, tokenizer, probe_eval, spec.max_length, folder.name, progress)
-        orig_pred = score_frame(network, tokenizer, orig_eval, spec.max_length, folder.name, progress)
-    write_parquet(probe_pred, folder / "probe.parquet")
-    write_parquet(orig_pred, folder / "orig.parquet")
-    return accuracy(probe_pred), accuracy(orig_pred)
 
 
 def _grid(name: str, values: Sequence, kind: type) -> tuple:

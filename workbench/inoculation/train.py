@@ -11,8 +11,10 @@ whatever a caller saved before stays as it was.
 """
 
 import contextlib
+import json
 import math
 import os
+import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -30,6 +32,10 @@ MASKED = -1e9  # logit of a padded choice slot
 
 class TrainingError(WorkbenchError):
     """Training diverged (non-finite loss); the message names the step and what to change."""
+
+
+class Cancelled(Exception):
+    """The caller set the ``stop`` event; the trial in progress was abandoned (nothing of it was recorded)."""
 
 
 @dataclass(frozen=True)
@@ -69,30 +75,60 @@ class TrainSpec:
         return asdict(self)
 
 
+def check_multiple_choice(model: str | Path) -> Path:
+    """``model`` as a path, after checking it is a model folder whose architecture has a multiple-choice class.
+
+    Reads only ``config.json``, so a run can refuse a wrong model before it writes anything.
+    """
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES
+
+    path = Path(model)
+    file = path / "config.json"
+    if not file.is_file():
+        raise WorkbenchError(f"{path} is not a model folder (no config.json); give a folder written by save_pretrained or a train-source run's model/")
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise WorkbenchError(f"{file} is not readable JSON ({err}); give a model folder written by save_pretrained") from err
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    if model_type not in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
+        raise WorkbenchError(
+            f"{path} is a {model_type or 'model of unknown type'} model ({', '.join(config.get('architectures') or ['no architectures listed'])}), "
+            "and transformers has no multiple-choice class for it; use an encoder with one (BERT, MiniLM, RoBERTa, DeBERTa, ELECTRA, ...)"
+        )
+    return path
+
+
 def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module, object]:
     """``AutoModelForMultipleChoice`` and tokenizer from a local folder; a missing head is initialised from ``seed``."""
     from transformers import AutoModelForMultipleChoice, AutoTokenizer
+
+    path = check_multiple_choice(model)
+    try:
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            with torch.random.fork_rng():
+                torch.manual_seed(seed)
+                network = AutoModelForMultipleChoice.from_pretrained(path)
+    except (OSError, ValueError) as err:
+        raise WorkbenchError(f"cannot load {path} as a multiple-choice model ({str(err).splitlines()[0]})") from err
+    return network, tokenizer
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """No transformers warnings or progress bars inside the block (our own bars say what happens)."""
     from transformers.utils import logging as hf_logging
 
-    path = Path(model)
-    if not (path / "config.json").is_file():
-        raise WorkbenchError(f"{path} is not a model folder (no config.json); give a folder written by save_pretrained or a train-source run's model/")
-    verbosity = hf_logging.get_verbosity()
-    bar = hf_logging.is_progress_bar_enabled()
+    verbosity, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
-            network = AutoModelForMultipleChoice.from_pretrained(path)
-    except (OSError, ValueError) as err:
-        raise WorkbenchError(f"cannot load {path} as a multiple-choice model ({str(err).splitlines()[0]})") from err
+        yield
     finally:
         hf_logging.set_verbosity(verbosity)
         if bar:
             hf_logging.enable_progress_bar()
-    return network, tokenizer
 
 
 def encode(tokenizer, frame: pl.DataFrame, max_length: int) -> list[dict]:
@@ -147,10 +183,14 @@ def loss_of(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits, labels)
 
 
-def fit(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, spec: TrainSpec, progress: bool = True, desc: str = "train") -> pl.DataFrame:
+def fit(
+    network: torch.nn.Module, tokenizer, frame: pl.DataFrame, spec: TrainSpec, progress: bool = True, desc: str = "train",
+    stop: threading.Event | None = None,
+) -> pl.DataFrame:
     """Train ``network`` in place on ``frame``; the per-step history (step, epoch, loss, lr) as a frame.
 
-    Raises ``TrainingError`` at the first non-finite loss or gradient norm.
+    Raises ``TrainingError`` at the first non-finite loss or gradient norm, and ``Cancelled`` before
+    the next step once ``stop`` is set.
     """
     items = encode(tokenizer, frame, spec.max_length)
     pad_id = tokenizer.pad_token_id or 0
@@ -172,6 +212,8 @@ def fit(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, spec: TrainSpe
         for epoch in range(spec.epochs):
             order = torch.randperm(len(items), generator=generator).tolist()
             for start in range(0, len(order), spec.batch_size):
+                if stop is not None and stop.is_set():
+                    raise Cancelled(f"{desc}: stopped by the caller at step {step}")
                 batch = collate([items[i] for i in order[start : start + spec.batch_size]], pad_id)
                 loss = loss_of(choice_logits(network, batch), batch["labels"])
                 if not torch.isfinite(loss):
@@ -238,13 +280,25 @@ def save_model(network: torch.nn.Module, tokenizer, folder: str | Path) -> Path:
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
-    old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
     _rmtree(tmp)
-    network.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    try:
+        with quiet_transformers():
+            network.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+    except BaseException:
+        _rmtree(tmp)  # a full disk or an interrupt leaves no half-written folder behind
+        raise
+    return swap_in(tmp, folder)
+
+
+def swap_in(source: Path, folder: Path) -> Path:
+    """Replace ``folder`` by the finished folder ``source`` with renames only (same file system)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+    _rmtree(old)
     if folder.exists():
         folder.rename(old)
-    tmp.rename(folder)
+    source.rename(folder)
     _rmtree(old)
     return folder
 
