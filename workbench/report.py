@@ -33,6 +33,9 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> str:
     parts = [f"Probe Workbench report: {_headline(preds)}", ""]
     parts += ["Summary (accuracy in %; gap = cluster - instance, in points)", _CI_NOTE]
     parts += [_text_table(tables["summary"], left=1), "", "By probe", _text_table(tables["by_probe"], left=2)]
+    notes = rule_notes(preds)
+    if notes:
+        parts += ["", "Scoring rules", *(f"  {rule}: {note}" for rule, note in notes.items())]
     for title, cells in tables["cells"]:
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     return "\n".join(parts) + "\n"
@@ -48,6 +51,7 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> dict:
     return {
         **metrics.summary(preds, n_boot=n_boot, seed=seed),
         "by_probe": _accuracy_table(preds, ("probe",), n_boot, seed).to_dicts(),
+        "rules": rule_notes(preds),
         "breakdown": labels.join(metrics.breakdown(preds), on=keys, nulls_equal=True).to_dicts(),
     }
 
@@ -73,6 +77,10 @@ def html_report(preds: pl.DataFrame, title: str = "Probe Workbench report", n_bo
         "<h2>By probe</h2>",
         _html_table(tables["by_probe"]),
     ]
+    notes = rule_notes(preds)
+    if notes:
+        items = "".join(f"<li><b>{html.escape(rule)}</b>: {html.escape(note)}</li>" for rule, note in notes.items())
+        body += ["<h2>Scoring rules</h2>", f"<ul>{items}</ul>"]
     scripts = []
     for index, (heading, chart) in enumerate(specs):
         spec = json.dumps(chart.to_dict(), sort_keys=True).replace("</", "<\\/")
@@ -96,6 +104,14 @@ def write_html_report(preds: pl.DataFrame, path: str | Path, **options) -> Path:
     >>> write_html_report(preds, "out/report.html")
     """
     return write_text(html_report(preds, **options), path)
+
+
+def rule_notes(preds: pl.DataFrame) -> dict[str, str]:
+    """One line per scoring rule the predictions use (``workbench.scoring.rules``), in order of appearance."""
+    from workbench.scoring.rules import RULE_NOTES
+
+    rules = preds["rule"].unique(maintain_order=True).to_list() if "rule" in preds.columns else []
+    return {rule: RULE_NOTES[rule] for rule in rules if rule in RULE_NOTES}
 
 
 def _headline(preds: pl.DataFrame) -> str:

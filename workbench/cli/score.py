@@ -10,6 +10,8 @@ class Scorer(str, Enum):
     mcqa = "mcqa"
     mlm = "mlm"
     similarity = "similarity"
+    causal = "causal"
+    seq2seq = "seq2seq"
 
 
 class Control(str, Enum):
@@ -20,12 +22,21 @@ class Control(str, Enum):
 
 def score(
     model: str = typer.Option(..., help="A model folder, or a hub name in the local Hugging Face cache."),
-    scorer: Scorer = typer.Option(..., help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine)."),
+    scorer: Scorer = typer.Option(
+        ..., help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine), causal (decoder-only LM), seq2seq (encoder-decoder LM)."
+    ),
     probes: Path = typer.Option(..., help="Probe file (.parquet, ARC-style .jsonl) or a folder of split files."),
     out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
     control: Control = typer.Option(Control.none, help="Score a control of the model instead of the model."),
     split: str | None = typer.Option(None, help="Score only this split (train, dev or test)."),
-    rule: str = typer.Option("auto", help="mlm: mc-mlm, pll-sum or pll-mean (auto: mc-mlm where every choice is one token)."),
+    rule: str = typer.Option(
+        "auto",
+        help="mlm: mc-mlm, pll-sum or pll-mean (auto: mc-mlm where every choice is one token). causal, seq2seq: sum "
+        "(auto), mean-token, mean-char, mi, or all (one row per question and rule).",
+    ),
+    prompts: Path | None = typer.Option(
+        None, help="causal, seq2seq: a prompt template file (JSON like workbench/scoring/prompt_templates/default.json)."
+    ),
     batch_size: int = typer.Option(32, help="Inputs per forward pass."),
     max_length: int | None = typer.Option(None, help="Most tokens per input (default 512, or less if the model allows less)."),
     seed: int = typer.Option(0, help="Seed of weights initialised rather than loaded (random-weights, a missing head)."),
@@ -57,8 +68,17 @@ def score(
         max_length=max_length,
         device=device,
         cache=cache,
+        prompts=prompts,
     )
     write_parquet(predictions, out)
+    if rule == "all":
+        accuracies = predictions.group_by("rule", maintain_order=True).agg(pl.col("correct").mean())
+        shown = ", ".join(f"{name} {accuracy:.3f}" for name, accuracy in accuracies.iter_rows())
+        typer.echo(
+            f"scored {predictions.height // accuracies.height:,} questions with {scorer.value} under {accuracies.height} rules "
+            f"(control {control.value}): accuracy {shown} -> {out}"
+        )
+        return
     rules = ", ".join(f"{name} ({count})" for name, count in predictions["rule"].value_counts(sort=True).iter_rows())
     typer.echo(
         f"scored {predictions.height:,} questions with {scorer.value} (rule {rules}, control {control.value}): "

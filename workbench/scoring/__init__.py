@@ -3,7 +3,9 @@
 ``score`` turns a ``PROBE_SCHEMA`` frame into a ``PREDICTION_SCHEMA`` frame: every probe column plus
 one score per choice (higher is better), the prediction, and what produced it (model, fingerprint,
 scorer, rule, control). Scorers: ``mcqa`` (multiple-choice head), ``mlm`` (MC-MLM or
-pseudo-log-likelihood), ``similarity`` (cosine of mean embeddings); controls in ``models``.
+pseudo-log-likelihood), ``similarity`` (cosine of mean embeddings), ``causal`` and ``seq2seq``
+(log-likelihood of each choice after a prompt, rules in ``lm``, prompt templates in ``prompts``);
+controls in ``models``. ``rule="all"`` (causal, seq2seq) gives one row per question and rule.
 
 Each scorer reduces the frame to unique units of model work (mcqa: a question-choice pair; mlm: a
 masked statement with its candidates, or a filled-in statement; similarity: a text), and
@@ -23,10 +25,11 @@ import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform
-from workbench.scoring import mcqa, mlm, similarity
+from workbench.scoring import causal, mcqa, mlm, seq2seq, similarity
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import (
     CONTROLS,
+    LM_SCORERS,
     SCORERS,
     Model,
     ScoringWarning,
@@ -35,15 +38,18 @@ from workbench.scoring.models import (
     load_model,
     torch_threads,
 )
+from workbench.scoring.prompts import PromptTemplates, load_prompts, render_prompts
+from workbench.scoring.rules import RULE_NOTES
 
-SCORER_MODULES = {"mcqa": mcqa, "mlm": mlm, "similarity": similarity}
-RULES = {name: ("auto", *module.RULES) for name, module in SCORER_MODULES.items()}
+SCORER_MODULES = {"mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq}
+RULES = {name: ("auto", *module.RULES, *(("all",) if name in LM_SCORERS else ())) for name, module in SCORER_MODULES.items()}
 
 
 @dataclass(frozen=True)
 class ScoreSpec:
-    """How to score: the scorer, its rule (``auto``: the scorer's default, per question for mlm),
-    the control, the seed of anything initialised rather than loaded, and the batching.
+    """How to score: the scorer, its rule (``auto``: the scorer's default, per question for mlm;
+    ``all``: every rule of causal/seq2seq), the control, the seed of anything initialised rather than
+    loaded, the batching, and (causal, seq2seq) a prompt template file (None: the packaged default).
 
     >>> ScoreSpec("mlm", rule="pll-sum", batch_size=16)  # doctest: +ELLIPSIS
     ScoreSpec(scorer='mlm', rule='pll-sum', ...)
@@ -57,9 +63,15 @@ class ScoreSpec:
     max_length: int | None = None
     threads: int | None = None
     device: str | None = None
+    prompts: str | Path | None = None
 
     def __post_init__(self) -> None:
         check_control(self.scorer, self.control)
+        if self.prompts is not None and self.scorer not in LM_SCORERS:
+            raise SpecError(
+                f"prompts={str(self.prompts)!r} is only used by the scorers {list(LM_SCORERS)}, not scorer={self.scorer!r}; "
+                "leave it out (probe templates are set when the probes are built)"
+            )
         if self.device is not None:
             check_device(self.device)
         if self.rule not in RULES[self.scorer]:
@@ -89,15 +101,17 @@ def score(
     device: str | None = None,
     cache: bool | str | Path | PredictionCache = True,
     progress: bool = True,
+    prompts: str | Path | None = None,
 ) -> pl.DataFrame:
-    """Score every question of ``probes`` with ``model``; one ``PREDICTION_SCHEMA`` row per question.
+    """Score every question of ``probes`` with ``model``; one ``PREDICTION_SCHEMA`` row per question
+    (per question and rule for ``rule="all"``, in the order of the scorer's rules).
 
     ``model`` is a folder, a hub name in the local HF cache, or a ``Model`` from ``load_model``
     (whose settings must match). ``cache``: True for the workspace cache, a path for another SQLite
     file, False to always run the model. ``threads`` (torch CPU threads) defaults to the usable cores,
-    ``device`` to ``cuda`` when there is a GPU.
+    ``device`` to ``cuda`` when there is a GPU. ``prompts``: the causal/seq2seq prompt template file.
     """
-    spec = ScoreSpec(scorer, rule, control, seed, batch_size, max_length, threads, device)
+    spec = ScoreSpec(scorer, rule, control, seed, batch_size, max_length, threads, device, prompts)
     probes = _check_probes(probes)
     if not isinstance(model, Model):
         model = load_model(model, spec.scorer, spec.control, spec.seed, spec.max_length, spec.device)
@@ -105,18 +119,21 @@ def score(
         _check_loaded(model, spec)
     store = _cache(cache)
     pairs = (
-        probes.select(pl.int_range(pl.len()).alias("row"), "question", pl.col("choices").alias("choice"))
+        probes.select(pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice"))
         .explode("choice")
     )
+    templates = load_prompts(spec.prompts) if spec.scorer in LM_SCORERS else None
+    if templates is not None:
+        pairs = render_prompts(pairs, templates)
     module = SCORER_MODULES[spec.scorer]
     chosen = module.RULES[0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
     with torch_threads(spec.threads):
         scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
-    per_question = scored.group_by("row", maintain_order=True).agg(pl.col("score").alias("scores"), pl.col("rule").first())
-    fingerprints = {name: _fingerprint(model, name) for name in per_question["rule"].unique()}
-    result = probes.with_columns(
-        scores=per_question["scores"],
-        rule=per_question["rule"],
+    per_question = scored.group_by("rule", "row", maintain_order=True).agg(pl.col("score").alias("scores"))
+    fingerprints = {name: _fingerprint(model, name, templates) for name in per_question["rule"].unique()}
+    result = per_question.join(
+        probes.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row", maintain_order="left"
+    ).with_columns(
         model=pl.lit(model.name),
         scorer=pl.lit(spec.scorer),
         control=pl.lit(spec.control),
@@ -167,20 +184,43 @@ def _cache(cache: bool | str | Path | PredictionCache) -> PredictionCache | None
     return PredictionCache(cache)
 
 
-def _fingerprint(model: Model, rule: str) -> str:
-    """What the ``fingerprint`` column holds: the weights' checksum with scorer, rule, control, max_length."""
+def _fingerprint(model: Model, rule: str, templates: PromptTemplates | None = None) -> str:
+    """What the ``fingerprint`` column holds: the weights' checksum with scorer, rule, control, max_length
+    (and, for causal/seq2seq, the prompt templates)."""
     text = f"{model.fingerprint}\x1f{model.scorer}\x1f{rule}\x1f{model.control}\x1f{model.max_length}"
+    if templates is not None:
+        text += f"\x1f{templates.digest}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def zero_shot_accuracy(preds: pl.DataFrame) -> pl.DataFrame:
+    """Zero-shot accuracy per model identity (model, scorer, rule, control, fingerprint), as the k = 0
+    point of an inoculation learning curve: columns ``k`` (0), ``S_new`` (accuracy), ``n`` (questions).
+
+    >>> zero_shot_accuracy(score(probes, "gpt2", scorer="causal", rule="all"))  # doctest: +SKIP
+    """
+    preds = conform(preds, PREDICTION_SCHEMA, "predictions")
+    keys = ["model", "scorer", "rule", "control", "fingerprint"]
+    return (
+        preds.group_by(keys, maintain_order=True)
+        .agg(S_new=pl.col("correct").mean().cast(pl.Float64), n=pl.len().cast(pl.Int64))
+        .select(*keys, k=pl.lit(0, pl.Int64), S_new="S_new", n="n")
+    )
 
 
 __all__ = [
     "CONTROLS",
+    "LM_SCORERS",
     "RULES",
+    "RULE_NOTES",
     "SCORERS",
     "Model",
     "PredictionCache",
+    "PromptTemplates",
     "ScoreSpec",
     "ScoringWarning",
     "load_model",
+    "load_prompts",
     "score",
+    "zero_shot_accuracy",
 ]

@@ -2,7 +2,8 @@
 
 A scorer reduces a probe frame to *units* (a text, a question-choice pair, a masked statement with
 its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks, longest
-first in batches of similar length (little padding), commits every batch to the cache (so an
+first in batches of similar length (little padding; a scorer may order them otherwise, e.g. the
+language-model scorers keep the choices of one prompt together), commits every batch to the cache (so an
 interrupted run resumes) and returns every unit's output, whatever the order it ran in.
 """
 
@@ -26,11 +27,13 @@ Features = dict[str, Any]  # "input_ids" (list[int]), "truncated" (bool), maybe 
 @dataclass(frozen=True)
 class Work:
     """One kind of unit a scorer needs: ``encode`` turns units into features (one per unit, with
-    ``input_ids`` and ``truncated``), ``run`` maps a batch of features to one float vector each."""
+    ``input_ids`` and ``truncated``), ``run`` maps a batch of features to one float vector each;
+    ``order`` sorts the features before batching (default: longest first)."""
 
     kind: str
     encode: Callable[[list[Unit]], list[Features]]
     run: Callable[[list[Features]], list[np.ndarray]]
+    order: Callable[[Features], Any] | None = None
 
 
 def compute(
@@ -51,7 +54,8 @@ def compute(
         return values
     features = work.encode(missing)
     _report_truncation(work.kind, features, model.max_length)
-    order = sorted(range(len(missing)), key=lambda index: -len(features[index]["input_ids"]))
+    sort_key = work.order or (lambda item: -len(item["input_ids"]))
+    order = sorted(range(len(missing)), key=lambda index: sort_key(features[index]))
     with tqdm(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress) as bar:
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]

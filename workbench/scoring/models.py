@@ -10,7 +10,9 @@ Controls (SPEC §4):
 - ``static-embeddings``: the input embedding table alone (no position embeddings, no layers): a
   text is the mean of its tokens' static vectors. Only the ``similarity`` scorer accepts it: the
   mcqa and mlm heads read the [CLS] / [MASK] position, which without context is one fixed vector
-  whatever the input, so their "scores" would say nothing.
+  whatever the input, so their "scores" would say nothing. The causal and seq2seq scorers refuse
+  it too: a likelihood needs a next-token distribution, and an embedding table alone has none (its
+  tokens' vectors carry no prediction of what follows; random-weights is their control).
 """
 
 import contextlib
@@ -25,8 +27,10 @@ import torch
 from transformers import (
     AutoConfig,
     AutoModel,
+    AutoModelForCausalLM,
     AutoModelForMaskedLM,
     AutoModelForMultipleChoice,
+    AutoModelForSeq2SeqLM,
     AutoTokenizer,
     PreTrainedTokenizerBase,
 )
@@ -34,10 +38,23 @@ from transformers.utils import logging as hf_logging
 
 from workbench.errors import SpecError, WorkbenchError
 
-SCORERS = ("mcqa", "mlm", "similarity")
+SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq")
+LM_SCORERS = ("causal", "seq2seq")  # scorers that read a language model's likelihood of each choice
 CONTROLS = ("none", "random-weights", "static-embeddings")
-HEADS = {"mcqa": AutoModelForMultipleChoice, "mlm": AutoModelForMaskedLM, "similarity": AutoModel}
-HEAD_NAMES = {"mcqa": "multiple-choice", "mlm": "masked-LM", "similarity": "encoder"}
+HEADS = {
+    "mcqa": AutoModelForMultipleChoice,
+    "mlm": AutoModelForMaskedLM,
+    "similarity": AutoModel,
+    "causal": AutoModelForCausalLM,
+    "seq2seq": AutoModelForSeq2SeqLM,
+}
+HEAD_NAMES = {
+    "mcqa": "multiple-choice",
+    "mlm": "masked-LM",
+    "similarity": "encoder",
+    "causal": "causal-LM",
+    "seq2seq": "sequence-to-sequence LM",
+}
 
 
 class ScoringWarning(UserWarning):
@@ -50,6 +67,12 @@ def check_control(scorer: str, control: str) -> None:
         raise SpecError(f"scorer={scorer!r} is not allowed; choose one of {list(SCORERS)}")
     if control not in CONTROLS:
         raise SpecError(f"control={control!r} is not allowed; choose one of {list(CONTROLS)}")
+    if control == "static-embeddings" and scorer in LM_SCORERS:
+        raise SpecError(
+            f"control='static-embeddings' does not work with scorer={scorer!r}: a choice's likelihood needs "
+            "the model's next-token distribution, and the input embedding table alone predicts nothing. "
+            "Use control='random-weights' (same architecture, untrained), or scorer='similarity' for static embeddings."
+        )
     if control == "static-embeddings" and scorer != "similarity":
         raise SpecError(
             f"control='static-embeddings' does not work with scorer={scorer!r}: without context the "
@@ -200,10 +223,16 @@ def _not_found(name: str | Path, err: Exception) -> str:
 
 
 def _check_head(name: str | Path, scorer: str, missing: list[str]) -> bool:
-    """Warn about (mcqa) or refuse (mlm) a checkpoint that lacks the scorer's head; True if it was fresh."""
+    """Warn about (mcqa) or refuse (mlm, causal, seq2seq) a checkpoint that lacks the scorer's head; True if it was fresh."""
     if not missing or scorer == "similarity":
         return False
     shown = ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else "")
+    if scorer in LM_SCORERS:
+        raise WorkbenchError(
+            f"{name} lacks trained weights of its {HEAD_NAMES[scorer]} (the checkpoint lacks {shown}), so the "
+            f"{scorer} scorer would read random likelihoods. Use a checkpoint trained as a "
+            f"{'decoder-only' if scorer == 'causal' else 'encoder-decoder'} language model."
+        )
     if scorer == "mlm":
         raise WorkbenchError(
             f"{name} has no trained masked-LM head (the checkpoint lacks {shown}), so the mlm scorer would "

@@ -1,0 +1,99 @@
+"""What the language-model scorers (causal, seq2seq) share: tokenising a (prompt, continuation) unit,
+truncating its prompt, and turning the continuation's token log-probabilities into the rules.
+
+A unit's cached output is the log-probability of each continuation token given the prompt and the
+tokens before it, so every rule comes from one model run (``rule="all"`` reports them side by side):
+
+- ``sum``: the sum of the choice's token log-probabilities (lm-evaluation-harness ``acc``);
+- ``mean-token``: that sum over the number of tokens (no penalty for long choices);
+- ``mean-char``: that sum over the number of characters of the choice (tokeniser-independent;
+  the harness's ``acc_norm`` uses bytes);
+- ``mi``: that sum minus the choice's sum under the question-free neutral prompt (pointwise mutual
+  information between question and choice: how much the question raises the choice's likelihood).
+
+Prompt and continuation are tokenised apart and concatenated (the harness's convention; the
+continuation template gives the leading space), so a choice's tokens never depend on its prompt.
+Over-long prompts lose tokens from the left (after any leading special token), never the choice.
+"""
+
+import numpy as np
+import polars as pl
+
+from workbench.errors import WorkbenchError
+from workbench.scoring.batching import Features, Unit, Work, compute
+from workbench.scoring.cache import PredictionCache
+from workbench.scoring.models import Model
+
+RULES = ("sum", "mean-token", "mean-char", "mi")
+
+
+def choice_scores(
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool, work: Work
+) -> pl.DataFrame:
+    """``pairs`` (with ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``; for
+    ``rule="all"``, one copy of ``pairs`` per rule, stacked in the order of ``RULES``."""
+    rules = RULES if rule == "all" else (rule,)
+    units = list(zip(pairs["prompt"], pairs["continuation"]))
+    neutral = list(zip(pairs["neutral"], pairs["continuation"])) if "mi" in rules else []
+    values = compute(model, work, units + neutral, batch_size, cache, progress)
+    sums = np.array([values[unit].sum(dtype=np.float64) for unit in units])
+    tokens = np.array([len(values[unit]) for unit in units])
+    by_rule = {
+        "sum": lambda: sums,
+        "mean-token": lambda: sums / tokens,
+        "mean-char": lambda: sums / pairs["choice"].str.len_chars().to_numpy(),
+        "mi": lambda: sums - np.array([values[unit].sum(dtype=np.float64) for unit in neutral]),
+    }
+    return pl.concat([pairs.with_columns(score=pl.Series(by_rule[name]()), rule=pl.lit(name)) for name in rules])
+
+
+def encode_units(model: Model, units: list[Unit], joint_limit: bool, prompt_special: bool) -> list[Features]:
+    """Tokenise (prompt, continuation) units apart: ``prompt`` (a tuple, so units can share it),
+    ``continuation``, ``input_ids`` (both, for ordering), ``truncated``.
+
+    ``joint_limit``: prompt and continuation share ``max_length`` (causal) rather than each having it
+    (seq2seq). ``prompt_special``: the prompt gets the tokenizer's special tokens (an encoder input);
+    otherwise only a BOS the tokenizer would add itself (a decoder-only prompt).
+    """
+    tokenizer = model.tokenizer
+    prompts = tokenizer([prompt for prompt, _ in units], add_special_tokens=prompt_special, verbose=False)["input_ids"]
+    continuations = tokenizer([text for _, text in units], add_special_tokens=False, verbose=False)["input_ids"]
+    lead = [] if prompt_special else _leading_bos(model)
+    fallback = [token for token in (tokenizer.bos_token_id, tokenizer.eos_token_id) if token is not None][:1]
+    special = set(tokenizer.all_special_ids)
+    features = []
+    for (prompt_text, text), prompt, continuation in zip(units, prompts, continuations):
+        prompt = lead + prompt or fallback
+        if not prompt or not continuation:
+            raise WorkbenchError(
+                f"cannot score {text!r} after {prompt_text!r}: the "
+                f"{'choice' if prompt else 'prompt'} has no tokens and the tokenizer of {model.name} has no BOS or EOS "
+                "token to stand in; check the prompt templates (--prompts) and the choice"
+            )
+        room = model.max_length - (len(continuation) if joint_limit else 0)
+        if len(continuation) > model.max_length - (1 if joint_limit else 0):
+            raise WorkbenchError(
+                f"the choice {text!r} is {len(continuation)} tokens, more than max_length={model.max_length} leaves "
+                "for it; the choice is never truncated, so raise max_length or shorten the choice"
+            )
+        truncated = len(prompt) > room
+        if truncated:
+            keep = next((index for index, token in enumerate(prompt) if token not in special), 0)
+            keep = min(keep, room - 1)
+            prompt = prompt[:keep] + prompt[len(prompt) - (room - keep) :]
+        features.append(
+            {"prompt": tuple(prompt), "continuation": continuation, "input_ids": prompt + continuation, "truncated": truncated}
+        )
+    return features
+
+
+def by_prompt(item: Features) -> tuple:
+    """Sort key that keeps the units of one prompt together, longest prompts first."""
+    return (-len(item["prompt"]), item["prompt"], -len(item["continuation"]))
+
+
+def _leading_bos(model: Model) -> list[int]:
+    """``[bos]`` if the tokenizer puts a BOS before a text by itself (Llama-style), else ``[]`` (GPT-2)."""
+    bos = model.tokenizer.bos_token_id
+    probe = model.tokenizer("a", verbose=False)["input_ids"]
+    return [bos] if bos is not None and probe[:1] == [bos] else []

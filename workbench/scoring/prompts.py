@@ -1,0 +1,81 @@
+"""Prompt templates of the language-model scorers (causal, seq2seq): data a user can read and edit.
+
+A template file (JSON, see ``prompt_templates/default.json``) holds one entry per probe type and a
+``default`` for any other: ``prompt`` renders the question (``{question}``), ``neutral`` is the
+question-free prompt of the mutual-information rule, ``choice`` renders the continuation
+(``{choice}``, with its leading space). Fields are filled by ``workbench.probes.templates.fill``
+(plain substitution, no code); an unknown field is an error when the file is loaded.
+
+>>> templates = load_prompts()
+>>> templates.render("hyponymy", "Which is a type of dog?", "poodle")
+('Question: Which is a type of dog?\\nAnswer:', 'Answer:', ' poodle')
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import polars as pl
+
+from workbench.probes.templates import FIELD, TemplateError, fill
+
+PARTS = {"prompt": {"question"}, "neutral": set(), "choice": {"choice"}}
+
+
+@dataclass(frozen=True)
+class PromptTemplates:
+    """Per probe type (and ``default``): the prompt, neutral and choice templates; ``digest`` names the file's content."""
+
+    probes: dict[str, dict[str, str]]
+    default: dict[str, str]
+    digest: str
+
+    def render(self, probe: str | None, question: str, choice: str) -> tuple[str, str, str]:
+        """The (prompt, neutral prompt, continuation) of one question-choice pair."""
+        entry = self.probes.get(probe or "", self.default)
+        return fill(entry["prompt"], {"question": question}), fill(entry["neutral"], {}), fill(entry["choice"], {"choice": choice})
+
+
+def load_prompts(path: str | Path | None = None) -> PromptTemplates:
+    """The prompt templates in ``path`` (a JSON file like the packaged default), or the packaged default."""
+    if path is None:
+        text, where = resources.files("workbench.scoring").joinpath("prompt_templates", "default.json").read_text(), "default prompts"
+    else:
+        try:
+            text, where = Path(path).read_text(encoding="utf-8"), str(path)
+        except OSError as err:
+            raise TemplateError(f"cannot read the prompt template file {path}: {err}") from err
+    try:
+        data = json.loads(text)
+        default, probes = data["default"], data.get("probes", {})
+        entries = {"default": default, **probes}
+        checked = {name: {part: _check(entry[part], PARTS[part], f"{where}: {name}.{part}") for part in PARTS} for name, entry in entries.items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise TemplateError(
+            f"{where}: expected JSON with 'default' and 'probes' -> <probe> -> 'prompt', 'neutral', 'choice' "
+            f"(see the packaged workbench/scoring/prompt_templates/default.json); problem: {err!r}"
+        ) from err
+    digest = hashlib.sha256(json.dumps(checked, sort_keys=True).encode()).hexdigest()[:16]
+    return PromptTemplates(probes={name: checked[name] for name in probes}, default=checked["default"], digest=digest)
+
+
+def render_prompts(pairs: pl.DataFrame, templates: PromptTemplates) -> pl.DataFrame:
+    """``pairs`` (``probe``, ``question``, ``choice``) with ``prompt``, ``neutral`` and ``continuation`` columns."""
+    rendered = [templates.render(*row) for row in pairs.select("probe", "question", "choice").iter_rows()]
+    prompt, neutral, continuation = zip(*rendered) if rendered else ((), (), ())
+    return pairs.with_columns(
+        prompt=pl.Series(prompt, dtype=pl.String),
+        neutral=pl.Series(neutral, dtype=pl.String),
+        continuation=pl.Series(continuation, dtype=pl.String),
+    )
+
+
+def _check(text: str, allowed: set[str], where: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise TemplateError(f"{where}: a prompt template must be a non-empty string, got {text!r}")
+    unknown = set(FIELD.findall(text)) - allowed
+    if unknown:
+        raise TemplateError(f"{where}: unknown field(s) {sorted(unknown)} in {text!r}; allowed: {sorted(allowed) or 'none'}")
+    return text
