@@ -1,0 +1,75 @@
+"""Every teaching notebook in notebooks/ runs top to bottom in a fresh kernel; a failing cell fails its test.
+
+Each notebook keeps its sizes in a first code cell tagged ``parameters`` (papermill's convention): the
+values a student runs. The smaller values the suite runs are in the notebook's metadata,
+``workbench.test_parameters``; they are injected as a cell right after the ``parameters`` cell, so every
+later cell sees them. A notebook without that metadata runs as stored.
+"""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+CELL_TIMEOUT_S = 600
+INJECTED_TAG = "injected-parameters"
+
+
+def with_test_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with a cell setting its ``workbench.test_parameters`` right after its ``parameters`` cell."""
+    values = nb.metadata.get("workbench", {}).get("test_parameters", {})
+    if not values:
+        return nb
+    tagged = [i for i, cell in enumerate(nb.cells) if "parameters" in cell.get("metadata", {}).get("tags", [])]
+    if len(tagged) != 1:
+        pytest.fail(f"the notebook has test_parameters {sorted(values)} but {len(tagged)} cells tagged 'parameters' (need one)")
+    source = "# injected by tests/test_notebooks.py: small sizes for the test suite\n"
+    source += "".join(f"{name} = {value!r}\n" for name, value in values.items())
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": [INJECTED_TAG]})
+    cell["id"] = INJECTED_TAG
+    nb.cells.insert(tagged[0] + 1, cell)
+    return nb
+
+
+def test_there_are_teaching_notebooks():
+    names = [path.name for path in NOTEBOOKS]
+    assert "01_quickstart.ipynb" in names, f"notebooks/ holds {names}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_is_stored_without_outputs(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    dirty = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and (cell.outputs or cell.execution_count)]
+    assert not dirty, f"{path.name}: cells {dirty} keep outputs; clear them before committing (Jupyter: Edit > Clear Outputs of All Cells)"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_test_parameters_name_variables_of_the_parameters_cell(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    values = nb.metadata.get("workbench", {}).get("test_parameters", {})
+    cells = [cell.source for cell in nb.cells if "parameters" in cell.get("metadata", {}).get("tags", [])]
+    unknown = [name for name in values if not any(f"{name} =" in source for source in cells)]
+    assert not unknown, f"{path.name}: test_parameters {unknown} are not set in the notebook's 'parameters' cell"
+
+
+@pytest.mark.slow
+@pytest.mark.wordnet
+@pytest.mark.model
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_runs_top_to_bottom(path: Path):
+    nb = with_test_parameters(nbformat.read(path, as_version=4))
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",  # jupyter_client runs a 'python3' kernel with sys.executable: this venv
+        timeout=CELL_TIMEOUT_S,
+        allow_errors=False,
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+    )
+    client.execute()  # raises CellExecutionError, naming the cell and its traceback, at the first failing cell
+    ran = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert all(cell.execution_count for cell in ran), "some code cells did not run"
