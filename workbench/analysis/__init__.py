@@ -10,5 +10,6 @@
 
 from workbench.analysis.model import PathModel, check_data, parse_model
 from workbench.analysis.pls import SCHEMES, PLSResult, PLSSpec, fit_pls
+from workbench.analysis.population import population
 
-__all__ = ["SCHEMES", "PLSResult", "PLSSpec", "PathModel", "check_data", "fit_pls", "parse_model"]
+__all__ = ["SCHEMES", "PLSResult", "PLSSpec", "PathModel", "check_data", "fit_pls", "parse_model", "population"]

@@ -1,0 +1,132 @@
+"""The workbench's own population of models: one row of probe scores and original-task accuracy per
+scored model or inoculation checkpoint, ready for ``fit_pls``.
+
+- A prediction file (``workbench score`` output, ``PREDICTION_SCHEMA``) gives one row per
+  (model, scorer, control): its accuracy on each probe in the file(s); rows of ``probe="mcqa"``
+  (a science QA set scored like a probe) give its original-task accuracy ``orig``.
+- An inoculation run (``workbench inoculate`` output) gives one row per finished trial (baseline
+  included): per-probe accuracy from ``trials/<trial>/probe.parquet``, ``orig`` = ``S_orig``, and the
+  trial's k, learning rate, epochs, seed and add-some setting.
+
+With ``by_hops=True`` every probe column is split by ISA hop count (``hypernymy_h1``, ``hypernymy_h2``, ...).
+
+>>> population(predictions=["preds/minilm.parquet"], runs=["runs/inoc-hypernymy"])  # doctest: +SKIP
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from workbench.errors import WorkbenchError
+from workbench.inoculation.runs import load_run
+from workbench.schema import PREDICTION_SCHEMA, PROBES, conform
+
+ORIG = "orig"
+"""The column of original-task (science QA) accuracy."""
+
+KEY_COLUMNS: dict[str, pl.DataType] = {
+    "unit": pl.String(),  # one member of the population: "model [scorer, control]" or "run/trial"
+    "origin": pl.String(),  # "scored" or "inoculation"
+    "model": pl.String(),  # model name or path (scored), run folder (inoculation)
+    "scorer": pl.String(),
+    "control": pl.String(),
+    "trial": pl.String(),
+    "k": pl.Int64(),
+    "lr": pl.Float64(),
+    "epochs": pl.Int64(),
+    "seed": pl.Int64(),
+    "add_some": pl.String(),
+}
+
+
+def population(
+    predictions: Sequence[str | Path] = (),
+    runs: Sequence[str | Path] = (),
+    by_hops: bool = False,
+) -> pl.DataFrame:
+    """One row per member of the population: ``KEY_COLUMNS``, then one accuracy column per probe
+    (``definitions``, ``hypernymy``, ``hyponymy``, ``synonymy``, ``wordsense``, or ``<probe>_h<k>``
+    with ``by_hops``) and ``orig``. A probe a member was not scored on is null.
+
+    >>> population(runs=["runs/inoc"]).select("trial", "k", "hypernymy", "orig")  # doctest: +SKIP
+    """
+    if not predictions and not runs:
+        raise WorkbenchError("give prediction files (predictions=[...]) or inoculation runs (runs=[...]) to build a population from")
+    parts = [_scored(_read(Path(p)), by_hops) for p in _files(predictions)]
+    parts += [_inoculated(Path(r), by_hops) for r in runs]
+    frame = pl.concat([p for p in parts if not p.is_empty()], how="diagonal_relaxed")
+    frame = frame.group_by("unit", maintain_order=True).agg(
+        [pl.col(c).drop_nulls().first() for c in KEY_COLUMNS if c != "unit"]
+        + [pl.col(c).drop_nulls().first() for c in frame.columns if c not in KEY_COLUMNS]
+    )  # a model scored probe by probe in several files becomes one row
+    scores = sorted((c for c in frame.columns if c not in KEY_COLUMNS and c != ORIG), key=_score_order)
+    return frame.select(
+        *[pl.col(c).cast(t) if c in frame.columns else pl.lit(None, t).alias(c) for c, t in KEY_COLUMNS.items()],
+        *scores,
+        pl.col(ORIG) if ORIG in frame.columns else pl.lit(None, pl.Float64).alias(ORIG),
+    )
+
+
+def _files(paths: Sequence[str | Path]) -> list[Path]:
+    out = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(path.rglob("*.parquet"))
+            if not found:
+                raise WorkbenchError(f"{path} holds no .parquet prediction files; give the files `workbench score --out` wrote")
+            out.extend(found)
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise WorkbenchError(f"no prediction file or folder at {path}")
+    return out
+
+
+def _read(path: Path) -> pl.DataFrame:
+    try:
+        frame = pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as err:
+        raise WorkbenchError(f"{path} is not a readable Parquet file: {err}") from err
+    return conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}")
+
+
+def _accuracy_columns(preds: pl.DataFrame, keys: list[str], by_hops: bool) -> pl.DataFrame:
+    """Accuracy per probe (or probe x hops), wide: ``keys`` + one column each; ``mcqa`` becomes ``orig``."""
+    column = pl.when(pl.col("probe") == "mcqa").then(pl.lit(ORIG))
+    column = column.otherwise(pl.col("probe") + "_h" + pl.col("hops").cast(pl.String) if by_hops else pl.col("probe"))
+    long = preds.with_columns(column=column).group_by([*keys, "column"]).agg(accuracy=pl.col("correct").cast(pl.Float64).mean())
+    return long.pivot(on="column", index=keys, values="accuracy", sort_columns=True)
+
+
+def _scored(preds: pl.DataFrame, by_hops: bool) -> pl.DataFrame:
+    keys = ["model", "scorer", "control"]
+    wide = _accuracy_columns(preds, keys, by_hops)
+    return wide.with_columns(
+        unit=pl.format("{} [{}, {}]", "model", "scorer", "control"),
+        origin=pl.lit("scored"),
+    )
+
+
+def _inoculated(run: Path, by_hops: bool) -> pl.DataFrame:
+    trials = load_run(run).filter(pl.col("status").is_in(["ok", "baseline"]))
+    parts = []
+    for trial in trials.iter_rows(named=True):
+        file = run / "trials" / trial["trial"] / "probe.parquet"
+        if not file.is_file():
+            raise WorkbenchError(f"{file} is missing; the run {run} is incomplete (rerun `workbench inoculate` on it to finish)")
+        preds = _read(file).with_columns(trial=pl.lit(trial["trial"]))
+        parts.append(_accuracy_columns(preds, ["trial"], by_hops))
+    if not parts:
+        return pl.DataFrame()
+    scores = pl.concat(parts, how="diagonal_relaxed")
+    return trials.select("trial", "k", "lr", "epochs", "seed", "add_some", pl.col("S_orig").alias(ORIG)).join(scores, on="trial").with_columns(
+        unit=pl.lit(f"{run.name}/") + pl.col("trial"), origin=pl.lit("inoculation"), model=pl.lit(str(run)),
+        scorer=pl.lit("mcqa"), control=pl.lit("none"),
+    )  # fmt: skip
+
+
+def _score_order(column: str) -> tuple:
+    probe, _, hops = column.partition("_h")
+    rank = PROBES.index(probe) if probe in PROBES else len(PROBES)
+    return (rank, probe, int(hops) if hops.isdigit() else -1)
