@@ -202,3 +202,37 @@ def test_default_bootstrap_of_500_on_the_thesis_data(bats):
     report = result.to_dict()
     json.dumps(report, allow_nan=False)
     assert {p["source"] + p["target"] for p in report["paths"] if p["significant"]} == {"DERSYN", "LEXSYN", "DERSEM", "ENCSEM"}
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def _cli(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_pls_prints_the_fit_as_json(bats, tmp_path):
+    spec = tmp_path / "bats.txt"
+    spec.write_text(BATS_VECEVAL)
+    data = tmp_path / "bats.parquet"
+    bats.write_parquet(data)
+    done = _cli("pls", "--data", str(data), "--model", str(spec), "--scheme", "centroid", "--bootstrap", "50", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    direct = fit_pls(bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid", bootstrap=50), progress=False)
+    assert report["gof"] == pytest.approx(direct.gof)
+    assert [p["coef"] for p in report["paths"]] == pytest.approx(direct.paths["coef"].to_list())
+    assert [p["se"] for p in report["paths"]] == pytest.approx(direct.paths["se"].to_list())
+    assert {"r2", "loadings", "weights", "reliability"} <= set(report)
+
+
+def test_cli_pls_reports_a_bad_model_in_one_line(tmp_path):
+    spec, data = tmp_path / "m.txt", tmp_path / "t.csv"
+    spec.write_text("A =~ x\nB =~ nothere\nB ~ A\n")
+    synthetic(30).rename({"hypernymy": "x"}).write_csv(data)
+    done = _cli("pls", "--data", str(data), "--model", str(spec), "--bootstrap", "0")
+    assert done.returncode == 2
+    assert "error: the table has no columns ['nothere']" in done.stderr and "Traceback" not in done.stderr
