@@ -1,0 +1,362 @@
+"""The language-model scorers (causal, seq2seq): rules, shared prefix, prompt templates, truncation,
+controls, zero-shot accuracy for inoculation curves, the CLI and the report's rule notes.
+
+Runs on a tiny random GPT-2 and a tiny random T5 built from configs, with byte-level BPE / Metaspace
+tokenizers trained here on the test questions (GPT-2's has no pad token, as the real one; T5's
+appends ``</s>``). Expected values are computed directly: one forward over the whole prompt + choice
+string, log_softmax, gather.
+"""
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+import typer
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import (
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    GPT2Config,
+    GPT2LMHeadModel,
+    PreTrainedTokenizerFast,
+    T5Config,
+    T5ForConditionalGeneration,
+)
+from typer.testing import CliRunner
+
+from test_scoring import QUESTIONS, count_forwards, make_probes
+from workbench.cli.score import register
+from workbench.errors import SpecError, WorkbenchError
+from workbench.probes.templates import TemplateError
+from workbench.report import rule_notes, text_report
+from workbench.schema import PREDICTION_SCHEMA
+from workbench.scoring import (
+    RULE_NOTES,
+    PredictionCache,
+    ScoreSpec,
+    ScoringWarning,
+    load_model,
+    load_prompts,
+    score,
+    zero_shot_accuracy,
+)
+from workbench.scoring.lm import encode_units
+
+TEXTS = [question for question, _, _ in QUESTIONS] + [choice for _, choices, _ in QUESTIONS for choice in choices]
+RULES = ("sum", "mean-token", "mean-char", "mi")
+
+
+def byte_bpe(bos: bool = False) -> PreTrainedTokenizerFast:
+    """A GPT-2-style byte-level BPE (no pad token); with ``bos``, one that puts <|endoftext|> first (Llama-style)."""
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    bpe.train_from_iterator(TEXTS, trainer)
+    if bos:
+        bpe.post_processor = processors.TemplateProcessing(single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 0)])
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
+
+
+def metaspace_bpe() -> PreTrainedTokenizerFast:
+    """A T5-style tokenizer: pad 0, </s> 1 appended to every encoder text."""
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.Metaspace()
+    bpe.decoder = decoders.Metaspace()
+    bpe.train_from_iterator(TEXTS, trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "</s>", "<unk>"]))
+    bpe.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory) -> dict[str, Path]:
+    """Tiny random checkpoints: GPT-2 (causal), GPT-2 with a BOS-adding tokenizer, T5 (seq2seq)."""
+    folders = {}
+    gpt2 = GPT2Config(vocab_size=400, n_positions=128, n_embd=32, n_layer=2, n_head=2, bos_token_id=0, eos_token_id=0)
+    t5 = T5Config(
+        vocab_size=300, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=2,
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    builds = {
+        "causal": (GPT2LMHeadModel, gpt2, byte_bpe()),
+        "causal-bos": (GPT2LMHeadModel, gpt2, byte_bpe(bos=True)),
+        "seq2seq": (T5ForConditionalGeneration, t5, metaspace_bpe()),
+    }
+    for name, (cls, config, tokenizer) in builds.items():
+        torch.manual_seed(len(name))
+        folder = tmp_path_factory.mktemp(f"tiny-{name}")
+        cls(config).save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        folders[name] = folder
+    return folders
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> PredictionCache:
+    return PredictionCache(tmp_path / "predictions.sqlite")
+
+
+def synonymy(rows) -> pl.DataFrame:
+    """Probe rows of type synonymy: the default prompt is 'Question: ...\\nAnswer:', neutral 'Answer:'."""
+    return make_probes(rows).with_columns(probe=pl.lit("synonymy"))
+
+
+def direct_logprob(scorer: str, folder: Path, prompt: str, choice: str) -> tuple[float, int]:
+    """Sum of the choice's token log-probabilities (and its token count), from one plain forward."""
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    continuation = tokenizer(" " + choice, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        if scorer == "causal":
+            network = AutoModelForCausalLM.from_pretrained(folder).eval()
+            context = tokenizer(prompt)["input_ids"]
+            logits = network(torch.tensor([context + continuation])).logits[0, len(context) - 1 : -1]
+        else:
+            network = AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
+            encoder = torch.tensor([tokenizer(prompt)["input_ids"]])
+            decoder = torch.tensor([[network.config.decoder_start_token_id, *continuation[:-1]]])
+            logits = network(input_ids=encoder, decoder_input_ids=decoder).logits[0]
+    logprobs = torch.log_softmax(logits, dim=-1)[torch.arange(len(continuation)), continuation]
+    return float(logprobs.sum()), len(continuation)
+
+
+# --- the rules against a direct computation ---------------------------------------------------
+
+
+@pytest.mark.parametrize("scorer", ["causal", "seq2seq"])
+def test_each_rule_equals_a_direct_log_softmax_over_prompt_and_choice(tiny_lm, cache, scorer):
+    rows = QUESTIONS[2:4]
+    preds = score(synonymy(rows), tiny_lm[scorer], scorer=scorer, rule="all", cache=cache, batch_size=3, progress=False)
+    assert preds["rule"].to_list() == [rule for rule in RULES for _ in rows]
+    by_rule = {rule: preds.filter(pl.col("rule") == rule)["scores"].to_list() for rule in RULES}
+    for index, (question, choices, _) in enumerate(rows):
+        for position, choice in enumerate(choices):
+            total, tokens = direct_logprob(scorer, tiny_lm[scorer], f"Question: {question}\nAnswer:", choice)
+            neutral, _ = direct_logprob(scorer, tiny_lm[scorer], "Answer:", choice)
+            assert by_rule["sum"][index][position] == pytest.approx(total, abs=1e-4)
+            assert by_rule["mean-token"][index][position] == pytest.approx(total / tokens, abs=1e-5)
+            assert by_rule["mean-char"][index][position] == pytest.approx(total / len(choice), abs=1e-5)
+            assert by_rule["mi"][index][position] == pytest.approx(total - neutral, abs=1e-4)
+
+
+def test_one_rule_is_the_matching_rows_of_all_and_auto_is_sum(tiny_lm, cache):
+    probes = synonymy(QUESTIONS[:3])
+    every = score(probes, tiny_lm["causal"], scorer="causal", rule="all", cache=cache, progress=False)
+    assert every.schema == pl.Schema(PREDICTION_SCHEMA) and every.height == 4 * probes.height
+    for rule in RULES:
+        alone = score(probes, tiny_lm["causal"], scorer="causal", rule=rule, cache=False, progress=False)
+        assert alone["id"].to_list() == probes["id"].to_list()
+        np.testing.assert_allclose(
+            np.concatenate(alone["scores"].to_list()),
+            np.concatenate(every.filter(pl.col("rule") == rule)["scores"].to_list()),
+            atol=1e-5,
+        )
+        assert alone["fingerprint"][0] == every.filter(pl.col("rule") == rule)["fingerprint"][0]
+    assert every.group_by("rule").agg(pl.col("fingerprint").first())["fingerprint"].n_unique() == 4
+    auto = score(probes, tiny_lm["causal"], scorer="causal", cache=cache, progress=False)
+    assert set(auto["rule"]) == {"sum"}
+
+
+def test_all_rules_come_from_one_model_run_through_the_cache(tiny_lm, cache):
+    probes = synonymy(QUESTIONS[:2])
+    model = load_model(tiny_lm["causal"], "causal")
+    calls = count_forwards(model)
+    score(probes, model, scorer="causal", rule="all", cache=cache, progress=False)
+    ran = len(calls)
+    assert ran > 0
+    for rule in RULES:
+        score(probes, model, scorer="causal", rule=rule, cache=cache, progress=False)
+    assert len(calls) == ran
+
+
+# --- shared prefix ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scorer", ["causal", "seq2seq"])
+def test_shared_prefix_scores_do_not_depend_on_how_choices_are_batched(tiny_lm, scorer):
+    probes = make_probes()
+    runs = [
+        score(probes, tiny_lm[scorer], scorer=scorer, rule="all", batch_size=size, cache=False, progress=False)
+        for size in (1, 4, 64)
+    ]
+    flat = [np.concatenate(run["scores"].to_list()) for run in runs]
+    np.testing.assert_allclose(flat[0], flat[1], atol=1e-5)
+    np.testing.assert_allclose(flat[0], flat[2], atol=1e-5)
+
+
+def test_causal_runs_each_prompt_once_for_all_its_choices(tiny_lm, tmp_path):
+    probes = synonymy(QUESTIONS)
+    model = load_model(tiny_lm["causal"], "causal")
+    prompt_rows: list[int] = []
+
+    def hook(module, args, kwargs):
+        if kwargs.get("past_key_values") is None:  # the prompt pass; the choices' pass reuses its cache
+            prompt_rows.append(len(kwargs["input_ids"]))
+
+    model.network.register_forward_pre_hook(hook, with_kwargs=True)
+    score(probes, model, scorer="causal", batch_size=5, cache=False, progress=False)
+    assert sum(prompt_rows) == probes.height  # five choices per question, one prompt run per question
+
+
+# --- prompts ----------------------------------------------------------------------------------
+
+
+def test_default_prompts_follow_the_probe_type():
+    templates = load_prompts()
+    assert templates.render("synonymy", "Which word means big?", "large") == (
+        "Question: Which word means big?\nAnswer:", "Answer:", " large"
+    )
+    question = "In 'an oak grew', the word oak is best described as a type of"
+    assert templates.render("hypernymy", question, "tree")[0] == question  # a cloze: the choice completes it
+    assert templates.render(None, "Is it?", "yes") == templates.render("no-such-probe", "Is it?", "yes")
+
+
+def test_a_user_prompt_file_changes_the_prompts_and_the_fingerprint(tiny_lm, cache, tmp_path):
+    path = tmp_path / "prompts.json"
+    entry = {"prompt": "Q: {question}\nA:", "neutral": "A:", "choice": " {choice}"}
+    path.write_text(json.dumps({"default": entry, "probes": {}}))
+    probes = synonymy(QUESTIONS[2:3])
+    ours = score(probes, tiny_lm["causal"], scorer="causal", prompts=path, cache=cache, progress=False)
+    default = score(probes, tiny_lm["causal"], scorer="causal", cache=cache, progress=False)
+    question, choices, _ = QUESTIONS[2]
+    total, _ = direct_logprob("causal", tiny_lm["causal"], f"Q: {question}\nA:", choices[0])
+    assert ours["scores"][0][0] == pytest.approx(total, abs=1e-4)
+    assert ours["fingerprint"][0] != default["fingerprint"][0]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"default": {"prompt": "{question} {answer}", "neutral": "A:", "choice": "{choice}"}}, r"unknown field\(s\) \['answer'\]"),
+        ({"default": {"prompt": "{question}", "choice": "{choice}"}}, "expected JSON with 'default'"),
+        ({"default": {"prompt": "{question}", "neutral": " ", "choice": "{choice}"}}, "must be a non-empty string"),
+    ],
+)
+def test_a_bad_prompt_file_is_refused_with_the_problem(tmp_path, content, message):
+    path = tmp_path / "prompts.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(TemplateError, match=message):
+        load_prompts(path)
+
+
+def test_a_prompt_file_for_a_scorer_without_prompts_is_refused():
+    with pytest.raises(SpecError, match="prompts='p.json' is only used by the scorers"):
+        ScoreSpec("mcqa", prompts="p.json")
+
+
+# --- tokenisation at the boundary: truncation, BOS --------------------------------------------
+
+
+def test_truncation_drops_the_start_of_the_prompt_never_the_choice(tiny_lm, cache):
+    probes = synonymy(QUESTIONS[2:3])
+    with pytest.warns(ScoringWarning, match="causal-logprobs inputs were longer than 12 tokens"):
+        preds = score(probes, tiny_lm["causal"], scorer="causal", max_length=12, cache=cache, progress=False)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_lm["causal"])
+    network = AutoModelForCausalLM.from_pretrained(tiny_lm["causal"]).eval()
+    question, choices, _ = QUESTIONS[2]
+    for choice, got in zip(choices, preds["scores"][0].to_list()):
+        continuation = tokenizer(" " + choice, add_special_tokens=False)["input_ids"]
+        context = tokenizer(f"Question: {question}\nAnswer:")["input_ids"][-(12 - len(continuation)) :]
+        with torch.no_grad():
+            logits = network(torch.tensor([context + continuation])).logits[0, len(context) - 1 : -1]
+        expected = torch.log_softmax(logits, dim=-1)[torch.arange(len(continuation)), continuation].sum()
+        assert got == pytest.approx(float(expected), abs=1e-4)
+
+
+def test_a_choice_longer_than_max_length_is_refused(tiny_lm, cache):
+    probes = synonymy([("Pick one", ["a rather long choice that will not fit in eight tokens at all", "b"], 0)])
+    with pytest.raises(WorkbenchError, match="never truncated, so raise max_length"):
+        score(probes, tiny_lm["causal"], scorer="causal", max_length=8, cache=cache, progress=False)
+
+
+def test_a_bos_adding_tokenizer_keeps_its_bos_first_when_the_prompt_is_cut(tiny_lm):
+    model = load_model(tiny_lm["causal-bos"], "causal", max_length=10)
+    bos = model.tokenizer.bos_token_id
+    short, long = encode_units(
+        model, [("Answer:", " river"), ("Question: " + QUESTIONS[2][0], " river")], joint_limit=True, prompt_special=False
+    )
+    assert short["prompt"][0] == bos and short["prompt"].count(bos) == 1 and not short["truncated"]
+    assert long["truncated"] and long["prompt"][0] == bos and len(long["input_ids"]) == 10
+    assert long["continuation"] == short["continuation"]
+
+
+# --- controls and heads -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scorer", ["causal", "seq2seq"])
+def test_static_embeddings_control_is_refused_for_language_model_scorers(scorer):
+    with pytest.raises(SpecError, match="static-embeddings.*next-token distribution.*random-weights"):
+        ScoreSpec(scorer, control="static-embeddings")
+
+
+@pytest.mark.parametrize("scorer", ["causal", "seq2seq"])
+def test_random_weights_control_is_seeded_and_differs_from_the_model(tiny_lm, scorer):
+    probes = make_probes(QUESTIONS[2:])
+    runs = {
+        (control, seed): score(probes, tiny_lm[scorer], scorer=scorer, control=control, seed=seed, cache=False, progress=False)
+        for control, seed in (("none", 0), ("random-weights", 0), ("random-weights", 1))
+    }
+    again = score(probes, tiny_lm[scorer], scorer=scorer, control="random-weights", seed=0, cache=False, progress=False)
+    assert again["scores"].to_list() == runs[("random-weights", 0)]["scores"].to_list()
+    assert runs[("random-weights", 0)]["scores"].to_list() != runs[("random-weights", 1)]["scores"].to_list()
+    assert runs[("random-weights", 0)]["scores"].to_list() != runs[("none", 0)]["scores"].to_list()
+
+
+def test_a_causal_scorer_refuses_a_model_without_a_language_model_head(tmp_path):
+    from transformers import BertConfig, BertModel
+
+    tokenizer = byte_bpe()
+    config = BertConfig(vocab_size=400, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
+    BertModel(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    with warnings.catch_warnings(), pytest.raises(WorkbenchError, match="lacks trained weights of its causal-LM"):
+        warnings.simplefilter("ignore")
+        load_model(tmp_path, "causal")
+
+
+# --- zero-shot accuracy, report, CLI ----------------------------------------------------------
+
+
+def test_zero_shot_accuracy_gives_one_k0_point_per_rule(tiny_lm, cache):
+    preds = score(make_probes(), tiny_lm["causal"], scorer="causal", rule="all", cache=cache, progress=False)
+    points = zero_shot_accuracy(preds)
+    assert points["rule"].to_list() == list(RULES) and set(points["k"]) == {0}
+    for rule, accuracy, count in points.select("rule", "S_new", "n").iter_rows():
+        part = preds.filter(pl.col("rule") == rule)
+        assert count == part.height == 5 and accuracy == pytest.approx(part["correct"].mean())
+
+
+def test_the_report_explains_each_rule_the_predictions_use(tiny_lm, cache):
+    preds = score(make_probes(), tiny_lm["causal"], scorer="causal", rule="all", cache=cache, progress=False)
+    assert list(rule_notes(preds)) == list(RULES)
+    report = text_report(preds.with_columns(cluster_id=pl.col("id"), hops=pl.lit(1), distractor_family=pl.lit("random"), distractor_depth=pl.lit(0)), n_boot=20)
+    for rule in RULES:
+        assert f"  {rule}: {RULE_NOTES[rule]}" in report
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    register(app)
+    return app
+
+
+def test_cli_scores_with_a_causal_model_under_all_rules(cli, tiny_lm, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    make_probes().write_parquet(tmp_path / "probes.parquet")
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps({"default": {"prompt": "Q: {question}\nA:", "neutral": "A:", "choice": " {choice}"}}))
+    out = tmp_path / "preds.parquet"
+    args = ["score", "--model", str(tiny_lm["causal"]), "--scorer", "causal", "--probes", str(tmp_path / "probes.parquet")]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out), "--rule", "all", "--prompts", str(prompts)])
+    assert result.exit_code == 0, result.output
+    assert "scored 5 questions with causal under 4 rules (control none): accuracy sum " in result.stdout
+    preds = pl.read_parquet(out)
+    assert preds.schema == pl.Schema(PREDICTION_SCHEMA) and preds["rule"].unique(maintain_order=True).to_list() == list(RULES)
