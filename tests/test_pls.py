@@ -236,3 +236,29 @@ def test_cli_pls_reports_a_bad_model_in_one_line(tmp_path):
     done = _cli("pls", "--data", str(data), "--model", str(spec), "--bootstrap", "0")
     assert done.returncode == 2
     assert "error: the table has no columns ['nothere']" in done.stderr and "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------ charts
+
+
+def test_path_diagram_draws_every_path_and_greys_the_insignificant(bats):
+    import vl_convert as vlc
+
+    from workbench.charts.paths import bootstrap_histograms, layout, loading_bars, path_diagram
+
+    result = fit_pls(bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid", bootstrap=50, workers=1), progress=False)
+    spec = path_diagram(result).to_dict()
+    edges = next(iter(spec["datasets"].values()))
+    by_path = {e["path"]: e for e in edges}
+    assert set(by_path) == {f"{s} -> {t}" for s, t in result.model.paths}
+    for row in result.paths.iter_rows(named=True):
+        edge = by_path[f"{row['source']} -> {row['target']}"]
+        assert edge["significant"] == row["significant"] and edge["coef"] == pytest.approx(row["coef"])
+        assert edge["x"] < edge["x2"]  # every BATS -> VecEval arrow points right, towards the downstream task
+    nodes = layout(result)
+    assert nodes.filter(pl.col("latent").is_in(["SYN", "SEM"]))["x"].to_list() == [1.0, 1.0]
+    assert nodes.filter(pl.col("r2").is_not_null())["latent"].sort().to_list() == ["SEM", "SYN"]
+    for chart in (path_diagram(result), loading_bars(result.loadings), bootstrap_histograms(result.draws)):
+        assert vlc.vegalite_to_svg(chart.to_json()).startswith("<svg")
+    with pytest.raises(WorkbenchError, match="no replicates of kind 'paths'"):
+        bootstrap_histograms(result.draws.filter(pl.col("kind") != "paths"))

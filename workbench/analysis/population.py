@@ -19,7 +19,6 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.inoculation.runs import load_run
 from workbench.schema import PREDICTION_SCHEMA, PROBES, conform
 
 ORIG = "orig"
@@ -109,6 +108,8 @@ def _scored(preds: pl.DataFrame, by_hops: bool) -> pl.DataFrame:
 
 
 def _inoculated(run: Path, by_hops: bool) -> pl.DataFrame:
+    from workbench.inoculation.runs import load_run  # here, not at the top: it brings in torch
+
     trials = load_run(run).filter(pl.col("status").is_in(["ok", "baseline"]))
     parts = []
     for trial in trials.iter_rows(named=True):
