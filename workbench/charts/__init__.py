@@ -1,7 +1,9 @@
 """Altair charts: each function takes a frame and returns an ``alt.Chart`` value; none displays,
 saves or reads files. One module per kind of result:
 
+- ``paths``: PLS path model fits (path diagram, loadings per block, bootstrap distributions).
 - ``accuracy``: prediction frames (the Figure 3 heat map, cluster bars, the linked drill-down).
+- ``curves``: inoculation learning curves (probe solid, original dashed, seed spread, control, human line).
 """
 
 from workbench.charts.accuracy import (
@@ -13,5 +15,7 @@ from workbench.charts.accuracy import (
     drilldown_table,
     heatmap,
 )
+from workbench.charts.curves import HUMAN_ACCURACY, learning_curves
+from workbench.charts.paths import bootstrap_histograms, loading_bars, path_diagram
 
-__all__ = ["DRILLDOWN_COLUMNS", "Chart", "cell_selection", "cluster_bars", "dashboard", "drilldown_table", "heatmap"]
+__all__ = ["DRILLDOWN_COLUMNS", "bootstrap_histograms", "loading_bars", "path_diagram", "HUMAN_ACCURACY", "Chart", "cell_selection", "cluster_bars", "dashboard", "drilldown_table", "heatmap", "learning_curves"]

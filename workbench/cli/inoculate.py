@@ -11,6 +11,11 @@ class AddSome(str, Enum):
     x2 = "x2"
 
 
+class Backend(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
 def _numbers(text: str, kind: type, name: str) -> list:
     from workbench.errors import SpecError
 
@@ -57,6 +62,10 @@ def inoculate(
     max_eval: int | None = typer.Option(None, help="Score at most this many dev questions of each set."),
     batch_size: int = typer.Option(16, help="Questions per step."),
     max_length: int = typer.Option(128, help="Most tokens per question-choice pair."),
+    backend: Backend = typer.Option(Backend.local, help="Where trials run: local (this machine) or ray (Ray Tune)."),
+    address: str | None = typer.Option(None, help="Ray cluster address for --backend ray: auto, or ray://HEAD:10001 (default: a local Ray)."),
+    workers: int = typer.Option(1, help="Trials at once: local processes, or concurrent Ray trials."),
+    threads: int | None = typer.Option(None, help="Torch threads per trial (default: the cores shared among the workers; 1 CPU per Ray trial)."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-k summary as JSON."),
 ) -> None:
     """Continue training on k probe examples over a grid; select M* = argmax AVG(S_new, S_orig) per k."""
@@ -68,7 +77,8 @@ def inoculate(
         model, probes, orig,
         ks=_numbers(k, int, "k"), lrs=_numbers(lr, float, "lr"), epochs=_numbers(epochs, int, "epochs"),
         seeds=_numbers(seeds, int, "seeds"), add_some=add_some.value if add_some else None, out=out,
-        max_eval=max_eval, batch_size=batch_size, max_length=max_length,
+        max_eval=max_eval, batch_size=batch_size, max_length=max_length, threads=threads,
+        backend=backend.value, address=address, workers=workers,
     )  # fmt: skip
     if as_json:
         typer.echo(json.dumps(summary.to_dicts(), indent=2))

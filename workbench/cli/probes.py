@@ -100,5 +100,29 @@ def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> N
     _print_stats(read_probes(path))
 
 
+class ControlKind(str, Enum):
+    no_lang = "no-lang"
+    perturbed_lang = "perturbed-lang"
+
+
+@probes_app.command("control")
+def control(
+    kind: ControlKind = typer.Option(..., help="no-lang (keep only the task's arguments) or perturbed-lang (template words become nonsense words)."),
+    probes: Path = typer.Option(..., help="The probe folder or file to make a control of."),
+    out: Path = typer.Option(..., help="Folder for the control's {train,dev,test} files."),
+    seed: int = typer.Option(0, help="Seed of the nonsense words (perturbed-lang)."),
+    templates: Path | None = typer.Option(None, help="The template JSON file the probes were built with (default: the packaged one)."),
+    format: Format = typer.Option(Format.parquet, "--format", help="File format."),
+) -> None:
+    """Write the oLMpics NO-LANG or PERTURBED-LANG control of a probe set (same choices, answers and splits)."""
+    from workbench.probes.controls import ControlSpec, language_control
+    from workbench.probes.formats import read_probes, write_probes
+
+    frame = language_control(read_probes(probes), ControlSpec(kind.value, seed=seed, templates=templates))
+    for path in write_probes(frame, out, fmt=format.value):
+        typer.echo(f"wrote {path}")
+    typer.echo(f"example: {frame['question'][0]}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(probes_app, name="probes")

@@ -1,0 +1,83 @@
+"""Learning-curve charts of inoculation runs (SPEC §6, §7): take a curve frame, return a chart value.
+
+The frame is what ``workbench.inoculation.learning_curve`` returns (k, S_new, S_new_std, S_orig,
+S_orig_std, n_seeds; k=0 is the source model before inoculation). Probe accuracy is drawn solid,
+original-task accuracy dashed, against k; where several seeds were averaged a band shows mean ± one
+standard deviation. A control run (the same grid on a NO-LANG or PERTURBED-LANG probe) is drawn in
+its own colour with the same dash convention, and a human-performance line can be added.
+
+    >>> learning_curves(learning_curve(load_run("runs/inoc")), human=HUMAN_ACCURACY["hypernymy"])  # doctest: +SKIP
+"""
+
+import altair as alt
+import polars as pl
+
+from workbench.errors import SpecError, WorkbenchError
+
+PROBE, ORIGINAL = "probe (S_new)", "original task (S_orig)"
+DASHES = {PROBE: [1, 0], ORIGINAL: [6, 4]}
+CURVE_COLUMNS = ("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds")
+HUMAN_ACCURACY = {"definitions": 0.912, "synonymy": 0.874, "hypernymy": 0.96, "hyponymy": 0.955, "wordsense": 0.956}
+"""Human performance on the probes (SPEC §7, the paper's Table 5), as fractions."""
+
+
+def curve_points(curve: pl.DataFrame, series: str = "model") -> pl.DataFrame:
+    """The curve in long form: one row per (k, measure) with accuracy, low and high (± one std)."""
+    missing = [name for name in CURVE_COLUMNS if name not in curve.columns]
+    if missing:
+        raise WorkbenchError(f"the curve frame lacks the columns {missing}; pass what workbench.inoculation.learning_curve returns")
+    parts = [
+        curve.select(
+            "k", "n_seeds", series=pl.lit(series), measure=pl.lit(label), accuracy=pl.col(column),
+            std=pl.col(f"{column}_std").fill_null(0.0),
+        )  # fmt: skip
+        for label, column in ((PROBE, "S_new"), (ORIGINAL, "S_orig"))
+    ]
+    return pl.concat(parts).with_columns(low=pl.col("accuracy") - pl.col("std"), high=pl.col("accuracy") + pl.col("std")).sort("series", "measure", "k")
+
+
+def learning_curves(curve: pl.DataFrame, control: pl.DataFrame | None = None, human: float | None = None, title: str | None = None) -> alt.LayerChart:
+    """Probe (solid) and original-task (dashed) accuracy against k, with a ± std band when seeds were averaged.
+
+    ``control``: a second curve frame (e.g. the NO-LANG version of the probe), drawn as series "control".
+    ``human``: a human-performance accuracy in [0, 1] (see ``HUMAN_ACCURACY``), drawn as a dotted rule.
+
+    >>> chart = learning_curves(curve, control=no_lang_curve, human=0.96)  # doctest: +SKIP
+    >>> chart.to_dict()["layer"][0]["mark"]["type"]  # doctest: +SKIP
+    'area'
+    """
+    if human is not None and not (isinstance(human, (int, float)) and 0.0 <= human <= 1.0):
+        raise SpecError(f"human={human!r} is out of range; give an accuracy from 0 to 1 (0.912 for 91.2%)")
+    points = curve_points(curve, "model")
+    if control is not None:
+        points = pl.concat([points, curve_points(control, "control")])
+    x = alt.X("k:Q", title="probe training examples k (0 = before inoculation)")
+    y = alt.Y("accuracy:Q", title="dev accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    color = alt.Color("series:N", title="run", scale=alt.Scale(domain=["model", "control"], range=["#1f77b4", "#7f7f7f"]))
+    dash = alt.StrokeDash(
+        "measure:N", title="measure", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())),
+        legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolSize=300),
+    )  # fmt: skip
+    layers = []
+    spread = points.filter(pl.col("n_seeds").max().over("series") > 1)
+    if not spread.is_empty():
+        layers.append(
+            alt.Chart(spread).mark_area(opacity=0.15)
+            .encode(x=x, y=alt.Y("low:Q", scale=alt.Scale(domain=[0, 1])), y2="high:Q", color=color, detail="measure:N")
+            .properties(name="seed_spread")
+        )  # fmt: skip
+    layers.append(
+        alt.Chart(points).mark_line(point=True)
+        .encode(
+            x=x, y=y, color=color, strokeDash=dash,
+            tooltip=["series:N", "measure:N", "k:Q", alt.Tooltip("accuracy:Q", format=".1%"), alt.Tooltip("std:Q", format=".1%"), alt.Tooltip("n_seeds:Q", title="seeds")],
+        )
+        .properties(name="curves")
+    )  # fmt: skip
+    if human is not None:
+        rule = pl.DataFrame({"human": [float(human)], "label": [f"human {human:.1%}"]})
+        base = alt.Chart(rule).encode(y="human:Q")
+        layers.append(base.mark_rule(color="black", strokeDash=[2, 2]).properties(name="human"))
+        layers.append(base.mark_text(align="left", dx=4, dy=-6, color="black").encode(x=alt.value(0), text="label:N"))
+    chart = alt.layer(*layers).properties(width=420, height=280)
+    return chart.properties(title=title) if title else chart
