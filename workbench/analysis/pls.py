@@ -129,7 +129,10 @@ def fit_pls(frame: pl.DataFrame, model: PathModel, spec: PLSSpec = PLSSpec(), pr
     design = _design(model)
     fit = _estimate(_standardise(data), design, spec.scheme, spec.tol, spec.max_iter)
     if fit is None:
-        raise WorkbenchError(f"the outer weights did not converge in {spec.max_iter} iterations; raise max_iter or revisit the model")
+        raise WorkbenchError(
+            f"the outer weights did not converge in {spec.max_iter} iterations (or a latent score came out constant); "
+            "raise max_iter, or check for blocks whose columns are (nearly) collinear or constant"
+        )
     est, iterations = fit
     n = data.shape[0]
     draws = _bootstrap(data, design, spec, progress) if spec.bootstrap else None
@@ -220,9 +223,21 @@ def _inner_weights(y: np.ndarray, path: np.ndarray, scheme: str) -> np.ndarray:
 
 
 def _estimate(x: np.ndarray | None, design: _Design, scheme: str, tol: float, max_iter: int) -> tuple[dict, int] | None:
-    """Fit on standardised ``x``; None when ``x`` is None (a constant column) or the weights do not converge."""
+    """Fit on standardised ``x``; None when ``x`` is None (a constant column), the weights do not
+    converge, or the data are degenerate (a latent score without variance, e.g. in a bootstrap resample)."""
     if x is None:
         return None
+    try:
+        with np.errstate(all="ignore"):
+            fit = _iterate(x, design, scheme, tol, max_iter)
+    except np.linalg.LinAlgError:
+        return None
+    if fit is None or not all(np.all(np.isfinite(v)) for k, v in fit[0].items() if k != "gof"):  # GoF is NaN without multi-indicator blocks
+        return None
+    return fit
+
+
+def _iterate(x: np.ndarray, design: _Design, scheme: str, tol: float, max_iter: int) -> tuple[dict, int] | None:
     n, n_latent = x.shape[0], design.path.shape[0]
     odm = np.zeros((x.shape[1], n_latent))
     odm[np.arange(x.shape[1]), design.block] = 1
@@ -230,6 +245,8 @@ def _estimate(x: np.ndarray | None, design: _Design, scheme: str, tol: float, ma
     w_old = w.sum(axis=1)
     for iteration in range(1, max_iter + 1):
         y = x @ w
+        if not np.all(np.isfinite(y)) or np.any(y.std(axis=0) == 0):
+            return None
         y = (y - y.mean(axis=0)) / y.std(axis=0)
         z = y @ _inner_weights(y, design.path, scheme)
         w = odm * (x.T @ z) / n  # mode A: covariance of each indicator with its inner estimate
