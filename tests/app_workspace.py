@@ -1,0 +1,54 @@
+"""A small real workspace for the panel and browser tests: real WordNet probes, real MiniLM predictions.
+
+The graph caches are linked from the main workspace (built once by `workbench data setup`); the probe
+sets keep only the clusters of a few hundred concepts (dog.n.01 among them) so that everything is quick.
+The built probes and predictions are kept in the main workspace (``test-apps/``, keyed by the graph) and
+copied into each test workspace, so only the first run builds and scores.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+CONCEPTS = ("dog.n.01", "cat.n.01", "oak.n.01", "car.n.01")
+
+
+def make_app_workspace(home: Path, minilm_path: Path | None = None, n_concepts: int = 150, n_scored: int = 300) -> Path:
+    """Fill ``home`` as a workspace: linked graph caches, hypernymy and definitions probes, predictions."""
+    from workbench.knowledge import load_graph
+    from workbench.paths import cache_dir, workspace
+
+    main = workspace()
+    for name in ("graphs", "nltk_data"):
+        (home / name).symlink_to(main / name, target_is_directory=True)
+    graph = load_graph("wordnet")
+    built = cache_dir("test-apps") / f"{graph.key}-{n_concepts}-{n_scored}-{minilm_path is not None}"
+    if not (built / "done").exists():
+        shutil.rmtree(built, ignore_errors=True)
+        _build(built, graph, minilm_path, n_concepts, n_scored)
+        (built / "done").touch()
+    for name in ("probes", "predictions"):
+        if (built / name).is_dir():
+            shutil.copytree(built / name, home / name)
+    return home
+
+
+def _build(home: Path, graph, minilm_path: Path | None, n_concepts: int, n_scored: int) -> None:
+    from workbench.probes import ProbeSpec, build_probes
+    from workbench.probes.formats import write_probes
+
+    for probe in ("hypernymy", "definitions"):
+        frame = build_probes(ProbeSpec(probe, max_hops=3, max_depth=2, seed=0), graph, progress=False)
+        keep = frame.select(pl.col("concept").unique(maintain_order=True)).sample(n_concepts, seed=0)["concept"].to_list()
+        frame = frame.filter(pl.col("concept").is_in([*keep, *CONCEPTS]))
+        write_probes(frame, home / "probes" / probe)
+    if minilm_path is not None:
+        from workbench.scoring import score
+
+        probes = pl.read_parquet(home / "probes" / "hypernymy" / "*.parquet")
+        chosen = probes.filter(pl.col("concept").is_in(CONCEPTS)).vstack(probes.filter(~pl.col("concept").is_in(CONCEPTS)).head(n_scored))
+        preds = score(chosen, minilm_path, scorer="similarity", cache=home / "cache.sqlite", progress=False, threads=os.cpu_count())
+        (home / "predictions").mkdir()
+        preds.write_parquet(home / "predictions" / "minilm-similarity.parquet")

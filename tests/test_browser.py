@@ -1,0 +1,137 @@
+"""The Voilà apps in a real browser: Playwright drives Debian's Chromium against `workbench serve`.
+
+Each test opens one app, waits for it to render, does what a visitor does and checks that the page
+changed accordingly. Screenshots land in test-artifacts/browser/.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app_workspace import make_app_workspace
+
+pytestmark = [pytest.mark.browser, pytest.mark.wordnet, pytest.mark.model, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = "/usr/bin/chromium"
+RENDER_TIMEOUT_MS = 180_000
+
+
+@pytest.fixture(scope="module")
+def app_home(tmp_path_factory, minilm_path) -> Path:
+    return make_app_workspace(tmp_path_factory.mktemp("apps-workspace"), minilm_path)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def serve(app: str, home: Path):
+    """Start `workbench serve APP` on a free port; yield its URL; always stop it."""
+    from workbench.cli.serve import free_port
+
+    port = free_port()
+    env = {**os.environ, "WORKBENCH_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    log = (home / f"voila-{app}.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "serve", app, "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.time() > deadline:
+                    raise AssertionError(f"voila did not start: {(home / f'voila-{app}.log').read_text()[-2000:]}") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def open_app(page, url: str, name: str) -> None:
+    page.goto(url, timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_selector(".wb-app-title", timeout=RENDER_TIMEOUT_MS)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / f"{name}-0-loaded.png", full_page=True)
+
+
+def test_explorer_picks_a_concept_and_the_hop_slider_changes_the_counts(app_home, page):
+    for url in serve("explorer", app_home):
+        open_app(page, url, "explorer")
+        page.fill(".wb-concept-picker input[type=text]", "dog")
+        page.wait_for_selector(".wb-concept-name:has-text('dog.n.01')", timeout=30_000)
+        assert "member of the genus Canis" in page.inner_text(".wb-gloss")
+        page.wait_for_selector(".wb-cluster-summary:has-text('dog.n.01')", timeout=30_000)
+        page.screenshot(path=SHOTS / "explorer-1-dog.png", full_page=True)
+
+        page.select_option(".wb-probe-controls select >> nth=0", "hypernymy")
+        page.wait_for_selector(".wb-cluster-summary:has-text('dog.n.01')", timeout=30_000)
+        before = page.inner_text(".wb-total")
+        handle = page.locator(".wb-probe-controls .widget-hslider").first.locator(".noUi-handle").last
+        handle.focus()
+        for _ in range(2):
+            handle.press("ArrowLeft")
+        page.wait_for_function(
+            "before => document.querySelector('.wb-total').innerText !== before", arg=before, timeout=30_000
+        )
+        after = page.inner_text(".wb-total")
+        assert int(after.split()[0].replace(",", "")) < int(before.split()[0].replace(",", ""))
+        assert "1 – 1" in page.inner_text(".wb-probe-controls .widget-hslider >> nth=0")
+        page.screenshot(path=SHOTS / "explorer-2-hops.png", full_page=True)
+
+
+def test_dashboard_heatmap_click_filters_the_drilldown_table(app_home, page):
+    for url in serve("dashboard", app_home):
+        open_app(page, url, "dashboard")
+        page.select_option(".wb-probe-controls select >> nth=0", "hypernymy")
+        page.wait_for_selector(".wb-heatmap svg g.mark-rect path", timeout=60_000)
+        page.wait_for_selector(".wb-drill-title:has-text('all cells')", timeout=30_000)
+        before = page.inner_text(".wb-drill-title")
+        cells = page.locator(".wb-heatmap svg g.mark-rect path")
+        assert cells.count() >= 4
+        cells.nth(1).click()
+        page.wait_for_selector(".wb-drill-title:has-text('×')", timeout=30_000)
+        after = page.inner_text(".wb-drill-title")
+        row, column = after.split(" in ", 1)[1].split(" (first")[0].split(" × ")
+        assert int(after.split()[0].replace(",", "")) < int(before.split()[0].replace(",", ""))
+        shown = page.locator(".wb-dashboard table.wb-table tbody tr")
+        assert shown.count() > 0
+        for index in range(shown.count()):
+            cells_text = shown.nth(index).locator("td").all_inner_texts()
+            assert cells_text[1:3] == [row, column.strip()]
+        page.screenshot(path=SHOTS / "dashboard-1-cell.png", full_page=True)

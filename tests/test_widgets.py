@@ -1,0 +1,120 @@
+"""The panels driven from Python on real WordNet probes and real MiniLM predictions.
+
+Each test sets widget values as a visitor would and checks the shared session and the other panels.
+"""
+
+import polars as pl
+import pytest
+
+from app_workspace import make_app_workspace
+from workbench import metrics
+from workbench.probes.formats import read_probes
+from workbench.probes.select import ProbeFilter, cluster_of, select
+from widgets import ClusterBrowser, ConceptPicker, ProbeControls, ResultsDashboard, Session
+from widgets.files import load_probes, prediction_files
+
+pytestmark = [pytest.mark.wordnet, pytest.mark.model]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory, minilm_path):
+    return make_app_workspace(tmp_path_factory.mktemp("panels-workspace"), minilm_path)
+
+
+@pytest.fixture
+def session(home, wordnet_graph) -> Session:
+    preds = pl.read_parquet(prediction_files(home)[0])
+    return Session(graph=wordnet_graph, probes=load_probes(home), predictions=preds)
+
+
+def test_typing_a_word_picks_its_first_concept_and_shows_its_card_and_cluster(session):
+    picker, browser = ConceptPicker(session), ClusterBrowser(session)
+    controls = ProbeControls(session)
+    controls.probe.value = "definitions"
+    picker.search.value = "dog"
+    assert session.concept == "dog.n.01"
+    assert "a member of the genus Canis" in picker.card.value and "canine.n.02" in picker.card.value
+    expected = cluster_of(select(session.probes, ProbeFilter(probe="definitions")), "dog.n.01")
+    assert f"{expected.height} questions" in browser.summary.value
+    assert expected["question"][0].replace("'", "&#x27;") in browser.body.value
+    picker.pos.value = "v"
+    picker.hits.value = picker.hits.options[0][1]
+    assert session.concept.split(".")[1] == "v"
+    assert "No question about" in browser.summary.value  # verbs are not in these probes
+
+
+def test_cluster_browser_shows_each_pick_and_the_cluster_verdict_from_predictions(session):
+    browser, controls = ClusterBrowser(session), ProbeControls(session)
+    controls.probe.value = "hypernymy"
+    session.concept = "dog.n.01"
+    preds = cluster_of(session.predictions, "dog.n.01")
+    right = int(preds["correct"].sum())
+    verdict = "all right" if right == preds.height else "not all right"
+    assert f"{right}/{preds.height} {verdict}" in browser.summary.value
+    assert browser.body.value.count("◀") == preds.height  # one pick per question
+    assert browser.body.value.count("wb-question") == preds.height
+
+
+def test_moving_the_hop_slider_updates_the_counts_the_preview_and_the_dashboard(session):
+    controls, board = ProbeControls(session), ResultsDashboard(session)
+    controls.probe.value = "hypernymy"
+    assert controls.hops.value == (1, 3)
+    controls.hops.value = (2, 2)
+    assert session.where.hops == (2, 2)
+    chosen = select(session.probes, session.where)
+    assert f"{chosen.height:,} questions" in controls.total.value
+    assert set(chosen["hops"]) == {2} and "(hops 2," in controls.examples.value and "(hops 1," not in controls.examples.value
+    assert {cell["row"] for cell in _heat_cells(board)} == {"hypernymy k=2"}
+
+
+def test_clicking_heatmap_cells_filters_the_drilldown_to_their_questions(session):
+    controls, board = ProbeControls(session), ResultsDashboard(session)
+    controls.probe.value = "hypernymy"
+    everything = metrics.drilldown(select(session.predictions, session.where))
+    assert f"{everything['id'].n_unique():,} questions in all cells" in board.drill_title.value
+    cell = _heat_cells(board)[0]
+    board.heat._vl_selections = _clicked({"row": cell["row"], "column": cell["column"]})
+    behind = everything.filter(pl.col("row") == cell["row"], pl.col("column") == cell["column"])
+    assert f"{behind['id'].n_unique():,} questions in {cell['row']} × {cell['column']}" in board.drill_title.value
+    assert board.drill.value.count("<tr>") == min(behind.height, board.max_rows) + 1
+    board.heat._vl_selections = _clicked()
+    assert "all cells" in board.drill_title.value
+
+
+def test_dashboard_shows_several_models_side_by_side(session):
+    other = session.predictions.with_columns(model=pl.lit("shuffled"), fingerprint=pl.lit("x"), correct=~pl.col("correct"))
+    board = ResultsDashboard(session)
+    session.predictions = pl.concat([session.predictions, other])
+    spec = board.heat.spec
+    assert spec["facet"]["column"]["field"] == "panel"
+    assert "shuffled" in board.message.value
+
+
+def test_write_button_saves_the_selection_inside_the_workspace(session, home, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(home))
+    controls = ProbeControls(session)
+    controls.probe.value = "hypernymy"
+    controls.hops.value = (1, 1)
+    controls.name.value = "../../escape attempt"
+    controls.write.click()
+    folder = home / "selections" / "escape-attempt"
+    assert "wrote" in controls.status.value and folder.is_dir()
+    assert read_probes(folder).sort("id").equals(select(session.probes, session.where).sort("id"))
+
+
+def test_apps_explain_what_to_run_on_an_empty_workspace(tmp_path, monkeypatch):
+    from widgets import apps
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    assert "workbench probes build" in apps.explorer().children[1].value
+    assert "No predictions yet" in apps.dashboard().children[1].children[1].value
+
+
+def _clicked(*cells: dict) -> dict:
+    """What the browser sends when heat-map ``cells`` are clicked (none: double-click to clear)."""
+    return {"cell": {"value": {"vlPoint": {"or": list(cells)}} if cells else None, "store": []}}
+
+
+def _heat_cells(board: ResultsDashboard) -> list[dict]:
+    """The heat map's cells as drawn: the rows of its inline data that carry an accuracy."""
+    return [row for rows in board.heat.spec["datasets"].values() for row in rows if "row" in row and "accuracy" in row]

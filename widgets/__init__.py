@@ -1,0 +1,17 @@
+"""Interactive panels over the workbench (ipywidgets), and the apps the Voilà notebooks show.
+
+Panels share one observable ``Session``; each owns its widgets (``panel.widget``) and calls
+``workbench`` functions, so they compose without knowing each other.
+
+    >>> from widgets import Session, ConceptPicker, ProbeControls, ClusterBrowser
+    >>> session = Session(graph=load_graph("wordnet"), probes=probes)
+    >>> display(ConceptPicker(session).widget, ProbeControls(session).widget, ClusterBrowser(session).widget)
+"""
+
+from widgets.clusters import ClusterBrowser
+from widgets.concepts import ConceptPicker
+from widgets.controls import ProbeControls
+from widgets.dashboard import ResultsDashboard
+from widgets.state import Session
+
+__all__ = ["ClusterBrowser", "ConceptPicker", "ProbeControls", "ResultsDashboard", "Session"]

@@ -1,0 +1,69 @@
+"""The three apps, assembled from the panels and the workspace's files (what the Voilà notebooks call).
+
+Each app reads only inside the workspace (``$WORKBENCH_HOME``): probe sets in ``probes/``, prediction
+files in ``predictions/``, inoculation runs and source models in ``runs/``, science QA in ``mcqa/``.
+
+    >>> from widgets import apps
+    >>> apps.explorer()       # concept picker + probe controls + cluster browser
+"""
+
+from pathlib import Path
+
+import ipywidgets as w
+import polars as pl
+
+from workbench.knowledge import load_graph
+from workbench.schema import PREDICTION_SCHEMA, conform
+from widgets.clusters import ClusterBrowser
+from widgets.concepts import ConceptPicker
+from widgets.controls import ProbeControls
+from widgets.dashboard import ResultsDashboard
+from widgets.files import load_probes, prediction_files
+from widgets.state import Session
+
+NO_PROBES = "<b>No probe sets in the workspace yet</b>: run <code>workbench probes build --probe all --out $WORKBENCH_HOME/probes</code>."
+
+
+def _header(title: str, what: str) -> w.HTML:
+    return w.HTML(f"<h2 class='wb-app-title'>{title}</h2><p>{what}</p>")
+
+
+def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
+    """Probe explorer: pick a concept, set the probe toggles, browse the concept's cluster.
+
+    The newest prediction file in the workspace, if any, adds a model's picks to the cluster browser.
+    """
+    probes = load_probes(home)
+    if probes is None:
+        return w.VBox([_header("Probe explorer", ""), w.HTML(NO_PROBES)])
+    files = prediction_files(home)
+    preds = conform(pl.read_parquet(max(files, key=lambda p: p.stat().st_mtime)), PREDICTION_SCHEMA) if files else None
+    session = Session(graph=load_graph("wordnet"), probes=probes, predictions=preds)
+    picker, controls, browser = ConceptPicker(session), ProbeControls(session), ClusterBrowser(session)
+    if concept:
+        session.concept = concept
+    left = w.VBox([picker.widget, controls.widget], layout=w.Layout(width="45%"))
+    right = w.VBox([browser.widget], layout=w.Layout(width="55%"))
+    app = w.VBox([_header("Probe explorer", "Search a concept, set the probe toggles, read the semantic cluster."), w.HBox([left, right])])
+    app.session, app.panels = session, {"concepts": picker, "controls": controls, "cluster": browser}  # for notebooks and tests
+    return app
+
+
+def dashboard(home: Path | None = None) -> w.Widget:
+    """Results dashboard: probe toggles beside the heat map, cluster bars and drill-down of the workspace's predictions.
+
+    The toggles offer what the chosen prediction files scored; picking other files resets them.
+    """
+    files = prediction_files(home)
+    session = Session()
+    if not files:
+        return w.VBox([_header("Results dashboard", ""), ResultsDashboard(session).widget])
+    session.observe(lambda change: setattr(session, "probes", change.new), "predictions")
+    session.predictions = conform(pl.read_parquet(files[0]), PREDICTION_SCHEMA)
+    controls, board = ProbeControls(session), ResultsDashboard(session, files=files)
+    app = w.VBox([
+        _header("Results dashboard", "Pick models, set the toggles, click a heat-map cell to list its questions."),
+        w.HBox([w.VBox([controls.widget], layout=w.Layout(width="35%")), w.VBox([board.widget], layout=w.Layout(width="65%"))]),
+    ])  # fmt: skip
+    app.session, app.panels = session, {"controls": controls, "dashboard": board}
+    return app

