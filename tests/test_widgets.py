@@ -3,11 +3,14 @@
 Each test sets widget values as a visitor would and checks the shared session and the other panels.
 """
 
+import time
+
 import polars as pl
 import pytest
 
 from app_workspace import make_app_workspace
 from workbench import metrics
+from workbench.inoculation import load_run
 from workbench.probes.formats import read_probes
 from workbench.probes.select import ProbeFilter, cluster_of, select
 from widgets import ClusterBrowser, ConceptPicker, ProbeControls, ResultsDashboard, Session
@@ -118,3 +121,63 @@ def _clicked(*cells: dict) -> dict:
 def _heat_cells(board: ResultsDashboard) -> list[dict]:
     """The heat map's cells as drawn: the rows of its inline data that carry an accuracy."""
     return [row for rows in board.heat.spec["datasets"].values() for row in rows if "row" in row and "accuracy" in row]
+
+
+def test_import_workbench_does_not_import_ipywidgets_but_exposes_the_panels():
+    import subprocess
+    import sys
+
+    code = "import sys, workbench; assert 'ipywidgets' not in sys.modules; from workbench import widgets; print(widgets.ProbeControls.__name__)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "ProbeControls"
+
+
+@pytest.fixture
+def inoculation_home(home, tmp_path, minilm_path, mcqa_dir):
+    """A workspace with a tiny multiple-choice BERT as source model and 60 real ARC-Easy dev questions."""
+    import shutil
+
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
+
+    shutil.copytree(home / "probes", tmp_path / "probes", symlinks=True)
+    model = tmp_path / "runs" / "tiny-source" / "model"
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)  # fmt: skip
+    torch.manual_seed(0)
+    BertForMultipleChoice(config).save_pretrained(model)
+    tokenizer.save_pretrained(model)
+    (tmp_path / "mcqa" / "arc_easy").mkdir(parents=True)
+    lines = (mcqa_dir / "arc_easy" / "dev.jsonl").read_text().splitlines()[:60]
+    (tmp_path / "mcqa" / "arc_easy" / "dev.jsonl").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation_home):
+    from widgets import InoculationLauncher
+
+    launcher = InoculationLauncher(Session(), home=inoculation_home, max_length=48, batch_size=8)
+    launcher.probe.value = str(inoculation_home / "probes" / "hypernymy")
+    launcher.ks.value, launcher.lrs.value, launcher.max_eval.value = "4,8,16", "1e-4", 12
+    launcher.name.value = "tiny run"
+    launcher.start.click()
+    assert launcher.thread.is_alive() and launcher.start.disabled  # the click returned while the run goes on
+    deadline = time.time() + 240
+    while launcher.progress.value < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    launcher.cancel.click()
+    launcher.thread.join(timeout=240)
+    trials = load_run(inoculation_home / "runs" / "inoculation" / "tiny-run")
+    assert 2 <= trials.height < 4  # baseline + at least one trial, stopped before the grid's end
+    assert "cancelled" in launcher.status.value and not launcher.start.disabled
+    assert launcher.curve.spec is not None and "k4-lr" in launcher.trials.value
+    assert launcher.progress.value == trials.height
+
+
+def test_launcher_refuses_typed_text_that_is_not_numbers(inoculation_home):
+    from widgets import InoculationLauncher
+
+    launcher = InoculationLauncher(Session(), home=inoculation_home)
+    launcher.ks.value = "__import__('os').system('true')"
+    launcher.start.click()
+    assert launcher.thread is None and "is not a list of int numbers" in launcher.status.value

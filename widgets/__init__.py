@@ -12,6 +12,7 @@ from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
+from widgets.inoculation import InoculationLauncher
 from widgets.state import Session
 
-__all__ = ["ClusterBrowser", "ConceptPicker", "ProbeControls", "ResultsDashboard", "Session"]
+__all__ = ["ClusterBrowser", "ConceptPicker", "InoculationLauncher", "ProbeControls", "ResultsDashboard", "Session"]

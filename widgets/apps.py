@@ -18,7 +18,7 @@ from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
-from widgets.files import load_probes, prediction_files
+from widgets.files import load_probes, prediction_files, run_folders
 from widgets.state import Session
 
 NO_PROBES = "<b>No probe sets in the workspace yet</b>: run <code>workbench probes build --probe all --out $WORKBENCH_HOME/probes</code>."
@@ -66,4 +66,22 @@ def dashboard(home: Path | None = None) -> w.Widget:
         w.HBox([w.VBox([controls.widget], layout=w.Layout(width="35%")), w.VBox([board.widget], layout=w.Layout(width="65%"))]),
     ])  # fmt: skip
     app.session, app.panels = session, {"controls": controls, "dashboard": board}
+    return app
+
+
+def inoculation(home: Path | None = None) -> w.Widget:
+    """Inoculation dashboard: launch a run on the workspace's models, probes and science QA; watch it; cancel it.
+
+    The learning curves of the runs already in the workspace are listed below the launcher.
+    """
+    from widgets.inoculation import InoculationLauncher
+
+    session = Session()
+    launcher = InoculationLauncher(session, home=home)
+    past = ", ".join(str(folder.name) for folder in run_folders(home)) or "none yet"
+    app = w.VBox([
+        _header("Inoculation dashboard", "Continue training a source model on k probe examples; watch probe (solid) and original-task (dashed) accuracy."),
+        launcher.widget, w.HTML(f"<p class='wb-muted'>runs in the workspace: {past}</p>"),
+    ])  # fmt: skip
+    app.session, app.panels = session, {"inoculation": launcher}
     return app

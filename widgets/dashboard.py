@@ -17,7 +17,7 @@ from workbench.io import write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import select
 from workbench.schema import PREDICTION_SCHEMA, conform
-from widgets.render import table
+from widgets.render import short_model, table
 from widgets.state import Session
 
 EMBED = {"renderer": "svg", "actions": False}
@@ -95,7 +95,7 @@ class ResultsDashboard:
             self.drill.value = self.drill_title.value = ""
             return
         models = metrics.model_labels(preds)["label"].to_list()
-        self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {escape(', '.join(models))}</span>"
+        self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {escape(', '.join(map(short_model, models)))}</span>"
         self.heat.chart = charts.heatmap(preds, selection=charts.cell_selection())
         self.heat.selections.observe(self._drill, "cell")
         self.bars.chart = charts.cluster_bars(preds, n_boot=self.n_boot)
@@ -115,4 +115,5 @@ class ResultsDashboard:
             f"<b class='wb-drill-title'>{frame['id'].n_unique():,} questions in {escape(where)}</b>"
             f" <span class='wb-muted'>(first {self.max_rows}, most often wrong first)</span>"
         )
-        self.drill.value = table(frame.head(self.max_rows), ["label", "row", "column", "question", "gold", "pick", "correct"])
+        shown = frame.head(self.max_rows).with_columns(pl.col("label").map_elements(short_model, return_dtype=pl.String))
+        self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
