@@ -241,6 +241,109 @@ def test_malformed_orig_file_is_reported_before_training(tiny_model, probes_dir,
         inoculate(tiny_model, probes_dir, orig, ks=(8,), out=tmp_path / "run", **FAST)
 
 
+def test_model_without_a_multiple_choice_class_is_a_clear_error_before_anything_is_written(probes_dir, orig_dir, tmp_path):
+    from transformers import GPT2Config
+
+    model = tmp_path / "gpt2"
+    GPT2Config(n_layer=1, n_embd=8, n_head=2).save_pretrained(model)
+    with pytest.raises(WorkbenchError, match=r"is a gpt2 model .*no multiple-choice class"):
+        inoculate(model, probes_dir, orig_dir, ks=(8,), out=tmp_path / "run", **FAST)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("failing", ["checkpoint", "results"])
+def test_full_disk_is_a_clear_error_and_keeps_every_finished_trial(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch, failing):
+    import errno
+
+    from workbench.inoculation import DiskFullError
+
+    out = tmp_path / "run"
+    grid = {"ks": (8,), "lrs": (1e-3, 2e-3), "epochs": (1,), "seeds": (0,), "out": out, **FAST}
+    module, name = (trial_module, "save_model") if failing == "checkpoint" else (runs_module, "write_parquet")
+    real, calls = getattr(module, name), []
+
+    def full_on_the_second_write(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, full_on_the_second_write)
+    with pytest.raises(DiskFullError, match=r"is full .*finished trial\(s\) are safe .*rerun the same command to resume"):
+        inoculate(tiny_model, probes_dir, orig_dir, **grid)
+    kept = load_run(out)
+    assert kept.height == (2 if failing == "checkpoint" else 1)  # baseline (+ the first trial): nothing finished was lost
+    assert not list(out.rglob("*.tmp")) and not list(out.rglob(".model.tmp-*"))
+    monkeypatch.setattr(module, name, real)
+    inoculate(tiny_model, probes_dir, orig_dir, **grid)
+    assert sorted(load_run(out)["trial"]) == sorted(["baseline", "k8-lr0.001-ep1-s0-none", "k8-lr0.002-ep1-s0-none"])
+
+
+def test_on_trial_sees_every_row_and_stop_leaves_a_resumable_run(tiny_model, probes_dir, orig_dir, tmp_path):
+    import threading
+
+    out, stop, seen = tmp_path / "run", threading.Event(), []
+
+    def watch(row: dict) -> None:
+        seen.append(row)
+        if len(seen) == 2:
+            stop.set()  # e.g. a UI's Stop button, pressed after the first trained model
+
+    grid = {"ks": (8, 16), "lrs": (1e-3,), "epochs": (1,), "seeds": (0, 1), "out": out, **FAST}
+    summary = inoculate(tiny_model, probes_dir, orig_dir, on_trial=watch, stop=stop, **grid)
+    assert [row["status"] for row in seen] == ["baseline", "ok"] and set(seen[0]) == set(runs_module.TRIALS_SCHEMA)
+    assert load_run(out)["trial"].to_list() == [row["trial"] for row in seen]
+    assert summary["k"].to_list() == [8] and "stopped by the caller with 3 trial(s) left" in (out / "log.txt").read_text()
+    assert sorted(p.name for p in (out / "trials").glob("*/model")) == []  # checkpoints live only under best/
+    inoculate(tiny_model, probes_dir, orig_dir, **grid)
+    assert load_run(out).height == 5
+
+
+def test_stop_interrupts_training_between_steps(tiny_model):
+    import threading
+
+    from workbench.inoculation.train import Cancelled
+
+    network, tokenizer = load_for_training(tiny_model)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Cancelled, match="at step 0"):
+        fit(network, tokenizer, _frame(8, "train", 5), TrainSpec(lr=1e-3, batch_size=4, max_length=16), progress=False, stop=stop)
+
+
+def _comparable(trials: pl.DataFrame) -> pl.DataFrame:
+    return trials.drop("seconds").with_columns(pl.col("final_loss").fill_null(0.0)).sort("trial")  # the baseline trains nothing
+
+
+def test_a_pool_of_two_processes_gives_the_same_trials_as_one_process(tiny_model, probes_dir, orig_dir, tmp_path):
+    grid = {"ks": (8, 16), "lrs": (1e-3,), "epochs": (1,), "seeds": (0,), "threads": 1, **FAST}
+    inoculate(tiny_model, probes_dir, orig_dir, out=tmp_path / "one", **grid)
+    rows = []
+    inoculate(tiny_model, probes_dir, orig_dir, out=tmp_path / "pool", workers=2, on_trial=rows.append, **grid)
+    one, pool = _comparable(load_run(tmp_path / "one")), _comparable(load_run(tmp_path / "pool"))
+    assert pool.drop("final_loss").equals(one.drop("final_loss")) and len(rows) == 3
+    assert pool["final_loss"].to_list() == pytest.approx(one["final_loss"].to_list(), rel=1e-5)
+    assert json.loads((tmp_path / "pool" / "best" / "k16" / "trial.json").read_text())["trial"] == "k16-lr0.001-ep1-s0-none"
+
+
+@pytest.mark.slow
+def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, probes_dir, orig_dir, tmp_path):
+    ray = pytest.importorskip("ray")
+    grid = {"ks": (8,), "lrs": (1e-3,), "epochs": (1,), "seeds": (0,), "threads": 1, **FAST}
+    inoculate(tiny_model, probes_dir, orig_dir, out=tmp_path / "local", **grid)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        rows = []
+        summary = inoculate(tiny_model, probes_dir, orig_dir, out=tmp_path / "ray", backend="ray", workers=2, on_trial=rows.append, **grid)
+    finally:
+        ray.shutdown()
+    local, remote = _comparable(load_run(tmp_path / "local")), _comparable(load_run(tmp_path / "ray"))
+    assert remote.drop("final_loss").equals(local.drop("final_loss")) and len(rows) == 2
+    assert remote["final_loss"].to_list() == pytest.approx(local["final_loss"].to_list(), rel=1e-5)
+    assert summary["trial"].to_list() == summarize(load_run(tmp_path / "local"))["trial"].to_list()
+    assert (tmp_path / "ray" / "ray").is_dir() and (tmp_path / "ray" / "best" / "k8" / "config.json").is_file()
+
+
 # --- add-some, selection, cost, curves -----------------------------------------------------------
 
 
@@ -312,6 +415,34 @@ def test_ws_and_max_use_the_olmpics_weights_of_the_nearest_n():
     seed0, seed1 = w100 * 0.70 + w500 * 0.75, w100 * 0.60 + w500 * 0.85
     assert summary["WS"][0] == pytest.approx((seed0 + seed1) / 2)
     assert summary["MAX"][0] == pytest.approx((0.75 + 0.85) / 2)
+
+
+def test_learning_curve_chart_draws_probe_solid_original_dashed_and_a_seed_band():
+    from workbench.charts import learning_curves
+    from workbench.charts.curves import DASHES, ORIGINAL, PROBE
+
+    spec = learning_curves(learning_curve(TRIALS), human=0.96).to_dict()
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["area", "line", "rule", "text"]  # seed band (two seeds), curves, human line and its label
+    dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
+    assert dict(zip(dash["domain"], dash["range"])) == {PROBE: DASHES[PROBE], ORIGINAL: DASHES[ORIGINAL]}
+    assert DASHES[PROBE] == [1, 0] and DASHES[ORIGINAL][1] > 0  # solid probe, dashed original
+
+
+def test_learning_curve_chart_adds_the_control_and_drops_the_band_for_one_seed():
+    from workbench.charts import learning_curves
+    from workbench.charts.curves import curve_points
+
+    one_seed = learning_curve(TRIALS.filter(pl.col("seed") == 0))
+    control = one_seed.with_columns(S_new=pl.lit(0.25))
+    chart = learning_curves(one_seed, control=control)
+    assert [layer["mark"]["type"] for layer in chart.to_dict()["layer"]] == ["line"]
+    points = curve_points(one_seed)
+    assert points.height == 2 * one_seed.height and set(points["series"]) == {"model"}
+    with pytest.raises(WorkbenchError, match="lacks the columns"):
+        learning_curves(TRIALS)
+    with pytest.raises(WorkbenchError, match=r"human=96.0 is out of range"):
+        learning_curves(one_seed, human=96.0)
 
 
 # --- the command line ----------------------------------------------------------------------------

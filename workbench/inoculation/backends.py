@@ -80,7 +80,12 @@ def _pool_trial(trial: Trial) -> dict:
 def run_ray(
     trials: Sequence[Trial], data: TrialData, record: Record, workers: int = 1, stop: Event | None = None, address: str | None = None
 ) -> None:
-    """Run ``trials`` as Ray Tune trials (same ``run_trial``), recording each row in this process."""
+    """Run ``trials`` as Ray Tune trials (same ``run_trial``), recording each row in this process.
+
+    A Ray started here (no ``ray.init`` before, ``address`` None) keeps running for the next run;
+    ``ray.shutdown()`` frees it."""
+    if not trials:
+        return
     try:
         import ray
         from ray import tune
@@ -94,20 +99,24 @@ def run_ray(
             raise WorkbenchError(f"cannot reach a Ray cluster at address={address!r} ({err}); start one with `ray start --head` or leave --address out for a local Ray") from err
     cpus = data.threads or 1
     data = replace(data, threads=cpus)
-    halt = Event()  # set when recording in this process fails: every trial stops
-    recorder = _recorder_class(tune)(record, halt)
+    token = f"{os.getpid()}-{time.monotonic_ns()}"
+    _LIVE[token] = _Live(record, stop)  # Tune pickles its callbacks and stopper: they hold only this token
     tuner = tune.Tuner(
         tune.with_resources(tune.with_parameters(_tune_trial, data=data), {"cpu": cpus}),
         param_space={"trial": tune.grid_search([asdict(trial) for trial in trials])},
         tune_config=tune.TuneConfig(max_concurrent_trials=workers, reuse_actors=False),
         run_config=tune.RunConfig(
             name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}", storage_path=str(Path(data.out).resolve() / "ray"),
-            callbacks=[recorder], stop=_stopper_class(tune)(stop, halt), verbose=0, failure_config=tune.FailureConfig(max_failures=0),
+            callbacks=[_recorder_class(tune)(token)], stop=_stopper_class(tune)(token), verbose=0,
+            failure_config=tune.FailureConfig(max_failures=0),
         ),
     )  # fmt: skip
-    results = tuner.fit()
-    if recorder.error is not None:
-        raise recorder.error
+    try:
+        results = tuner.fit()
+    finally:
+        live = _LIVE.pop(token)
+    if live.error is not None:
+        raise live.error
     failed = [result.error for result in results if result.error is not None]
     if failed and not (stop is not None and stop.is_set()):
         raise WorkbenchError(f"{len(failed)} trial(s) failed on Ray; the first: {str(failed[0]).strip().splitlines()[-1]}")
@@ -123,40 +132,52 @@ def _tune_trial(config: dict, data: TrialData) -> None:
     tune.report(row)
 
 
+class _Live:
+    """What Tune's callback and stopper reach through their token: the recorder, the caller's stop, the first error."""
+
+    def __init__(self, record: Record, stop: Event | None) -> None:
+        self.record, self.stop, self.error = record, stop, None
+
+    def stopped(self) -> bool:
+        return self.error is not None or (self.stop is not None and self.stop.is_set())
+
+
+_LIVE: dict[str, _Live] = {}
+
+
 def _recorder_class(tune):
     class Recorder(tune.Callback):
-        """Records each trial's row in the driver as soon as Tune reports it."""
+        """Records each trial's row in the driver as soon as Tune reports it; keeps the first error for the driver."""
 
-        def __init__(self, record: Record, halt: Event) -> None:
-            self.record, self.halt, self.error = record, halt, None
+        def __init__(self, token: str) -> None:
+            self.token = token
 
         def on_trial_result(self, iteration, trials, trial, result, **info) -> None:
-            if self.error is not None:
+            live = _LIVE[self.token]
+            if live.error is not None:
                 return
             if "os_errno" in result:
-                self.error = OSError(result["os_errno"], result["os_error"])
-            else:
-                try:
-                    self.record(result)
-                except BaseException as err:  # keep it for the driver: Tune would only log it
-                    self.error = err
-            if self.error is not None:
-                self.halt.set()
+                live.error = OSError(result["os_errno"], result["os_error"])
+                return
+            try:
+                live.record(result)
+            except BaseException as err:  # Tune would only log it
+                live.error = err
 
     return Recorder
 
 
 def _stopper_class(tune):
     class Stop(tune.stopper.Stopper):
-        """Ends every trial once the caller's ``stop`` event or ``halt`` (a recording failed) is set."""
+        """Ends every trial once the caller's ``stop`` is set or recording failed."""
 
-        def __init__(self, event: Event | None, halt: Event) -> None:
-            self.event, self.halt = event, halt
+        def __init__(self, token: str) -> None:
+            self.token = token
 
         def __call__(self, trial_id, result) -> bool:
             return False
 
         def stop_all(self) -> bool:
-            return self.halt.is_set() or (self.event is not None and self.event.is_set())
+            return _LIVE[self.token].stopped()
 
     return Stop
