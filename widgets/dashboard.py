@@ -49,7 +49,7 @@ class ResultsDashboard:
     >>> board = ResultsDashboard(session); board.heat.selections.cell  # the clicked cells
     """
 
-    def __init__(self, session: Session, files: list[Path] | None = None, n_boot: int = 200, max_rows: int = 30) -> None:
+    def __init__(self, session: Session, files: list[Path] | None = None, n_boot: int = 50, max_rows: int = 30) -> None:
         offline_charts()
         self.session, self.n_boot, self.max_rows = session, n_boot, max_rows
         self.files = w.SelectMultiple(options=[(p.stem, str(p)) for p in files or []], description="models", rows=min(6, max(2, len(files or []))))
