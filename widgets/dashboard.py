@@ -56,6 +56,8 @@ class ResultsDashboard:
         self.message = w.HTML()
         self.heat = alt.JupyterChart(_EMPTY, embed_options=EMBED)
         self.bars = alt.JupyterChart(_EMPTY, embed_options=EMBED)
+        for chart in (self.heat, self.bars):
+            chart.layout.display = "none"  # until there are predictions to draw
         self.heat.add_class("wb-heatmap")
         self.bars.add_class("wb-cluster-bars")
         self.drill_title = w.HTML()
@@ -93,12 +95,14 @@ class ResultsDashboard:
                 if preds is None else "<i>The toggles select no scored question.</i>"
             )
             self.drill.value = self.drill_title.value = ""
+            self.heat.layout.display = self.bars.layout.display = "none"
             return
         models = metrics.model_labels(preds)["label"].to_list()
         self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {escape(', '.join(map(short_model, models)))}</span>"
         self.heat.chart = charts.heatmap(preds, selection=charts.cell_selection())
         self.heat.selections.observe(self._drill, "cell")
         self.bars.chart = charts.cluster_bars(preds, n_boot=self.n_boot)
+        self.heat.layout.display = self.bars.layout.display = None
         self._drill()
 
     def _drill(self, _=None) -> None:

@@ -65,6 +65,7 @@ class InoculationLauncher:
         self.status = w.HTML()
         self.curve = alt.JupyterChart(alt.Chart(alt.Data(values=[])).mark_line(), embed_options=EMBED)
         self.curve.add_class("wb-learning-curve")
+        self.curve.layout.display = "none"  # until the first trial has a curve to draw
         self.trials = w.HTML()
         self.widget = w.VBox(
             [
@@ -128,6 +129,7 @@ class InoculationLauncher:
         self.trials.value = table(trials.select("trial", "k", "lr", "epochs", "seed", "S_new", "S_orig", "avg", "status"))
         if trials.filter(pl.col("status") == "ok").height:
             self.curve.chart = learning_curves(learning_curve(trials), title=self.name.value)
+            self.curve.layout.display = None
 
     def _cancel(self, _=None) -> None:
         self.stop.set()
