@@ -198,3 +198,38 @@ def test_minilm_and_its_random_control_probe_supersenses_end_to_end(wordnet_grap
     assert summary["selectivity"].is_not_null().all() and (summary["compression"] > 0).all()
     table = audit_table(frame.filter(pl.col("split") == "train"), pl.concat([result["predictions"] for result in results]))
     assert set(table["encoder"]) == {"pre-trained", "random"} and table.height == 6
+
+
+def test_cli_probes_a_jiant_folder_and_writes_summary_predictions_and_audit(tiny_encoder, tmp_path, monkeypatch):
+    import typer
+    from typer.testing import CliRunner
+
+    from workbench.cli.edge import register
+
+    folder = tmp_path / "data"
+    tiny_encoder.network.save_pretrained(tmp_path / "model")
+    tiny_encoder.tokenizer.save_pretrained(tmp_path / "model")
+    rows = [(split, f"the {w} ran .", 1, 2, label) for split, n in (("train", 40), ("test", 10)) for w, label in [("dog", "animal"), ("car", "thing")] * (n // 2)]
+    write_jiant(_frame(rows), folder)
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    app = typer.Typer()
+    register(app)
+    ran = CliRunner().invoke(app, ["edge", "probe", "--model", str(tmp_path / "model"), "--data", str(folder), "--out", str(tmp_path / "out"),
+                                   "--probes", "linear", "--epochs", "2"])  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    summary = pl.read_parquet(tmp_path / "out" / "summary.parquet")
+    assert summary["control"].to_list() == ["none", "random-weights"]
+    assert pl.read_parquet(tmp_path / "out" / "audit.parquet")["share"].max() == pytest.approx(100.0)
+
+
+def test_memorisation_chart_draws_the_drop_per_heuristic_and_encoder():
+    import vl_convert
+
+    from workbench import charts
+
+    audit = pl.DataFrame({"encoder": ["pre-trained", "random"], "probe": ["linear"] * 2, "heuristic": ["Mem-Exact"] * 2,
+                          "share": [10.0, 10.0], "accuracy": [80.0, 60.0], "filtered_accuracy": [78.0, 40.0], "n_filtered": [9, 9],
+                          "drop": [2.5, 33.3]})  # fmt: skip
+    chart = charts.memorisation_bars(audit)
+    assert chart.to_dict()["encoding"]["y"]["field"] == "drop"
+    assert "<svg" in vl_convert.vegalite_to_svg(chart.to_json())

@@ -300,3 +300,38 @@ def test_minilm_gets_a_fresh_head_and_zero_shot_is_unavailable(minilm_path, tmp_
         curves = learning_curves(frame, model, CurveSpec(ns=(62,), seeds=(0,), epochs=1, min_steps=5), cache=tmp_path / "r.sqlite", progress=False)
     assert curves["fresh_head"].all() and "zero-shot" not in set(curves["setting"])
     assert results_table(curves)["zero_shot"].is_null().all()
+
+
+def test_cli_builds_probes_and_writes_curves_parquet(tiny_mlm, tmp_path):
+    import typer
+    from typer.testing import CliRunner
+
+    from workbench.cli.olmpics import register
+
+    app = typer.Typer()
+    register(app)
+    runner = CliRunner()
+    built = runner.invoke(app, ["olmpics", "build", "--out", str(tmp_path), "--probe", "age-compare", "--n-train", "70", "--n-dev", "20"])
+    assert built.exit_code == 0, built.output
+    out = tmp_path / "curves.parquet"
+    ran = runner.invoke(app, ["olmpics", "curves", "--model", str(tiny_mlm), "--probes", str(tmp_path / "age-compare.jsonl"),
+                              "--out", str(out), "--ns", "62", "--seeds", "0", "--epochs", "1", "--min-steps", "3"])  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    curves = pl.read_parquet(out)
+    assert set(curves["control"]) == {"none", "no-lang", "perturbed-lang"} and "mlp_WS" in ran.output
+
+
+def test_curve_chart_plots_the_seed_mean_per_size_and_the_zero_shot_rule():
+    from workbench import charts
+
+    curves = _curve_rows({"none": [0.5, 0.7, 0.9, 0.9, 0.9, 0.9, 0.9], "no-lang": [0.5] * 7})
+    curves = pl.concat([curves, curves.with_columns(seed=pl.lit(1, pl.Int64), accuracy=pl.col("accuracy") - 0.1),
+                        curves.head(1).with_columns(setting=pl.lit("zero-shot"), n=pl.lit(0, pl.Int64), accuracy=pl.lit(0.6))])  # fmt: skip
+    spec = charts.olmpics_curves(curves).to_dict()
+    (rows,) = spec["datasets"].values()
+    first = next(r for r in rows if r["n"] == 62 and r["control"] == "none")
+    assert first["accuracy"] == pytest.approx(0.45) and first["zero_shot"] == pytest.approx(0.6)
+    assert spec["facet"]["column"]["field"] == "probe"
+    import vl_convert
+
+    assert "<svg" in vl_convert.vegalite_to_svg(charts.language_sensitivity_bars(curves).to_json())

@@ -4,6 +4,8 @@ saves or reads files. One module per kind of result:
 - ``paths``: PLS path model fits (path diagram, loadings per block, bootstrap distributions).
 - ``accuracy``: prediction frames (the Figure 3 heat map, cluster bars, the linked drill-down).
 - ``curves``: inoculation learning curves (probe solid, original dashed, seed spread, control, human line).
+- ``olmpics``: oLMpics learning curves (MLP / LINEAR, language controls dashed) and language sensitivity.
+- ``edge``: edge probes (task vs control-task accuracy, MDL compression, memorisation audit drops).
 """
 
 from workbench.charts.accuracy import (
@@ -16,6 +18,8 @@ from workbench.charts.accuracy import (
     heatmap,
 )
 from workbench.charts.curves import HUMAN_ACCURACY, learning_curves
+from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
+from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.charts.paths import bootstrap_histograms, loading_bars, path_diagram
 
-__all__ = ["DRILLDOWN_COLUMNS", "bootstrap_histograms", "loading_bars", "path_diagram", "HUMAN_ACCURACY", "Chart", "cell_selection", "cluster_bars", "dashboard", "drilldown_table", "heatmap", "learning_curves"]
+__all__ = ["DRILLDOWN_COLUMNS", "bootstrap_histograms", "loading_bars", "path_diagram", "HUMAN_ACCURACY", "Chart", "cell_selection", "cluster_bars", "dashboard", "drilldown_table", "heatmap", "learning_curves", "olmpics_curves", "language_sensitivity_bars", "edge_accuracy_bars", "mdl_bars", "memorisation_bars"]

@@ -5,7 +5,7 @@ Each verb group lives in its own module and registers itself on the app.
 
 import typer
 
-VERB_MODULES = ("data", "probes", "report", "score", "inoculate", "serve", "pls")
+VERB_MODULES = ("data", "probes", "report", "score", "inoculate", "baselines", "serve", "pls", "olmpics", "edge")
 
 app = typer.Typer(
     help="Probe Workbench: build probes from WordNet and GCIDE, score models on them, read the results.",
