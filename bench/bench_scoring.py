@@ -202,9 +202,10 @@ def report(f: dict, batch_size: int) -> str:
     return "\n".join(lines)
 
 
-def write_section(section: str) -> None:
+def write_section(section: str, title: str = "Scoring") -> None:
+    """Replace (or append) the ``## title`` section of bench/README.md with ``section``."""
     text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n\nRun on demand, not in the tests.\n\n"
-    pattern = re.compile(r"^## Scoring\n.*?(?=^## |\Z)", re.S | re.M)
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
     text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
     README.write_text(text, encoding="utf-8")
 
