@@ -6,6 +6,7 @@ values a student runs. The smaller values the suite runs are in the notebook's m
 later cell sees them. A notebook without that metadata runs as stored.
 """
 
+import sys
 from pathlib import Path
 
 import nbformat
@@ -57,19 +58,30 @@ def test_test_parameters_name_variables_of_the_parameters_cell(path: Path):
     assert not unknown, f"{path.name}: test_parameters {unknown} are not set in the notebook's 'parameters' cell"
 
 
+def client_for(nb: nbformat.NotebookNode) -> NotebookClient:
+    """A client that runs ``nb`` in a fresh kernel, in notebooks/, stopping at the first failing cell."""
+    return NotebookClient(
+        nb,
+        kernel_name="python3",  # jupyter_client starts a 'python3' kernel with sys.executable: this interpreter
+        timeout=CELL_TIMEOUT_S,
+        allow_errors=False,
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+    )
+
+
+def test_notebook_kernel_runs_this_interpreter_in_notebooks_dir():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os, sys; print(sys.prefix); print(os.getcwd())")])
+    client_for(nb).execute()
+    prefix, cwd = nb.cells[0].outputs[0]["text"].split()
+    assert (Path(prefix), Path(cwd)) == (Path(sys.prefix), NOTEBOOK_DIR)
+
+
 @pytest.mark.slow
 @pytest.mark.wordnet
 @pytest.mark.model
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs_top_to_bottom(path: Path):
     nb = with_test_parameters(nbformat.read(path, as_version=4))
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",  # jupyter_client runs a 'python3' kernel with sys.executable: this venv
-        timeout=CELL_TIMEOUT_S,
-        allow_errors=False,
-        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
-    )
-    client.execute()  # raises CellExecutionError, naming the cell and its traceback, at the first failing cell
+    client_for(nb).execute()  # raises CellExecutionError, naming the cell and its traceback, at the first failing cell
     ran = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert all(cell.execution_count for cell in ran), "some code cells did not run"
