@@ -3,8 +3,18 @@
 Several models side by side (one heat-map panel each). Clicking a heat-map cell (shift-click for more,
 double-click to clear) filters the drill-down table to the questions behind it: the click travels
 back to Python through altair's ``JupyterChart`` and ``metrics.drilldown`` does the filtering.
+
+Fast by design, so that a toggle redraws every view at once on a full probe set: each chart is built
+and validated by altair once per set of models, later toggles only swap its aggregated rows into that
+spec (``with_rows``); aggregates are memoised per filter; the bars show their point estimates at once
+and get their bootstrap intervals from a background thread, which drops work a newer toggle outdated.
 """
 
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
 from html import escape
 from pathlib import Path
 
@@ -13,6 +23,7 @@ import ipywidgets as w
 import polars as pl
 
 from workbench import charts, metrics
+from workbench.charts.accuracy import cluster_bar_data, heatmap_data
 from workbench.io import write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import select
@@ -22,6 +33,7 @@ from widgets.state import Session
 
 EMBED = {"renderer": "svg", "actions": False}
 _EMPTY = alt.Chart(alt.Data(values=[])).mark_point()  # what a chart shows before predictions arrive
+_NO_CELL = {"cell": {"value": None, "store": []}}  # the heat map's selection, cleared
 
 
 def offline_charts() -> None:
@@ -41,17 +53,44 @@ def offline_charts() -> None:
     write_text(alt.JupyterChart._esm, cached)
 
 
+def with_rows(spec: dict, rows: pl.DataFrame, orders: dict[str, list] | None = None) -> dict:
+    """``spec`` (a Vega-Lite dict with one inline dataset) drawing ``rows`` instead, sorted by ``orders``.
+
+    ``orders`` maps a field to its new explicit sort (e.g. the heat map's row labels). Builds no altair
+    object, so it costs what serialising ``rows`` costs; the result equals the spec altair would build.
+
+    >>> board.heat.spec = with_rows(board.heat.spec, heatmap_data(other_preds), {"row": rows, "column": columns})
+    """
+    orders = orders or {}
+
+    def walk(node):
+        if isinstance(node, dict):
+            out = {key: walk(value) for key, value in node.items() if key != "datasets"}
+            if isinstance(out.get("sort"), list) and out.get("field") in orders:
+                out["sort"] = list(orders[out["field"]])
+            return out
+        return [walk(item) for item in node] if isinstance(node, list) else node
+
+    (name,) = spec["datasets"]
+    return {**walk(spec), "datasets": {name: rows.to_dicts()}}
+
+
 class ResultsDashboard:
     """Heat map, cluster bars and drill-down of ``session.predictions`` under ``session.where``.
 
     ``files``: prediction Parquet files to offer in a model picker (several at once: side by side).
+    ``n_boot``: bootstrap resamples of the bars' 95% intervals, computed off the UI thread once the
+    toggles have rested ``settle`` seconds (``board.wait()`` blocks until they are drawn).
+    ``memo``: filters whose aggregates are kept.
 
     >>> board = ResultsDashboard(session); board.heat.selections.cell  # the clicked cells
     """
 
-    def __init__(self, session: Session, files: list[Path] | None = None, n_boot: int = 50, max_rows: int = 30) -> None:
+    def __init__(
+        self, session: Session, files: list[Path] | None = None, n_boot: int = 1000, max_rows: int = 30, memo: int = 64, settle: float = 0.25
+    ) -> None:
         offline_charts()
-        self.session, self.n_boot, self.max_rows = session, n_boot, max_rows
+        self.session, self.n_boot, self.max_rows, self.memo, self.settle = session, n_boot, max_rows, memo, settle
         self.files = w.SelectMultiple(options=[(p.stem, str(p)) for p in files or []], description="models", rows=min(6, max(2, len(files or []))))
         self.message = w.HTML()
         self.heat = alt.JupyterChart(_EMPTY, embed_options=EMBED)
@@ -60,17 +99,25 @@ class ResultsDashboard:
             chart.layout.display = "none"  # until there are predictions to draw
         self.heat.add_class("wb-heatmap")
         self.bars.add_class("wb-cluster-bars")
+        self.intervals = w.HTML()
         self.drill_title = w.HTML()
         self.drill = w.HTML()
+        self._lock, self._generation = threading.Lock(), 0
+        self._cache: OrderedDict[Hashable, pl.DataFrame] = OrderedDict()
+        self._specs: dict[Hashable, dict] = {}  # validated chart specs per chart and set of models
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard-intervals")
+        self.pending: Future | None = None
         parts = [w.HTML("<h3>Results</h3>")]
         if files:
             parts.append(self.files)
-        self.widget = w.VBox([*parts, self.message, self.heat, self.bars, self.drill_title, self.drill], layout=w.Layout(width="100%"))
+        self.widget = w.VBox(
+            [*parts, self.message, self.heat, self.bars, self.intervals, self.drill_title, self.drill], layout=w.Layout(width="100%")
+        )
         self.widget.add_class("wb-dashboard")
         if files and session.predictions is not None:
             self.files.value = (str(files[0]),)  # what the app loaded first
         self.files.observe(self._load, "value")
-        session.observe(self.refresh, ["predictions", "where"])
+        session.observe(self._changed, ["predictions", "where"])
         if files and session.predictions is None:
             self.files.value = (str(files[0]),)
         else:
@@ -80,13 +127,29 @@ class ResultsDashboard:
         frames = [conform(pl.read_parquet(path), PREDICTION_SCHEMA, path) for path in change.new]
         self.session.predictions = pl.concat(frames) if frames else None
 
+    def _changed(self, change) -> None:
+        if change.name == "predictions":
+            with self._lock:
+                self._cache.clear()
+                self._specs.clear()
+                self._generation += 1  # intervals under way are for the old frame
+        self.refresh()
+
     def shown(self) -> pl.DataFrame | None:
         """The predictions the toggles keep (None when none are loaded)."""
         preds = self.session.predictions
         return None if preds is None else select(preds, self.session.where)
 
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the bars' bootstrap intervals for the current toggles are drawn."""
+        if self.pending is not None:
+            self.pending.result(timeout)
+
     def refresh(self, _=None) -> None:
-        """Redraw every view for the current predictions and toggles."""
+        """Redraw every view for the current predictions and toggles (intervals follow from a thread)."""
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
         preds = self.shown()
         if preds is None or preds.is_empty():
             self.message.value = (
@@ -94,30 +157,128 @@ class ResultsDashboard:
                 "--probes PROBES --out $WORKBENCH_HOME/predictions/NAME.parquet</code>"
                 if preds is None else "<i>The toggles select no scored question.</i>"
             )
-            self.drill.value = self.drill_title.value = ""
+            self.drill.value = self.drill_title.value = self.intervals.value = ""
             self.heat.layout.display = self.bars.layout.display = "none"
             return
-        models = metrics.model_labels(preds)["label"].to_list()
+        where = self.session.where
+        cells = self._memo(("heat", where), lambda: heatmap_data(preds))
+        models = cells["label"].unique(maintain_order=True).to_list()
         self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {escape(', '.join(map(short_model, models)))}</span>"
-        self.heat.chart = charts.heatmap(preds, selection=charts.cell_selection())
-        self.heat.selections.observe(self._drill, "cell")
-        self.bars.chart = charts.cluster_bars(preds, n_boot=self.n_boot)
+        rows, columns = metrics.cell_order(cells)
+        self._draw(self.heat, cells, lambda: charts.heatmap(preds, selection=charts.cell_selection()), {"row": rows, "column": columns})
+        if self.heat.selections.cell.value:
+            self.heat._vl_selections = _NO_CELL  # new cells: no old click applies
+        points = self._memo(("points", where), lambda: point_estimates(preds, cells))
+        done = self._memo(("bars", where))
+        self._draw(self.bars, done if done is not None else points, lambda: charts.cluster_bars(preds, n_boot=1))
         self.heat.layout.display = self.bars.layout.display = None
+        if done is not None:
+            self.intervals.value = self._interval_note()
+        else:
+            self.intervals.value = f"<span class='wb-muted wb-intervals-pending'>bars: point estimates; {self.n_boot} bootstrap resamples under way ...</span>"
+            self.pending = self._pool.submit(self._bootstrap, preds, where, generation)
         self._drill()
+
+    def _bootstrap(self, preds: pl.DataFrame, where, generation: int) -> None:
+        """Background: the bars' intervals; drawn only if no newer toggle came meanwhile."""
+        time.sleep(self.settle)  # a slider dragged across many values starts one bootstrap, not many
+        if generation != self._generation:
+            return  # outdated before it began
+        try:
+            bars = cluster_bar_data(preds, n_boot=self.n_boot)
+        except Exception as err:  # shown on the page, never raised into it
+            self.intervals.value = f"<span class='wb-wrong'>intervals failed: {escape(str(err))}</span>"
+            return
+        self._memo(("bars", where), lambda: bars)
+        with self._lock:
+            if generation == self._generation:
+                self._draw(self.bars, bars, lambda: charts.cluster_bars(preds, n_boot=1))
+                self.intervals.value = self._interval_note()
+
+    def _interval_note(self) -> str:
+        return f"<span class='wb-muted wb-intervals-done'>bars: 95% percentile intervals from {self.n_boot} bootstrap resamples (questions; whole clusters)</span>"
+
+    def _memo(self, key: Hashable, compute: Callable[[], pl.DataFrame] | None = None) -> pl.DataFrame | None:
+        """The aggregate ``key`` of the current predictions, computed once (least recently used dropped)."""
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        if compute is None:
+            return None
+        value = compute()
+        with self._lock:
+            self._cache[key] = value
+            while len(self._cache) > self.memo:
+                self._cache.popitem(last=False)
+        return value
+
+    def _draw(self, chart: alt.JupyterChart, rows: pl.DataFrame, build: Callable[[], alt.TopLevelMixin], orders: dict | None = None) -> None:
+        """Show ``rows`` in ``chart``: altair builds the chart once per set of model panels, then rows are swapped in."""
+        key = (id(chart), tuple(rows["panel"].unique(maintain_order=True)))
+        if key not in self._specs:
+            chart.chart = build()
+            if chart is self.heat:
+                chart.selections.observe(self._drill, "cell")
+            self._specs[key] = chart.spec
+        chart.spec = with_rows(self._specs[key], rows, orders)
 
     def _drill(self, _=None) -> None:
         preds = self.shown()
         if preds is None or preds.is_empty():
             return
         cells = [(item["row"], item["column"]) for item in self.heat.selections.cell.value]
-        frame = metrics.drilldown(preds)
         if cells:
-            keep = pl.concat_str("row", "column", separator="\x1f").is_in([f"{r}\x1f{c}" for r, c in cells])
-            frame = frame.filter(keep)
+            keep = pl.concat_str(*metrics.cell_labels(), separator="\x1f").is_in([f"{r}\x1f{c}" for r, c in cells])
+            preds = preds.filter(keep)
+        labels = self._memo("labels", lambda: metrics.model_labels(self.session.predictions))
         where = "; ".join(f"{r} × {c}" for r, c in cells) or "all cells (click a heat-map cell to filter)"
         self.drill_title.value = (
-            f"<b class='wb-drill-title'>{frame['id'].n_unique():,} questions in {escape(where)}</b>"
+            f"<b class='wb-drill-title'>{preds['id'].n_unique():,} questions in {escape(where)}</b>"
             f" <span class='wb-muted'>(first {self.max_rows}, most often wrong first)</span>"
         )
-        shown = frame.head(self.max_rows).with_columns(pl.col("label").map_elements(short_model, return_dtype=pl.String))
+        shown = first_questions(preds, self.max_rows, labels).with_columns(pl.col("label").map_elements(short_model, return_dtype=pl.String))
         self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
+
+
+def first_questions(preds: pl.DataFrame, n: int, labels: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The first ``n`` rows of ``metrics.drilldown(preds)`` without ordering every question.
+
+    Ranks questions alone (most models wrong first, then probe, cluster, id, as ``drilldown`` does) and
+    drills down only into the first ``n``. ``labels``: ``metrics.model_labels`` of the whole frame, so
+    a model keeps its label when the page shows only some of its rows.
+
+    >>> first_questions(preds, 30).equals(metrics.drilldown(preds).head(30))
+    True
+    """
+    wrong = pl.col("correct").not_().sum()
+    ranked = preds.group_by("id").agg(wrong, pl.col("probe").first(), pl.col("cluster_id").first())
+    top = ranked.top_k(n, by=["correct", "probe", "cluster_id", "id"], reverse=[False, True, True, True])  # ids are unique: a total order
+    page = metrics.drilldown(preds.filter(pl.col("id").is_in(top["id"].implode()))).head(n)
+    if labels is None:
+        return page
+    keys = metrics.identity_keys(preds)
+    return page.drop("label").join(labels, on=keys, nulls_equal=True, maintain_order="left").select(page.columns)
+
+
+def point_estimates(preds: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``cluster_bar_data(preds)`` with accuracies only (``lo``, ``hi`` empty), in milliseconds.
+
+    Instance accuracy comes from the heat map's ``cells`` (``heatmap_data(preds)``), strict cluster
+    accuracy from one group-by; no resampling, so the bars can be drawn before their intervals.
+    """
+    keys = metrics.identity_keys(preds)
+    names = cells.select(*keys, "label", "panel").unique(maintain_order=True)
+    instance = cells.group_by(*keys, "probe", maintain_order=True).agg(pl.col("n").sum(), pl.col("n_correct").sum())
+    strict = (
+        preds.group_by(*keys, "probe", "cluster_id")
+        .agg(pl.col("correct").all())
+        .group_by(*keys, "probe")
+        .agg(n=pl.len().cast(pl.Int64), accuracy=pl.col("correct").cast(pl.Float64).mean())
+    )
+    bars = pl.concat([
+        instance.select(*keys, "probe", "n", accuracy=pl.col("n_correct") / pl.col("n"), measure=pl.lit("instance")),
+        strict.sort(*keys, "probe", nulls_last=True).select(*keys, "probe", "n", "accuracy", measure=pl.lit("strict cluster")),
+    ])  # fmt: skip
+    bars = bars.with_columns(lo=pl.lit(None, pl.Float64), hi=pl.lit(None, pl.Float64))
+    return bars.join(names, on=keys, nulls_equal=True, maintain_order="left").select(*keys, "probe", "n", "accuracy", "lo", "hi", "measure", "label", "panel")

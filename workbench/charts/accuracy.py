@@ -47,7 +47,7 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
     'rect'
     """
     selection = selection if selection is not None else cell_selection()
-    cells = _labelled(metrics.breakdown(preds), preds)
+    cells = heatmap_data(preds)
     rows, columns = metrics.cell_order(cells)
     base = alt.Chart().encode(
         x=alt.X("column:N", sort=columns, title="distractors (family, depth k')", axis=alt.Axis(labelAngle=-40)),
@@ -90,19 +90,7 @@ def cluster_bars(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Char
     >>> cluster_bars(two_model_preds).to_dict()["facet"]["column"]["field"]
     'panel'
     """
-    keys = metrics.identity_keys(preds)
-    inst = metrics.instance_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
-    clus = metrics.cluster_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
-    bars = pl.concat(
-        [
-            inst.select(*keys, "probe", "n", "accuracy", "lo", "hi", measure=pl.lit("instance")),
-            clus.select(
-                *keys, "probe", "n_clusters", "cluster_accuracy", "cluster_lo", "cluster_hi",
-                measure=pl.lit("strict cluster"),
-            ).rename({"n_clusters": "n", "cluster_accuracy": "accuracy", "cluster_lo": "lo", "cluster_hi": "hi"}),
-        ]
-    )
-    bars = _labelled(bars, preds)
+    bars = cluster_bar_data(preds, n_boot=n_boot, seed=seed)
     measures = ["instance", "strict cluster"]
     base = alt.Chart().encode(
         x=alt.X("probe:N", title="probe"),
@@ -123,6 +111,34 @@ def cluster_bars(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Char
     )
     error = base.mark_rule().encode(y=alt.Y("lo:Q", title="accuracy"), y2="hi:Q")
     return _panels(alt.layer(bar, error, data=bars), bars)
+
+
+def heatmap_data(preds: pl.DataFrame) -> pl.DataFrame:
+    """The rows ``heatmap`` draws: ``metrics.breakdown`` with the model ``label`` and ``panel`` columns.
+
+    >>> heatmap_data(preds).select("label", "row", "column", "accuracy")
+    """
+    return _labelled(metrics.breakdown(preds), preds)
+
+
+def cluster_bar_data(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """The rows ``cluster_bars`` draws: per model x probe x ``measure``, ``accuracy``, ``lo``, ``hi``, ``n``.
+
+    >>> cluster_bar_data(preds, n_boot=200).select("probe", "measure", "accuracy", "lo", "hi")
+    """
+    keys = metrics.identity_keys(preds)
+    inst = metrics.instance_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
+    clus = metrics.cluster_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
+    bars = pl.concat(
+        [
+            inst.select(*keys, "probe", "n", "accuracy", "lo", "hi", measure=pl.lit("instance")),
+            clus.select(
+                *keys, "probe", "n_clusters", "cluster_accuracy", "cluster_lo", "cluster_hi",
+                measure=pl.lit("strict cluster"),
+            ).rename({"n_clusters": "n", "cluster_accuracy": "accuracy", "cluster_lo": "lo", "cluster_hi": "hi"}),
+        ]
+    )
+    return _labelled(bars, preds)
 
 
 def drilldown_table(frame: pl.DataFrame, selection: alt.Parameter | None = None, max_rows: int = 20) -> Chart:
