@@ -30,7 +30,7 @@ from workbench.olmpics.head import CandidateHead, MaskedLM, check_head, load_mas
 from workbench.olmpics.probes import MASK, OLMPICS_SCHEMA
 from workbench.representations import RepresentationCache, token_states
 from workbench.schema import PROBE_SCHEMA, conform
-from workbench.scoring.models import ScoringWarning, torch_threads
+from workbench.scoring.models import Model, ScoringWarning, fingerprint, torch_threads
 
 SETTINGS = ("mlp", "linear")
 CURVE_SCHEMA: dict[str, pl.DataType] = {
@@ -100,14 +100,11 @@ def zero_shot(frame: pl.DataFrame, model: str | Path | MaskedLM, **score_options
     """Zero-shot MC-MLM predictions of every row (``PREDICTION_SCHEMA``; ``template`` holds the control),
     or None, with a warning, when the model has no trained MLM head (zero-shot is then unavailable)."""
     from workbench.scoring import score
-    from workbench.scoring.models import Model
 
     loaded = model if isinstance(model, MaskedLM) else load_masked_lm(model, seed=score_options.get("seed", 0))
     if loaded.fresh_head:
         warnings.warn(f"zero-shot MC-MLM is unavailable for {loaded.name}: it has no trained MLM head", ScoringWarning, stacklevel=2)
         return None
-    from workbench.scoring.models import fingerprint
-
     wrapped = Model(
         name=loaded.name, scorer="mlm", control=loaded.control, network=loaded.network, tokenizer=loaded.tokenizer,
         max_length=loaded.encoder.max_length, fingerprint=fingerprint(loaded.network, loaded.tokenizer, loaded.control),
