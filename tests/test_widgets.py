@@ -3,12 +3,13 @@
 Each test sets widget values as a visitor would and checks the shared session and the other panels.
 """
 
+import json
 import time
 
 import polars as pl
 import pytest
 
-from app_workspace import make_app_workspace
+from app_workspace import add_inoculation_inputs, make_app_workspace
 from workbench import metrics
 from workbench.inoculation import load_run
 from workbench.probes.formats import read_probes
@@ -93,6 +94,67 @@ def test_dashboard_shows_several_models_side_by_side(session):
     assert "shuffled" in board.message.value
 
 
+def test_a_toggle_redraws_the_heat_map_exactly_as_altair_builds_it_for_the_new_selection(session):
+    from workbench import charts
+
+    controls, board = ProbeControls(session), ResultsDashboard(session)
+    controls.probe.value = "hypernymy"
+    controls.hops.value = (2, 3)
+    controls.families.value = ("sister",)
+    fresh = charts.heatmap(select(session.predictions, session.where), selection=charts.cell_selection()).to_dict()
+    assert _named_data(board.heat.spec) == _named_data(fresh)
+    assert {cell["row"] for cell in _heat_cells(board)} == {"hypernymy k=2", "hypernymy k=3"}
+
+
+def test_bars_show_point_estimates_at_once_and_their_bootstrap_intervals_when_ready(session):
+    from workbench.charts.accuracy import cluster_bar_data
+
+    controls = ProbeControls(session)
+    controls.probe.value = "hypernymy"
+    board = ResultsDashboard(session, n_boot=200, settle=0.5)
+    board.wait()
+    controls.hops.value = (1, 2)
+    expected = cluster_bar_data(select(session.predictions, session.where), n_boot=200).to_dicts()
+    drawn = _bar_rows(board)
+    assert [row["accuracy"] for row in drawn] == pytest.approx([row["accuracy"] for row in expected])
+    assert all(row["lo"] is None for row in drawn) and "under way" in board.intervals.value  # no whiskers yet
+    board.wait(timeout=60)
+    drawn = _bar_rows(board)
+    assert [row[end] for row in drawn for end in ("lo", "hi")] == pytest.approx([row[end] for row in expected for end in ("lo", "hi")])
+    assert "200 bootstrap resamples" in board.intervals.value
+
+
+def test_drilldown_page_is_the_head_of_metrics_drilldown_with_several_models(session):
+    from widgets.dashboard import first_questions
+
+    flipped = session.predictions.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct"))
+    both = pl.concat([session.predictions, flipped.head(500)])
+    chosen = both.filter(pl.col("hops") > 1)
+    page = first_questions(chosen, 25, metrics.model_labels(both))
+    assert page.equals(metrics.drilldown(both).filter(pl.col("hops") > 1).head(25))
+
+
+def test_dashboard_app_draws_two_prediction_files_side_by_side(home, tmp_path):
+    import shutil
+
+    from widgets import apps
+
+    shutil.copytree(home / "probes", tmp_path / "probes")
+    (tmp_path / "predictions").mkdir()
+    first = pl.read_parquet(prediction_files(home)[0])
+    first.write_parquet(tmp_path / "predictions" / "a-minilm.parquet")
+    first.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct")).write_parquet(tmp_path / "predictions" / "b-flipped.parquet")
+    app = apps.dashboard(tmp_path)
+    board = app.panels["dashboard"]
+    assert "facet" not in board.heat.spec  # the app opens with the first file
+    board.files.value = tuple(value for _, value in board.files.options)
+    assert board.heat.spec["facet"]["column"]["field"] == "panel" and board.bars.spec["facet"]["column"]["field"] == "panel"
+    panels = {row["panel"] for row in _heat_cells(board)}
+    assert len(panels) == 2 and any("flipped" in panel for panel in panels)
+    right = {row["panel"]: row["accuracy"] for row in _bar_rows(board) if row["measure"] == "instance"}
+    assert sum(right.values()) == pytest.approx(1.0)  # the flipped model is right exactly where the first is wrong
+
+
 def test_write_button_saves_the_selection_inside_the_workspace(session, home, monkeypatch):
     monkeypatch.setenv("WORKBENCH_HOME", str(home))
     controls = ProbeControls(session)
@@ -123,6 +185,18 @@ def _heat_cells(board: ResultsDashboard) -> list[dict]:
     return [row for rows in board.heat.spec["datasets"].values() for row in rows if "row" in row and "accuracy" in row]
 
 
+def _bar_rows(board: ResultsDashboard) -> list[dict]:
+    """The cluster bars' inline data, in the order drawn."""
+    return [row for rows in board.bars.spec["datasets"].values() for row in rows]
+
+
+def _named_data(spec: dict) -> dict:
+    """``spec`` with its inline dataset under a fixed name (altair names it by a hash of the rows)."""
+    (rows,) = spec["datasets"].values()
+    text = json.dumps({key: value for key, value in spec.items() if key != "datasets"}).replace(next(iter(spec["datasets"])), "rows")
+    return {**json.loads(text), "datasets": {"rows": rows}}
+
+
 def test_import_workbench_does_not_import_ipywidgets_but_exposes_the_panels():
     import subprocess
     import sys
@@ -136,27 +210,18 @@ def inoculation_home(home, tmp_path, minilm_path, mcqa_dir):
     """A workspace with a tiny multiple-choice BERT as source model and 60 real ARC-Easy dev questions."""
     import shutil
 
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
-
     shutil.copytree(home / "probes", tmp_path / "probes", symlinks=True)
-    model = tmp_path / "runs" / "tiny-source" / "model"
-    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)  # fmt: skip
-    torch.manual_seed(0)
-    BertForMultipleChoice(config).save_pretrained(model)
-    tokenizer.save_pretrained(model)
-    (tmp_path / "mcqa" / "arc_easy").mkdir(parents=True)
-    lines = (mcqa_dir / "arc_easy" / "dev.jsonl").read_text().splitlines()[:60]
-    (tmp_path / "mcqa" / "arc_easy" / "dev.jsonl").write_text("\n".join(lines) + "\n")
-    return tmp_path
+    return add_inoculation_inputs(tmp_path, minilm_path, mcqa_dir)
 
 
-def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation_home):
-    from widgets import InoculationLauncher
+def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation_home, monkeypatch):
+    from widgets import apps
 
-    launcher = InoculationLauncher(Session(), home=inoculation_home, max_length=48, batch_size=8)
+    monkeypatch.setenv("WORKBENCH_HOME", str(inoculation_home))
+    app = apps.inoculation(inoculation_home)
+    launcher, curves = app.panels["inoculation"], app.panels["runs"]
+    launcher.max_length, launcher.batch_size = 48, 8
+    assert "No inoculation runs" in curves.message.value
     launcher.probe.value = str(inoculation_home / "probes" / "hypernymy")
     launcher.ks.value, launcher.lrs.value, launcher.max_eval.value = "4,8,16", "1e-4", 12
     launcher.name.value = "tiny run"
@@ -172,6 +237,31 @@ def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation
     assert "cancelled" in launcher.status.value and not launcher.start.disabled
     assert launcher.curve.spec is not None and "k4-lr" in launcher.trials.value
     assert launcher.progress.value == trials.height
+    assert curves.run.value.endswith("tiny-run") and curves.chart.spec is not None  # the ended run joins the past runs
+    assert f"{trials.height} trials on hypernymy" in curves.message.value
+
+
+def test_past_runs_show_their_learning_curve_beside_a_control_run(inoculation_home):
+    import shutil
+
+    from widgets import RunCurves
+    from workbench.inoculation import inoculate, learning_curve
+
+    out = inoculation_home / "runs" / "inoculation" / "small"
+    inoculate(inoculation_home / "runs" / "tiny-source", inoculation_home / "probes" / "hypernymy", inoculation_home / "mcqa" / "arc_easy",
+              ks=(4, 8), lrs=(1e-4,), max_eval=12, max_length=48, batch_size=8, out=out, progress=False)  # fmt: skip
+    shutil.copytree(out, out.with_name("small-control"))
+    session = Session()
+    curves = RunCurves(session, home=inoculation_home)
+    curves.run.value = str(out)
+    assert session.run_dir == str(out)
+    points = [row for rows in curves.chart.spec["datasets"].values() for row in rows]
+    expected = learning_curve(load_run(out))
+    assert sorted({row["k"] for row in points if "k" in row}) == expected["k"].to_list() == [0, 4, 8]
+    assert any(row.get("label") == "human 96.0%" for row in points)  # the hypernymy probe's human line
+    assert "k8-lr" in curves.summary.value
+    curves.control.value = str(out.with_name("small-control"))
+    assert "control" in {row.get("series") for rows in curves.chart.spec["datasets"].values() for row in rows}
 
 
 def test_launcher_refuses_typed_text_that_is_not_numbers(inoculation_home):

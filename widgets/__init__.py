@@ -13,6 +13,7 @@ from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
 from widgets.inoculation import InoculationLauncher
+from widgets.runs import RunCurves
 from widgets.state import Session
 
-__all__ = ["ClusterBrowser", "ConceptPicker", "InoculationLauncher", "ProbeControls", "ResultsDashboard", "Session"]
+__all__ = ["ClusterBrowser", "ConceptPicker", "InoculationLauncher", "ProbeControls", "ResultsDashboard", "RunCurves", "Session"]

@@ -18,7 +18,8 @@ from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
-from widgets.files import load_probes, prediction_files, run_folders
+from widgets.files import load_probes, prediction_files
+from widgets.runs import RunCurves
 from widgets.state import Session
 
 NO_PROBES = "<b>No probe sets in the workspace yet</b>: run <code>workbench probes build --probe all --out $WORKBENCH_HOME/probes</code>."
@@ -52,36 +53,44 @@ def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
 def dashboard(home: Path | None = None) -> w.Widget:
     """Results dashboard: probe toggles beside the heat map, cluster bars and drill-down of the workspace's predictions.
 
-    The toggles offer what the chosen prediction files scored; picking other files resets them.
+    The toggles offer what the chosen prediction files scored; picking other files resets them (several
+    files, or one file holding several models, are drawn side by side). Below: the learning curves of
+    the inoculation runs in the workspace.
     """
     files = prediction_files(home)
     session = Session()
+    curves = RunCurves(session, home=home)
     if not files:
-        return w.VBox([_header("Results dashboard", ""), ResultsDashboard(session).widget])
+        app = w.VBox([_header("Results dashboard", ""), ResultsDashboard(session).widget, curves.widget])
+        app.session, app.panels = session, {"runs": curves}
+        return app
     session.observe(lambda change: setattr(session, "probes", change.new), "predictions")
     session.predictions = conform(pl.read_parquet(files[0]), PREDICTION_SCHEMA)
     controls, board = ProbeControls(session), ResultsDashboard(session, files=files)
     app = w.VBox([
         _header("Results dashboard", "Pick models, set the toggles, click a heat-map cell to list its questions."),
         w.HBox([w.VBox([controls.widget], layout=w.Layout(width="35%")), w.VBox([board.widget], layout=w.Layout(width="65%"))]),
+        curves.widget,
     ])  # fmt: skip
-    app.session, app.panels = session, {"controls": controls, "dashboard": board}
+    app.session, app.panels = session, {"controls": controls, "dashboard": board, "runs": curves}
     return app
 
 
 def inoculation(home: Path | None = None) -> w.Widget:
     """Inoculation dashboard: launch a run on the workspace's models, probes and science QA; watch it; cancel it.
 
-    The learning curves of the runs already in the workspace are listed below the launcher.
+    The learning curves of the runs already in the workspace are below the launcher; the list is re-read
+    whenever a run ends.
     """
     from widgets.inoculation import InoculationLauncher
 
     session = Session()
     launcher = InoculationLauncher(session, home=home)
-    past = ", ".join(str(folder.name) for folder in run_folders(home)) or "none yet"
+    curves = RunCurves(session, home=home)
+    launcher.start.observe(lambda change: curves.refresh() if not change.new else None, "disabled")  # Start enabled again: a run ended
     app = w.VBox([
         _header("Inoculation dashboard", "Continue training a source model on k probe examples; watch probe (solid) and original-task (dashed) accuracy."),
-        launcher.widget, w.HTML(f"<p class='wb-muted'>runs in the workspace: {past}</p>"),
+        launcher.widget, curves.widget,
     ])  # fmt: skip
-    app.session, app.panels = session, {"inoculation": launcher}
+    app.session, app.panels = session, {"inoculation": launcher, "runs": curves}
     return app
