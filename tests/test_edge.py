@@ -186,6 +186,7 @@ def test_a_probe_learns_separable_spans_and_mix_weights_sum_to_one():
 
 @pytest.mark.model
 @pytest.mark.wordnet
+@pytest.mark.slow
 def test_minilm_and_its_random_control_probe_supersenses_end_to_end(wordnet_graph, minilm_path, tmp_path):
     frame = supersense_task(wordnet_graph, n=200, seed=0)
     cache = RepresentationCache(tmp_path / "r.sqlite")
