@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.schema import PROBE_SCHEMA, conform
+from workbench.scoring.models import quiet_transformers, torch_threads
 
 MASKED = -1e9  # logit of a padded choice slot
 
@@ -115,22 +116,6 @@ def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module
     return network, tokenizer
 
 
-@contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """No transformers warnings or progress bars inside the block (our own bars say what happens)."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bar:
-            hf_logging.enable_progress_bar()
-
-
 def encode(tokenizer, frame: pl.DataFrame, max_length: int) -> list[dict]:
     """One item per question: the token ids of each ``[CLS] q [SEP] a_i [SEP]`` pair and the gold index."""
     frame = conform(frame, PROBE_SCHEMA, "training frame")
@@ -207,7 +192,7 @@ def fit(
     generator = torch.Generator().manual_seed(spec.seed)
     history = []
     network.train()
-    with threads(spec.threads), _seeded(spec.seed), tqdm(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar:
+    with torch_threads(spec.threads), _seeded(spec.seed), tqdm(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar:
         step = 0
         for epoch in range(spec.epochs):
             order = torch.randperm(len(items), generator=generator).tolist()
@@ -320,17 +305,6 @@ def _diverged(step: int, epoch: int, spec: TrainSpec, what: str) -> str:
         f"training diverged at step {step} (epoch {epoch}): the {what} with lr={spec.lr}; "
         "lower the learning rate (1e-5 to 5e-5 suits BERT-size models) or keep gradient clipping on"
     )
-
-
-@contextlib.contextmanager
-def threads(count: int | None) -> Iterator[None]:
-    """Run torch on ``count`` CPU threads (default: the usable cores), then restore."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(count or len(os.sched_getaffinity(0)))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 @contextlib.contextmanager

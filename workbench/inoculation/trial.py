@@ -24,7 +24,8 @@ from pathlib import Path
 
 import polars as pl
 
-from workbench.inoculation.train import TrainingError, TrainSpec, accuracy, fit, load_for_training, save_model, score_frame, threads
+from workbench.inoculation.train import TrainingError, TrainSpec, accuracy, fit, load_for_training, save_model, score_frame
+from workbench.scoring.models import torch_threads
 from workbench.io import write_parquet
 
 ADD_SOME = {None: 0, "x1": 1, "x2": 2}
@@ -105,7 +106,7 @@ def run_trial(trial: Trial, data: TrialData, progress: bool = False, stop: threa
             return {**row, "S_new": None, "S_orig": None, "avg": None, "final_loss": None,
                     "seconds": time.time() - started, "status": "diverged", "message": str(err)}  # fmt: skip
         final_loss, status = history["loss"][-1], "ok"
-    with threads(data.threads):
+    with torch_threads(data.threads):
         probe_pred = score_frame(network, tokenizer, data.probe_eval, data.max_length, trial.name, progress)
         orig_pred = score_frame(network, tokenizer, data.orig_eval, data.max_length, trial.name, progress)
     write_parquet(probe_pred, folder / "probe.parquet")

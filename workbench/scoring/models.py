@@ -137,7 +137,7 @@ def load_model(
         raise SpecError(f"max_length={max_length!r} is out of range; use a whole number from 8 to 100000")
     device = check_device(device)
     source = _source(name)
-    with _quiet_transformers():
+    with quiet_transformers():
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
             config = AutoConfig.from_pretrained(source)
@@ -258,8 +258,8 @@ def _max_length(tokenizer: PreTrainedTokenizerBase, config) -> int:
 
 
 @contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """Silence transformers' load report and progress bar: missing heads are reported by us."""
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report and progress bar inside the block: we report what matters ourselves."""
     verbosity, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
