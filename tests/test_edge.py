@@ -234,3 +234,8 @@ def test_memorisation_chart_draws_the_drop_per_heuristic_and_encoder():
     chart = charts.memorisation_bars(audit)
     assert chart.to_dict()["encoding"]["y"]["field"] == "drop"
     assert "<svg" in vl_convert.vegalite_to_svg(chart.to_json())
+
+
+def test_jiant_task_name_comes_from_the_info_written_with_it(tmp_path):
+    write_jiant(_frame([("train", "a dog", 1, 2, "x"), ("test", "a cat", 1, 2, "y")]).with_columns(task=pl.lit("mine")), tmp_path / "folder")
+    assert set(read_jiant(tmp_path / "folder")["task"]) == {"mine"}

@@ -112,7 +112,8 @@ def read_jiant(path: str | Path, task: str | None = None) -> pl.DataFrame:
     """Read jiant edge-probing JSONL (a file, or a folder of ``{train,dev,test}.jsonl``) into ``EDGE_SCHEMA``.
 
     Each line: ``{"text": "w1 w2 ...", "targets": [{"span1": [s, e], "label": "x", "span2": [s, e]?}], "info": {...}?}``.
-    The split is the file name (``train.jsonl`` ...) unless ``info.split`` says otherwise.
+    The split is the file name (``train.jsonl`` ...) unless ``info.split`` says otherwise; the task is
+    ``task``, else ``info.task``, else the folder's name.
     """
     path = Path(path)
     files = [path / f"{split}.jsonl" for split in EDGE_SPLITS if (path / f"{split}.jsonl").is_file()] if path.is_dir() else [path]
@@ -129,7 +130,7 @@ def read_jiant(path: str | Path, task: str | None = None) -> pl.DataFrame:
             if not line.strip():
                 continue
             try:
-                rows.extend(_jiant_rows(json.loads(line), task or file.parent.name or "edge", default_split))
+                rows.extend(_jiant_rows(json.loads(line), task, file.parent.name or "edge", default_split))
             except (ValueError, KeyError, TypeError, IndexError) as err:
                 raise ProbeFormatError(f"{file}, line {number}: {err}. Expected jiant edge-probing JSONL (docs/EDGE.md).") from err
     if not rows:
@@ -137,10 +138,12 @@ def read_jiant(path: str | Path, task: str | None = None) -> pl.DataFrame:
     return _with_ids(pl.DataFrame(rows, schema_overrides={k: v for k, v in EDGE_SCHEMA.items() if k != "id"}))
 
 
-def _jiant_rows(item: dict, task: str, default_split: str) -> list[dict]:
+def _jiant_rows(item: dict, task: str | None, default_task: str, default_split: str) -> list[dict]:
     text = item["text"]
     words = text.split(" ")
-    split = (item.get("info") or {}).get("split", default_split)
+    info = item.get("info") or {}
+    split = info.get("split", default_split)
+    task = task or info.get("task") or default_task
     rows = []
     for target in item["targets"]:
         label = target["label"]
