@@ -335,3 +335,14 @@ def test_curve_chart_plots_the_seed_mean_per_size_and_the_zero_shot_rule():
     import vl_convert
 
     assert "<svg" in vl_convert.vegalite_to_svg(charts.language_sensitivity_bars(curves).to_json())
+
+
+@pytest.mark.wordnet
+def test_a_tokenizer_vocabulary_keeps_every_taxonomy_candidate_one_token(wordnet_graph, minilm_path):
+    from workbench.olmpics.curves import candidate_tokens
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
+    vocabulary = frozenset(token for token in tokenizer.get_vocab() if token.isalpha())
+    frame = build_olmpics(OlmpicsSpec("taxonomy-conjunction", n_train=30, n_dev=10, seed=2), graph=wordnet_graph, vocabulary=vocabulary)
+    for statement, choices in frame.select("statement", "choices").iter_rows():
+        assert len(candidate_tokens(tokenizer, statement, choices)) == 3

@@ -100,7 +100,7 @@ def build_olmpics(spec: OlmpicsSpec, graph=None, vocabulary: frozenset[str] | No
     elif spec.probe == "multi-hop-comparison":
         rows = _multi_hop(spec, rng)
     elif spec.probe == "antonym-negation":
-        rows = _antonym_negation(spec, rng, vocabulary)
+        rows = _antonym_negation(spec, rng)  # its candidates (not, very) are fixed
     else:
         if graph is None:
             from workbench.knowledge import load_graph
@@ -161,7 +161,7 @@ def _multi_hop(spec: OlmpicsSpec, rng: random.Random) -> list[dict]:
     return rows
 
 
-def antonym_and_synonym_pairs(min_count: int = 1, vocabulary: frozenset[str] | None = None) -> tuple[list, list]:
+def antonym_and_synonym_pairs(min_count: int = 0) -> tuple[list, list]:
     """Single-word WordNet adjective pairs: (antonyms, synonyms), each a sorted list of sorted pairs.
 
     Antonyms are lemma antonym links; synonyms are two lemmas of one adjective synset that are
@@ -186,12 +186,12 @@ def antonym_and_synonym_pairs(min_count: int = 1, vocabulary: frozenset[str] | N
         for lemma in synset.lemmas():
             counts.setdefault(lemma.name(), lemma.count())
     synonyms -= antonyms
-    keep = lambda pair: all(counts.get(w, 0) >= min_count and (vocabulary is None or w in vocabulary) for w in pair)  # noqa: E731
+    keep = lambda pair: all(counts.get(w, 0) >= min_count for w in pair)  # noqa: E731
     return sorted(filter(keep, antonyms)), sorted(filter(keep, synonyms))
 
 
-def _antonym_negation(spec: OlmpicsSpec, rng: random.Random, vocabulary) -> list[dict]:
-    antonyms, synonyms = antonym_and_synonym_pairs(spec.min_count, vocabulary)
+def _antonym_negation(spec: OlmpicsSpec, rng: random.Random) -> list[dict]:
+    antonyms, synonyms = antonym_and_synonym_pairs(spec.min_count)
     labelled = [(pair, 0) for pair in antonyms] + [(pair, 1) for pair in synonyms]
     rng.shuffle(labelled)
     quota = {("dev", 0): spec.n_dev // 2, ("dev", 1): spec.n_dev - spec.n_dev // 2}
