@@ -18,9 +18,9 @@ import polars as pl
 
 from workbench.errors import ProbeFormatError
 from workbench.olmpics.probes import MASK, OLMPICS_SCHEMA, row_id
+from workbench.probes.controls import NONSENSE_WORDS as NONSENSE
 from workbench.schema import conform
 
-NONSENSE = ("blah", "ya", "foo", "snap", "woo", "boo", "da", "wee", "foe", "fee")
 CONTROLS = ("none", "no-lang", "perturbed-lang")
 _EDGE = ".,;:!?\"'()"
 
