@@ -24,4 +24,4 @@ python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 # torch first and pinned, so that no other package pulls a multi-GB CUDA build.
 .venv/bin/pip install --quiet --disable-pip-version-check "torch==2.13.0"
-.venv/bin/pip install --quiet --disable-pip-version-check -e ".[test]"
+.venv/bin/pip install --quiet --disable-pip-version-check -e ".[test,ray]"

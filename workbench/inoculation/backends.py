@@ -90,7 +90,7 @@ def run_ray(
         import ray
         from ray import tune
     except ImportError as err:
-        raise WorkbenchError('backend="ray" needs Ray Tune; install it with pip install "ray[tune]"') from err
+        raise WorkbenchError('backend="ray" needs Ray Tune; install the extra with pip install "probe-workbench[ray]" (or pip install "ray[tune]")') from err
 
     if not ray.is_initialized():
         try:
