@@ -102,6 +102,19 @@ def test_cli_prints_json_with_the_headline_keys_and_writes_html(cli: typer.Typer
     assert "75.0 [" in html.read_text(encoding="utf-8")
 
 
+def test_cli_reports_several_prediction_files_side_by_side(cli: typer.Typer, two_models, tmp_path: Path):
+    files = []
+    for name in ("a", "b"):
+        files.append(tmp_path / f"{name}.parquet")
+        two_models.filter(pl.col("model") == name).write_parquet(files[-1])
+    two_models.write_parquet(tmp_path / "both.parquet")
+    separate = CliRunner().invoke(cli, ["report", *map(str, files), "--json", "--n-boot", "100"])
+    stacked = CliRunner().invoke(cli, ["report", str(tmp_path / "both.parquet"), "--json", "--n-boot", "100"])
+    assert separate.exit_code == 0, separate.output
+    assert json.loads(separate.stdout) == json.loads(stacked.stdout)
+    assert set(json.loads(separate.stdout)["cluster_accuracy"]) == {"a", "b"}
+
+
 def test_cli_prints_the_text_report_by_default(cli: typer.Typer, tmp_path: Path):
     preds = tmp_path / "preds.parquet"
     toy_predictions().write_parquet(preds)

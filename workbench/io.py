@@ -1,4 +1,4 @@
-"""Atomic writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic writes (a reader sees the old file or the new one, never half of one), and reading predictions back."""
 
 import contextlib
 import os
@@ -7,6 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+
+from workbench.errors import WorkbenchError
+from workbench.schema import PREDICTION_SCHEMA, conform
 
 
 @contextlib.contextmanager
@@ -39,3 +42,22 @@ def write_text(text: str, path: str | Path) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def read_predictions(*paths: str | Path) -> pl.DataFrame:
+    """One or more prediction Parquet files (as ``workbench score`` writes them), stacked and checked.
+
+    >>> read_predictions("preds.parquet", "random.parquet")  # doctest: +SKIP
+    """
+    if not paths:
+        raise WorkbenchError("no prediction file given; score a probe set first (workbench score ... --out FILE)")
+    frames = []
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise WorkbenchError(f"no prediction file at {path}; score a probe set first (it writes Parquet).")
+        try:
+            frame = pl.read_parquet(path)
+        except (pl.exceptions.PolarsError, OSError) as err:
+            raise WorkbenchError(f"{path} is not a readable Parquet file: {err}") from err
+        frames.append(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"))
+    return pl.concat(frames)

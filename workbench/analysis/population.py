@@ -19,7 +19,8 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.schema import PREDICTION_SCHEMA, PROBES, conform
+from workbench.io import read_predictions
+from workbench.schema import PROBES
 
 ORIG = "orig"
 """The column of original-task (science QA) accuracy."""
@@ -52,7 +53,7 @@ def population(
     """
     if not predictions and not runs:
         raise WorkbenchError("give prediction files (predictions=[...]) or inoculation runs (runs=[...]) to build a population from")
-    parts = [_scored(_read(Path(p)), by_hops) for p in _files(predictions)]
+    parts = [_scored(read_predictions(Path(p)), by_hops) for p in _files(predictions)]
     parts += [_inoculated(Path(r), by_hops) for r in runs]
     frame = pl.concat([p for p in parts if not p.is_empty()], how="diagonal_relaxed")
     frame = frame.group_by("unit", maintain_order=True).agg(
@@ -82,14 +83,6 @@ def _files(paths: Sequence[str | Path]) -> list[Path]:
     return out
 
 
-def _read(path: Path) -> pl.DataFrame:
-    try:
-        frame = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError) as err:
-        raise WorkbenchError(f"{path} is not a readable Parquet file: {err}") from err
-    return conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}")
-
-
 def _accuracy_columns(preds: pl.DataFrame, keys: list[str], by_hops: bool) -> pl.DataFrame:
     """Accuracy per probe (or probe x hops), wide: ``keys`` + one column each; ``mcqa`` becomes ``orig``."""
     column = pl.when(pl.col("probe") == "mcqa").then(pl.lit(ORIG))
@@ -116,7 +109,7 @@ def _inoculated(run: Path, by_hops: bool) -> pl.DataFrame:
         file = run / "trials" / trial["trial"] / "probe.parquet"
         if not file.is_file():
             raise WorkbenchError(f"{file} is missing; the run {run} is incomplete (rerun `workbench inoculate` on it to finish)")
-        preds = _read(file).with_columns(trial=pl.lit(trial["trial"]))
+        preds = read_predictions(file).with_columns(trial=pl.lit(trial["trial"]))
         parts.append(_accuracy_columns(preds, ["trial"], by_hops))
     if not parts:
         return pl.DataFrame()

@@ -24,7 +24,7 @@ def baselines(
     import polars as pl
 
     from workbench.baselines import probe_health
-    from workbench.cli.report import read_predictions
+    from workbench.io import read_predictions
     from workbench.io import write_parquet
     from workbench.probes.formats import read_probes
 
