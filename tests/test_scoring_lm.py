@@ -45,6 +45,7 @@ from workbench.scoring import (
     score,
     zero_shot_accuracy,
 )
+from workbench.scoring import causal
 from workbench.scoring.lm import encode_units
 
 TEXTS = [question for question, _, _ in QUESTIONS] + [choice for _, choices, _ in QUESTIONS for choice in choices]
@@ -202,6 +203,55 @@ def test_causal_runs_each_prompt_once_for_all_its_choices(tiny_lm, tmp_path):
     model.network.register_forward_pre_hook(hook, with_kwargs=True)
     score(probes, model, scorer="causal", batch_size=5, cache=False, progress=False)
     assert sum(prompt_rows) == probes.height  # five choices per question, one prompt run per question
+
+
+def forward_kinds(model) -> list[tuple[bool, int]]:
+    """Record each forward of ``model.network``: (whether it reads a past key/value cache, its rows)."""
+    calls: list[tuple[bool, int]] = []
+    model.network.register_forward_pre_hook(
+        lambda module, args, kwargs: calls.append((kwargs.get("past_key_values") is not None, len(kwargs["input_ids"]))),
+        with_kwargs=True,
+    )
+    return calls
+
+
+@pytest.mark.parametrize("path", ["shared", "scratch"])
+def test_both_causal_paths_equal_a_direct_forward_even_for_a_one_token_prompt(tiny_lm, path):
+    model = load_model(tiny_lm["causal"], "causal")
+    question, choices, _ = QUESTIONS[2]
+    units = [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices] + [("A", " river"), ("A", " a long way down")]
+    features = encode_units(model, units, joint_limit=True, prompt_special=False)
+    assert len(features[-1]["prompt"]) == 1  # nothing before its last token: no prefix to cache
+    with torch.inference_mode():
+        values = causal.token_logprobs(model, features, batch_size=2, path=path)
+    for (prompt, continuation), value in zip(units, values):
+        total, tokens = direct_logprob("causal", tiny_lm["causal"], prompt, continuation[1:])
+        assert len(value) == tokens and float(value.sum()) == pytest.approx(total, abs=1e-4)
+
+
+def test_causal_continuations_are_batched_across_questions(tiny_lm):
+    probes = synonymy(QUESTIONS)
+    model = load_model(tiny_lm["causal"], "causal")
+    calls = forward_kinds(model)
+    score(probes, model, scorer="causal", batch_size=64, cache=False, progress=False)
+    assert [rows for cached, rows in calls if not cached] == [probes.height]  # all prompts in one forward
+    assert [rows for cached, rows in calls if cached] == [probes.height * 5]  # all choices of all questions in one
+
+
+def test_auto_path_scores_from_scratch_where_the_prefix_saves_too_little(tiny_lm):
+    model = load_model(tiny_lm["causal"], "causal")
+    calls = forward_kinds(model)
+    question, choices, _ = QUESTIONS[2]
+    shared = encode_units(model, [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices], joint_limit=True, prompt_special=False)
+    alone = encode_units(model, [(f"Q{index}:", f" {choice}") for index, choice in enumerate(choices)], joint_limit=True, prompt_special=False)
+    assert causal.prefix_saving(shared, 8) >= causal.MIN_SAVING > causal.prefix_saving(alone, 8)
+    with torch.inference_mode():
+        auto = causal.token_logprobs(model, alone, 8)
+        assert not any(cached for cached, _ in calls)  # one forward per batch of whole strings
+        forced = causal.token_logprobs(model, alone, 8, path="shared")
+        causal.token_logprobs(model, shared, 8)
+    assert any(cached for cached, _ in calls)
+    np.testing.assert_allclose(np.concatenate(auto), np.concatenate(forced), atol=1e-5)
 
 
 # --- prompts ----------------------------------------------------------------------------------

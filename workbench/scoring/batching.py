@@ -4,7 +4,10 @@ A scorer reduces a probe frame to *units* (a text, a question-choice pair, a mas
 its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks, longest
 first in batches of similar length (little padding; a scorer may order them otherwise, e.g. the
 language-model scorers keep the choices of one prompt together), commits every batch to the cache (so an
-interrupted run resumes) and returns every unit's output, whatever the order it ran in.
+interrupted run resumes) and returns every unit's output, whatever the order it ran in. A scorer that
+batches inside its ``run`` (the language-model scorers: prompts once, then continuations across
+questions) takes several batches' worth of units per call (``Work.batches``) and cuts them with
+``length_batches``.
 """
 
 import hashlib
@@ -28,12 +31,14 @@ Features = dict[str, Any]  # "input_ids" (list[int]), "truncated" (bool), maybe 
 class Work:
     """One kind of unit a scorer needs: ``encode`` turns units into features (one per unit, with
     ``input_ids`` and ``truncated``), ``run`` maps a batch of features to one float vector each;
-    ``order`` sorts the features before batching (default: longest first)."""
+    ``order`` sorts the features before batching (default: longest first); ``batches``: how many
+    batches of units one ``run`` call receives (a ``run`` that re-batches them itself)."""
 
     kind: str
     encode: Callable[[list[Unit]], list[Features]]
     run: Callable[[list[Features]], list[np.ndarray]]
     order: Callable[[Features], Any] | None = None
+    batches: int = 1
 
 
 def compute(
@@ -57,8 +62,9 @@ def compute(
     sort_key = work.order or (lambda item: -len(item["input_ids"]))
     order = sorted(range(len(missing)), key=lambda index: sort_key(features[index]))
     with tqdm(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress) as bar:
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
+        step = batch_size * work.batches
+        for start in range(0, len(order), step):
+            batch = order[start : start + step]
             with torch.inference_mode():
                 outputs = work.run([features[index] for index in batch])
             done = {missing[index]: np.asarray(output, dtype=np.float32) for index, output in zip(batch, outputs)}
@@ -67,6 +73,25 @@ def compute(
             values.update(done)
             bar.update(len(batch))
     return values
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices of ``lengths`` longest first, cut into batches of ``batch_size`` (similar lengths, little padding).
+
+    >>> length_batches([3, 30, 1, 28, 2], 2)
+    [[1, 3], [0, 4], [2]]
+    """
+    order = sorted(range(len(lengths)), key=lambda index: -lengths[index])
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def padded_tokens(lengths: Sequence[int], batch_size: int) -> int:
+    """Token positions ``length_batches`` runs, padding included (a batch costs its rows times its longest).
+
+    >>> padded_tokens([3, 30, 1, 28, 2], 2)
+    67
+    """
+    return sum(len(batch) * lengths[batch[0]] for batch in length_batches(lengths, batch_size))
 
 
 def encode_texts(model: Model, first: list[str], second: list[str] | None = None) -> list[Features]:

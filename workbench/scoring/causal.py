@@ -1,29 +1,45 @@
 """Causal-LM scoring (``AutoModelForCausalLM``): each choice scored by the log-likelihood of its tokens
 as the continuation of the question's prompt, under the rules of ``workbench.scoring.lm``.
 
-Shared prefix: a batch holds the choices of a few prompts (``lm.by_prompt`` keeps them together).
-Each unique prompt runs once (right-padded, ``use_cache=True``); its last position gives the first
-choice token's distribution, and its key/value cache, gathered to one row per choice, is the past of
-one more forward over the choices' remaining tokens (explicit position ids continue each prompt,
-the attention mask hides the prompt's padding). The log-probabilities equal those of scoring each
-prompt + choice string from scratch (``tests/test_scoring_lm.py`` checks it) at the cost of one
-prompt per question instead of one per choice. Choices of one question differ much in length, so the
-second forward runs in sub-batches of similar length (``length_chunks``): padding every choice to
-the batch's longest would cost more than the prompt saves.
+Shared prefix, in two phases over a block of units (``BLOCK`` batches; ``lm.by_prompt`` keeps one
+question's choices together):
+
+1. every unique prompt of the block, less its last token (the *prefix*), runs once, in batches of
+   similar length (right-padded), and its key/value cache is kept, padded into one tensor per layer;
+2. the continuations (the prompt's last token, then the choice's tokens but the last) run in batches
+   across questions, sorted by length; each row's past is its own prefix's cache, gathered by index
+   and cut to the longest prefix of the batch, under the mask [prefix | prefix padding | continuation
+   | padding], with position ids that continue from the prefix's true length.
+
+The log-probabilities equal those of scoring each prompt + choice string from scratch
+(``tests/test_scoring_lm.py``); the prompt's tokens run once per question instead of once per choice,
+and never through the output head. The saving is bounded by the token ratio: from scratch a block
+runs ``sum(prompt + choice)`` positions, with the shared prefix ``sum over prompts(prompt) +
+sum(choice)``. Where that ratio, counted with padding (``prefix_saving``), is below ``MIN_SAVING`` —
+short prompts, long choices, questions that share no prompt — the block is scored from scratch in
+length-sorted batches instead, as it is for a model whose cache is not a plain per-layer key/value
+cache (sliding-window, recurrent and hybrid layers).
 """
 
-import copy
+import inspect
 
 import numpy as np
 import polars as pl
 import torch
+from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
 
 from workbench.scoring import lm
-from workbench.scoring.batching import Features, Work, pad
+from workbench.scoring.batching import Features, Work, length_batches, pad, padded_tokens
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
 RULES = lm.RULES
+BLOCK = 16
+"""Batches of units per block: the prefixes of one block share its continuation batches."""
+MIN_SAVING = 1.25
+"""The shared prefix runs when scratch / shared padded tokens reaches this; below it, from scratch
+(the gather and the second kind of forward cost about this much; see bench/README.md, "Shared prefix")."""
 
 
 def choice_scores(
@@ -33,61 +49,108 @@ def choice_scores(
     work = Work(
         "causal-logprobs",
         encode=lambda units: lm.encode_units(model, units, joint_limit=True, prompt_special=False),
-        run=lambda features: token_logprobs(model, features),
+        run=lambda features: token_logprobs(model, features, batch_size),
         order=lm.by_prompt,
+        batches=BLOCK,
     )
     return lm.choice_scores(model, pairs, rule, batch_size, cache, progress, work)
 
 
-def token_logprobs(model: Model, features: list[Features]) -> list[np.ndarray]:
-    """Log-probability of each continuation token, the prompt of each unique ``prompt`` run once."""
-    prompts = list(dict.fromkeys(item["prompt"] for item in features))
-    index = {prompt: row for row, prompt in enumerate(prompts)}
-    device = model.device
-    group = torch.tensor([index[item["prompt"]] for item in features], device=device)
-    first_tokens = torch.tensor([item["continuation"][0] for item in features], device=device)
-    batch = pad([{"input_ids": list(prompt)} for prompt in prompts], model)
-    out = model.network(**batch, use_cache=True)
-    lengths = batch["attention_mask"].sum(dim=1)
-    last = out.logits[torch.arange(len(prompts), device=device), lengths - 1].float()
-    first = torch.log_softmax(last, dim=-1)[group, first_tokens].cpu().numpy()
-    values = [[value] for value in first]
-    for chunk in length_chunks([len(item["continuation"]) - 1 for item in features]):
-        rows = torch.tensor(chunk, device=device)
-        past = copy.deepcopy(out.past_key_values)
-        past.batch_select_indices(group[rows])
-        follow = pad([{"input_ids": features[row]["continuation"][:-1]} for row in chunk], model)
-        width = follow["input_ids"].shape[1]
-        logits = model.network(
-            input_ids=follow["input_ids"],
-            attention_mask=torch.cat([batch["attention_mask"][group[rows]], follow["attention_mask"]], dim=1),
-            position_ids=lengths[group[rows]].unsqueeze(1) + torch.arange(width, device=device),
-            past_key_values=past,
-            use_cache=False,
-        ).logits.float()
-        targets = [features[row]["continuation"][1:] for row in chunk]
-        padded = torch.tensor([target + [0] * (width - len(target)) for target in targets], device=device)
-        rest = torch.log_softmax(logits, dim=-1).gather(-1, padded.unsqueeze(-1)).squeeze(-1).cpu().numpy()
-        for position, (row, target) in enumerate(zip(chunk, targets)):
-            values[row].extend(rest[position, : len(target)])
-    return [np.asarray(value, dtype=np.float32) for value in values]
+def prefix_saving(features: list[Features], batch_size: int) -> float:
+    """Padded token positions from scratch over those with the shared prefix, both length-batched.
 
-
-def length_chunks(lengths: list[int], slack: float = 1.25) -> list[list[int]]:
-    """Indices of ``lengths`` (continuations after their first token) in sub-batches of similar length:
-    longest first, a sub-batch closed when padding it to its longest would exceed ``slack`` times its
-    real tokens. One-token continuations need no second forward and are left out.
-
-    >>> length_chunks([3, 30, 0, 28, 2])
-    [[1, 3], [0, 4]]
+    >>> item = lambda prompt, choice: {"prompt": tuple(prompt), "continuation": choice, "input_ids": [*prompt, *choice]}
+    >>> round(prefix_saving([item(range(40), [7] * n) for n in (2, 3, 4, 5, 6)], 8), 2)  # 5 rows x 45 against 39 + 5 x 6
+    3.26
     """
-    chunks: list[list[int]] = []
-    real = 0
-    for row in sorted((row for row, length in enumerate(lengths) if length > 0), key=lambda row: -lengths[row]):
-        if chunks and chunks[-1] and (len(chunks[-1]) + 1) * lengths[chunks[-1][0]] <= slack * (real + lengths[row]):
-            chunks[-1].append(row)
-            real += lengths[row]
-        else:
-            chunks.append([row])
-            real = lengths[row]
-    return chunks
+    scratch = padded_tokens([len(item["input_ids"]) - 1 for item in features], batch_size)
+    prefixes = [len(prefix) for prefix in dict.fromkeys(item["prompt"][:-1] for item in features) if prefix]
+    shared = padded_tokens(prefixes, batch_size) + padded_tokens([len(item["continuation"]) for item in features], batch_size)
+    return scratch / shared
+
+
+def token_logprobs(model: Model, features: list[Features], batch_size: int, path: str = "auto") -> list[np.ndarray]:
+    """Log-probability of each continuation token. ``path``: "shared" (prefix once per prompt),
+    "scratch" (prompt + choice per unit) or "auto" (shared where ``prefix_saving`` >= ``MIN_SAVING``)."""
+    if path == "shared" or (path == "auto" and prefix_saving(features, batch_size) >= MIN_SAVING):
+        prefixes = list(dict.fromkeys(item["prompt"][:-1] for item in features))
+        past = prefix_cache(model, prefixes, batch_size)
+        if past is not None:
+            index = {prefix: row for row, prefix in enumerate(prefixes)}
+            group = [index[item["prompt"][:-1]] for item in features]
+            inputs = [[item["prompt"][-1], *item["continuation"][:-1]] for item in features]
+            return continuation_logprobs(model, inputs, features, batch_size, past, group)
+    inputs = [list(item["input_ids"][:-1]) for item in features]
+    return continuation_logprobs(model, inputs, features, batch_size)
+
+
+def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int) -> tuple[list, torch.Tensor] | None:
+    """Each prefix run once: per layer (keys, values) of shape [prefixes, heads, longest, dim], right-padded,
+    and the prefixes' lengths; ``None`` if the model's cache is not a plain key/value cache per layer."""
+    device = model.device
+    lengths = torch.tensor([len(prefix) for prefix in prefixes], device=device)
+    keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.network.forward).parameters else {}
+    layers: list[tuple[torch.Tensor, torch.Tensor]] = []
+    for batch in length_batches([len(prefix) for prefix in prefixes], batch_size):
+        if not prefixes[batch[0]]:
+            break  # one-token prompts: their prefix is empty, and length_batches puts them last
+        out = model.network(**pad([{"input_ids": list(prefixes[row])} for row in batch], model), use_cache=True, **keep)
+        cache = out.past_key_values
+        if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
+            return None
+        rows = torch.tensor(batch, device=device)
+        for number, layer in enumerate(cache.layers):
+            if len(layers) <= number:
+                shape = (len(prefixes), layer.keys.shape[1], len(prefixes[batch[0]]), layer.keys.shape[3])
+                layers.append((layer.keys.new_zeros(shape), layer.values.new_zeros(shape)))
+            width = layer.keys.shape[2]
+            layers[number][0][rows, :, :width] = layer.keys
+            layers[number][1][rows, :, :width] = layer.values
+    return layers, lengths
+
+
+def continuation_logprobs(
+    model: Model,
+    inputs: list[list[int]],
+    features: list[Features],
+    batch_size: int,
+    past: tuple[list, torch.Tensor] | None = None,
+    group: list[int] | None = None,
+) -> list[np.ndarray]:
+    """Run ``inputs`` in length-sorted batches, after their prefix's cache (``past``, row ``group``) if
+    given; each unit's continuation tokens are the last ones its input predicts."""
+    device = model.device
+    values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(features)
+    for batch in length_batches([len(ids) for ids in inputs], batch_size):
+        padded = pad([{"input_ids": inputs[row]} for row in batch], model)
+        mask, width = padded["attention_mask"], padded["input_ids"].shape[1]
+        start = torch.zeros(len(batch), dtype=torch.long, device=device)
+        cache = None
+        if past is not None:
+            layers, lengths = past
+            start = lengths[torch.tensor([group[row] for row in batch], device=device)]
+            reach = int(start.max())
+            if reach:
+                rows = torch.tensor([group[row] for row in batch], device=device)
+                cache = DynamicCache([(keys[rows, :, :reach], kept[rows, :, :reach]) for keys, kept in layers])
+                mask = torch.cat([(torch.arange(reach, device=device) < start.unsqueeze(1)).long(), mask], dim=1)
+        logits = model.network(
+            input_ids=padded["input_ids"],
+            attention_mask=mask,
+            position_ids=start.unsqueeze(1) + torch.arange(width, device=device),
+            past_key_values=cache,
+            use_cache=False,
+        ).logits
+        targets = [features[row]["continuation"] for row in batch]
+        count = max(len(tokens) for tokens in targets)
+        # the input position that predicts each target token (repeating the last one as padding)
+        where = torch.tensor(
+            [[len(inputs[row]) - len(tokens) + min(step, len(tokens) - 1) for step in range(count)] for row, tokens in zip(batch, targets)],
+            device=device,
+        )
+        picked = torch.log_softmax(logits.gather(1, where.unsqueeze(-1).expand(-1, -1, logits.shape[-1])).float(), dim=-1)
+        ids = torch.tensor([tokens + tokens[-1:] * (count - len(tokens)) for tokens in targets], device=device)
+        scores = picked.gather(-1, ids.unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        for position, (row, tokens) in enumerate(zip(batch, targets)):
+            values[row] = scores[position, : len(tokens)]
+    return values

@@ -1,9 +1,11 @@
 """Encoder-decoder scoring (``AutoModelForSeq2SeqLM``): the encoder reads the question's prompt, and a
 choice's score comes from the decoder's log-likelihood of its tokens (rules of ``workbench.scoring.lm``).
 
-Shared prefix: each unique prompt in a batch is encoded once; its encoder states, gathered to one
-row per choice, feed one decoder forward over all the choices (the decoder starts from the model's
-``decoder_start_token_id``; no end-of-sequence token is scored). Prompts keep the tokenizer's
+Shared prefix: each unique prompt of a block (``BLOCK`` batches of units) is encoded once, in batches
+of similar length, and its states kept (right-padded into one tensor); the decoder then runs the
+choices in batches across questions, sorted by length, each row reading its own prompt's states
+gathered by index (cut to the batch's longest prompt, under that prompt's mask). The decoder starts
+from the model's ``decoder_start_token_id``; no end-of-sequence token is scored. Prompts keep the tokenizer's
 special tokens (T5's ``</s>``, BART's ``<s> ... </s>``); each of prompt and choice may use up to
 ``max_length`` tokens.
 """
@@ -15,11 +17,13 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from workbench.errors import WorkbenchError
 from workbench.scoring import lm
-from workbench.scoring.batching import Features, Work, pad
+from workbench.scoring.batching import Features, Work, length_batches, pad
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
 RULES = lm.RULES
+BLOCK = 16
+"""Batches of units per block: the prompts of one block share its decoder batches."""
 
 
 def choice_scores(
@@ -30,8 +34,9 @@ def choice_scores(
     work = Work(
         "seq2seq-logprobs",
         encode=lambda units: lm.encode_units(model, units, joint_limit=False, prompt_special=True),
-        run=lambda features: token_logprobs(model, features, start),
+        run=lambda features: token_logprobs(model, features, start, batch_size),
         order=lm.by_prompt,
+        batches=BLOCK,
     )
     return lm.choice_scores(model, pairs, rule, batch_size, cache, progress, work)
 
@@ -49,24 +54,35 @@ def decoder_start(model: Model) -> int:
     )
 
 
-def token_logprobs(model: Model, features: list[Features], start: int) -> list[np.ndarray]:
+def token_logprobs(model: Model, features: list[Features], start: int, batch_size: int) -> list[np.ndarray]:
     """Log-probability of each continuation token, each unique ``prompt`` encoded once."""
+    device = model.device
     prompts = list(dict.fromkeys(item["prompt"] for item in features))
     index = {prompt: row for row, prompt in enumerate(prompts)}
-    group = torch.tensor([index[item["prompt"]] for item in features], device=model.device)
-    batch = pad([{"input_ids": list(prompt)} for prompt in prompts], model)
-    states = model.network.get_encoder()(**batch).last_hidden_state
-    decoder = pad([{"input_ids": [start, *item["continuation"][:-1]]} for item in features], model)
-    logits = model.network(
-        encoder_outputs=BaseModelOutput(last_hidden_state=states[group]),
-        attention_mask=batch["attention_mask"][group],
-        decoder_input_ids=decoder["input_ids"],
-        decoder_attention_mask=decoder["attention_mask"],
-        use_cache=False,
-    ).logits.float()
-    width = logits.shape[1]
-    targets = torch.tensor(
-        [item["continuation"] + [0] * (width - len(item["continuation"])) for item in features], device=model.device
-    )
-    values = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1).cpu().numpy()
-    return [values[row, : len(item["continuation"])] for row, item in enumerate(features)]
+    lengths = torch.tensor([len(prompt) for prompt in prompts], device=device)
+    states: torch.Tensor | None = None
+    for batch in length_batches([len(prompt) for prompt in prompts], batch_size):
+        encoded = model.network.get_encoder()(**pad([{"input_ids": list(prompts[row])} for row in batch], model)).last_hidden_state
+        if states is None:
+            states = encoded.new_zeros((len(prompts), encoded.shape[1], encoded.shape[2]))
+        states[torch.tensor(batch, device=device), : encoded.shape[1]] = encoded
+    values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(features)
+    for batch in length_batches([len(item["continuation"]) for item in features], batch_size):
+        rows = torch.tensor([index[features[row]["prompt"]] for row in batch], device=device)
+        reach = int(lengths[rows].max())
+        decoder = pad([{"input_ids": [start, *features[row]["continuation"][:-1]]} for row in batch], model)
+        logits = model.network(
+            encoder_outputs=BaseModelOutput(last_hidden_state=states[rows, :reach]),
+            attention_mask=(torch.arange(reach, device=device) < lengths[rows].unsqueeze(1)).long(),
+            decoder_input_ids=decoder["input_ids"],
+            decoder_attention_mask=decoder["attention_mask"],
+            use_cache=False,
+        ).logits.float()
+        width = logits.shape[1]
+        targets = torch.tensor(
+            [features[row]["continuation"] + [0] * (width - len(features[row]["continuation"])) for row in batch], device=device
+        )
+        scores = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        for position, row in enumerate(batch):
+            values[row] = scores[position, : len(features[row]["continuation"])]
+    return values
