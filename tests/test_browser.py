@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app_workspace import make_app_workspace
+from app_workspace import add_inoculation_inputs, make_app_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.wordnet, pytest.mark.model, pytest.mark.slow]
 
@@ -43,16 +43,15 @@ def browser():
             chromium.close()
 
 
-def serve(app: str, home: Path):
-    """Start `workbench serve APP` on a free port; yield its URL; always stop it."""
+def serve(app: str, home: Path, preheat: int = 0):
+    """Start `workbench serve APP` on a free port (``preheat`` kernels run ahead); yield its URL; always stop it."""
     from workbench.cli.serve import free_port
 
     port = free_port()
     env = {**os.environ, "WORKBENCH_HOME": str(home), "HF_HUB_OFFLINE": "1"}
     log = (home / f"voila-{app}.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "serve", app, "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    command = [sys.executable, "-m", "workbench", "serve", app, "--port", str(port), "--preheat", str(preheat)]
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.time() + 60
@@ -145,3 +144,43 @@ def test_inoculation_app_renders_and_names_the_missing_inputs(app_home, page):
         assert page.locator(".wb-inoculation button:has-text('Start')").is_disabled()
         assert page.locator(".wb-learning-curve").is_hidden()  # no empty chart before the first trial
         page.screenshot(path=SHOTS / "inoculation-1-missing.png", full_page=True)
+
+
+def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumable_run(app_home, page, tmp_path, minilm_path, mcqa_dir):
+    import shutil
+
+    from workbench.inoculation import inoculate, load_run
+
+    home = tmp_path / "workspace"
+    shutil.copytree(app_home / "probes", home / "probes")
+    for name in ("graphs", "nltk_data"):
+        (home / name).symlink_to((app_home / name).resolve(), target_is_directory=True)
+    add_inoculation_inputs(home, minilm_path, mcqa_dir)
+    for url in serve("inoculation", home, preheat=1):
+        open_app(page, url, "inoculation-run")
+        box = page.locator(".wb-inoculation")
+        box.locator(".widget-dropdown", has_text="probe").locator("select").select_option(label="probes/hypernymy")
+        for label, value in (("k values", "2,4,6,8,10"), ("learning rates", "1e-4"), ("dev questions", "12"), ("run name", "browser run")):
+            field = box.locator(".widget-text", has_text=label).locator("input")
+            field.fill(value)
+            field.press("Tab")
+        box.locator("button:has-text('Start')").click()
+        page.wait_for_selector(".wb-learning-curve svg, .wb-inoculation .wb-wrong", state="visible", timeout=120_000)  # a curve point, or why not
+        assert page.locator(".wb-inoculation .wb-wrong").count() == 0, page.inner_text(".wb-inoculation")
+        filled = page.eval_on_selector(".wb-progress .progress-bar", "bar => parseFloat(bar.style.width)")
+        assert filled > 0  # the trials bar advanced: baseline and first trial done
+        box.locator("button:has-text('Cancel')").click()
+        page.wait_for_selector(".wb-run-done:has-text('cancelled')", timeout=120_000)
+        assert box.locator("button:has-text('Start')").is_enabled()
+        page.wait_for_selector(".wb-runs .wb-run-name:has-text('browser-run')", timeout=30_000)  # now among the past runs
+        page.screenshot(path=SHOTS / "inoculation-2-cancelled.png", full_page=True)
+    out = home / "runs" / "inoculation" / "browser-run"
+    trials = load_run(out)
+    assert 2 <= trials.height < 6 and trials["status"].to_list()[0] == "baseline"
+    assert all((out / "trials" / name / "probe.parquet").is_file() for name in trials["trial"][1:])
+    done = set(trials["trial"])
+    inoculate(home / "runs" / "tiny-source", home / "probes" / "hypernymy", home / "mcqa" / "arc_easy", ks=(2, 4, 6, 8, 10), lrs=(1e-4,),
+              epochs=(1,), seeds=(0,), max_eval=12, out=out, progress=False)  # fmt: skip  (the app's settings: a resume, refused if they differed)
+    resumed = load_run(out)
+    assert resumed.height == 6 and done <= set(resumed["trial"])
+    assert f"{trials.height - 1} already finished (skipped)" in (out / "log.txt").read_text()

@@ -62,6 +62,7 @@ class InoculationLauncher:
         self.start = w.Button(description="Start", icon="play", button_style="primary")
         self.cancel = w.Button(description="Cancel", icon="stop", disabled=True)
         self.progress = w.IntProgress(value=0, min=0, max=1, description="trials")
+        self.progress.add_class("wb-progress")
         self.status = w.HTML()
         self.curve = alt.JupyterChart(alt.Chart(alt.Data(values=[])).mark_line(), embed_options=EMBED)
         self.curve.add_class("wb-learning-curve")

@@ -31,7 +31,7 @@ def short_model(name: str) -> str:
 
 def _text(value) -> str:
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return f"{value:.3f}" if value == 0 or abs(value) >= 1e-3 else f"{value:.3g}"  # learning rates stay readable
     if isinstance(value, list):
         return " | ".join(map(str, value))
     return "" if value is None else str(value)
