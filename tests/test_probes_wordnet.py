@@ -178,3 +178,24 @@ def test_family_filters_are_respected(wordnet_graph):
     assert set(frame["distractor_family"].unique()) == {"sister"}
     assert set(frame["distractor_depth"].unique()) <= {1, 2}
     assert set(frame["hops"].unique()) == {1, 2}
+
+
+@pytest.mark.parametrize("probe", ["hypernymy", "wordsense"])
+def test_a_concept_subset_gets_exactly_its_questions_of_the_full_build(built, wordnet_graph, gcide_graph, probe):
+    full = built[probe]
+    names = full["concept"].unique(maintain_order=True).head(3).to_list()
+    spec = ProbeSpec(probe, max_hops=5 if probe == "hypernymy" else 3, seed=1, concepts=",".join(names))
+    subset = build_probes(spec, gcide_graph if probe == "wordsense" else wordnet_graph, progress=False)
+    def content(frame: pl.DataFrame) -> pl.DataFrame:  # everything but the answer's position and the split
+        gold = pl.col("choices").list.get(pl.col("answer"))
+        keys = ["concept", "question", "hops", "distractor_family", "distractor_depth"]
+        return frame.select(*keys, gold.alias("gold"), pl.col("choices").list.sort()).sort(keys)
+
+    assert content(subset).equals(content(full.filter(pl.col("concept").is_in(names))))
+
+
+def test_a_concept_the_probe_cannot_ask_about_is_named(wordnet_graph):
+    from workbench.errors import SpecError
+
+    with pytest.raises(SpecError, match="'happy.a.01'"):  # adjectives have no ISA links
+        build_probes(ProbeSpec("hypernymy", concepts=("dog.n.01", "happy.a.01")), wordnet_graph, progress=False)

@@ -35,6 +35,7 @@ def build(
     seed: int = typer.Option(0, help="Seed of every random choice; same seed, same bytes."),
     train_size: int = typer.Option(3000, help="Most questions in the train split."),
     templates: Path | None = typer.Option(None, help="A template JSON file to use instead of the default."),
+    concepts: str | None = typer.Option(None, help="Ask only about these concepts, comma-separated (e.g. dog.n.01,car.n.01)."),
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
 ) -> None:
     """Build probe sets from the cached graphs and write each split into train, dev and test."""
@@ -54,6 +55,7 @@ def build(
             seed=seed,
             train_size=train_size,
             templates=templates,
+            concepts=concepts,
         )
         for name in names
     ]

@@ -37,8 +37,13 @@ def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
     text_of = lambda x: fill(templates.choice, {"definition": gloss[x]})  # noqa: E731
     drafts: list[Draft] = []
     words = sorted(word for word, group in senses.items() if len(group) >= spec.min_senses)
+    wanted = spec.chosen({names[c]: c for word in words for c in senses[word]})
+    if wanted is not None:
+        words = [word for word in words if wanted.intersection(senses[word])]
     for word in tqdm(words, desc="wordsense questions", unit="word", disable=not progress, leave=False):
         for concept in senses[word]:
+            if wanted is not None and concept not in wanted:
+                continue
             rng = random.Random(f"{spec.seed}:wordsense:{concept}")
             context, surface = rng.choice(examples[concept])
             template = rng.choice(template_ids)

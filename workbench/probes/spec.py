@@ -37,6 +37,9 @@ class ProbeSpec:
     answer: below the concept for hypernymy, above it for hyponymy, both for definitions and
     synonymy). Word sense always draws from the other senses of the word.
     ``perturbations`` caps the distractor variants of one question (None: every family and depth).
+    ``concepts`` asks only about these concepts (names such as ``dog.n.01``; None: every eligible one);
+    each concept gets the questions, gold answers and distractors of the full build (drawn from the
+    whole source); only answer positions differ, being balanced over the set built.
 
     >>> ProbeSpec("hypernymy", max_hops=3, families=("sister",), max_depth=2, seed=0)  # doctest: +ELLIPSIS
     ProbeSpec(probe='hypernymy', max_hops=3, ...)
@@ -51,6 +54,7 @@ class ProbeSpec:
     perturbations: int | None = 2
     templates: str | Path | None = None
     min_senses: int = 2
+    concepts: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         _check_choice("probe", self.probe, PROBES)
@@ -67,6 +71,25 @@ class ProbeSpec:
             raise SpecError(f"families is empty; choose one or more of {list(FAMILIES)}")
         for family in self.families:
             _check_choice("families", family, FAMILIES)
+        if isinstance(self.concepts, str):
+            object.__setattr__(self, "concepts", tuple(part.strip() for part in self.concepts.split(",") if part.strip()))
+        if self.concepts is not None:
+            object.__setattr__(self, "concepts", tuple(self.concepts))
+            if not self.concepts:
+                raise SpecError("concepts is empty; name one or more concepts (e.g. 'dog.n.01'), or leave it out for all")
+
+    def chosen(self, eligible: dict[str, int]) -> set[int] | None:
+        """The ids of ``concepts`` among ``eligible`` (name -> id), or None for all; unknown or ineligible names raise."""
+        if self.concepts is None:
+            return None
+        missing = [name for name in self.concepts if name not in eligible]
+        if missing:
+            raise SpecError(
+                f"concepts {missing[:5]} cannot be asked about by the {self.probe} probe: not concept names of its "
+                "source, or concepts without a usable example sentence (or, for taxonomy probes, without the ISA links "
+                "or lemmas it needs); use names such as 'dog.n.01' from the concept picker or Graph.concepts"
+            )
+        return {eligible[name] for name in self.concepts}
 
     @property
     def source(self) -> str:

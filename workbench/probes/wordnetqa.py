@@ -96,6 +96,9 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
     direction = "up" if spec.probe == "hypernymy" else "down"
     drafts: list[Draft] = []
     concepts = eligible(lexicon, spec.probe)
+    wanted = spec.chosen({lexicon.names[c]: c for c in concepts})
+    if wanted is not None:
+        concepts = [c for c in concepts if c in wanted]
     texts: dict[int, str] = {}
 
     def text_of(concept: int) -> str:
