@@ -445,6 +445,58 @@ def test_learning_curve_chart_adds_the_control_and_drops_the_band_for_one_seed()
         learning_curves(one_seed, human=96.0)
 
 
+ZERO_SHOT = pl.DataFrame({
+    "model": ["gpt2", "gpt2"], "scorer": ["causal", "causal"], "rule": ["sum", "mi"], "control": ["none", "none"],
+    "fingerprint": ["f1", "f2"], "k": [0, 0], "S_new": [0.35, 0.45], "n": [200, 200],
+})  # fmt: skip
+
+
+def test_zero_shot_points_start_one_curve_per_rule_with_no_original_score():
+    curve = learning_curve(TRIALS.filter(pl.col("status") != "baseline"), zero_shot=ZERO_SHOT)  # no baseline needed
+    inoculated = learning_curve(TRIALS).filter(pl.col("k") > 0)
+    assert curve["rule"].to_list() == ["sum"] * 3 + ["mi"] * 3
+    for rule, accuracy in (("sum", 0.35), ("mi", 0.45)):
+        part = curve.filter(pl.col("rule") == rule)
+        assert part["k"].to_list() == [0, 100, 500]
+        assert part["S_new"][0] == accuracy and part["S_orig"][0] is None and part["S_orig_std"][0] is None
+        assert part.filter(pl.col("k") > 0).drop("rule").equals(inoculated)
+
+
+def test_zero_shot_points_of_several_models_or_a_later_k_are_refused():
+    with pytest.raises(WorkbenchError, match=r"several rows for the rule\(s\) \['mi', 'sum'\]"):
+        learning_curve(TRIALS, zero_shot=pl.concat([ZERO_SHOT, ZERO_SHOT.with_columns(control=pl.lit("random-weights"))]))
+    with pytest.raises(WorkbenchError, match="k != 0"):
+        learning_curve(TRIALS, zero_shot=ZERO_SHOT.with_columns(k=pl.lit(5)))
+    with pytest.raises(WorkbenchError, match=r"lacks the columns \['rule'\]"):
+        learning_curve(TRIALS, zero_shot=ZERO_SHOT.drop("rule"))
+
+
+def test_zero_shot_points_from_the_scorer_seed_the_learning_curve_chart(tmp_path):
+    from workbench.charts import learning_curves
+    from workbench.charts.curves import ORIGINAL, PROBE, curve_points
+    from workbench.scoring import zero_shot_accuracy
+    from workbench.schema import PREDICTION_SCHEMA
+
+    preds = pl.DataFrame(
+        {
+            "id": ["q1", "q2", "q1", "q2"], "model": ["m"] * 4, "scorer": ["causal"] * 4, "rule": ["sum", "sum", "mi", "mi"],
+            "control": ["none"] * 4, "fingerprint": ["a", "a", "b", "b"], "scores": [[0.1, 0.9], [0.8, 0.2], [0.9, 0.1], [0.7, 0.3]],
+            "pred": [1, 0, 0, 0], "answer": [1, 1, 1, 1], "correct": [True, False, False, False],
+        }
+    )  # fmt: skip
+    preds = preds.select(pl.col(name).cast(dtype) if name in preds.columns else pl.lit(None, dtype).alias(name) for name, dtype in PREDICTION_SCHEMA.items())
+    points = zero_shot_accuracy(preds)
+    one_seed = learning_curve(TRIALS.filter(pl.col("seed") == 0))
+    chart = learning_curves(one_seed, zero_shot=points).to_dict()
+    drawn = curve_points(learning_curve(TRIALS.filter(pl.col("seed") == 0), zero_shot=points))
+    assert set(drawn["series"]) == {"model · sum", "model · mi"}
+    start = drawn.filter(pl.col("k") == 0)
+    assert set(start["measure"]) == {PROBE}  # no S_orig at a zero-shot k=0: the dashed line starts at the first k
+    assert dict(start.select("series", "accuracy").iter_rows()) == {"model · sum": 0.5, "model · mi": 0.0}
+    assert drawn.filter((pl.col("k") == 100) & (pl.col("measure") == ORIGINAL)).height == 2
+    assert chart["layer"][0]["encoding"]["color"]["title"] == "run · zero-shot rule"
+
+
 # --- the command line ----------------------------------------------------------------------------
 
 

@@ -4,7 +4,10 @@ The frame is what ``workbench.inoculation.learning_curve`` returns (k, S_new, S_
 S_orig_std, n_seeds; k=0 is the source model before inoculation). Probe accuracy is drawn solid,
 original-task accuracy dashed, against k; where several seeds were averaged a band shows mean ± one
 standard deviation. A control run (the same grid on a NO-LANG or PERTURBED-LANG probe) is drawn in
-its own colour with the same dash convention, and a human-performance line can be added.
+its own colour with the same dash convention, and a human-performance line can be added. A curve
+with a ``rule`` column (``learning_curve(trials, zero_shot=...)``, or ``zero_shot=`` here) is one curve
+per zero-shot rule, each series named "model · rule"; its k=0 has no S_orig, so the dashed line starts
+at the first inoculated k.
 
     >>> learning_curves(learning_curve(load_run("runs/inoc")), human=HUMAN_ACCURACY["hypernymy"])  # doctest: +SKIP
 """
@@ -22,25 +25,35 @@ HUMAN_ACCURACY = {"definitions": 0.912, "synonymy": 0.874, "hypernymy": 0.96, "h
 
 
 def curve_points(curve: pl.DataFrame, series: str = "model") -> pl.DataFrame:
-    """The curve in long form: one row per (k, measure) with accuracy, low and high (± one std)."""
+    """The curve in long form: one row per (k, measure) with accuracy, low and high (± one std); a
+    curve per rule (column ``rule``) becomes series "``series`` · rule". Empty accuracies are left out."""
     missing = [name for name in CURVE_COLUMNS if name not in curve.columns]
     if missing:
         raise WorkbenchError(f"the curve frame lacks the columns {missing}; pass what workbench.inoculation.learning_curve returns")
+    name = pl.lit(series) + " · " + pl.col("rule") if "rule" in curve.columns else pl.lit(series)
     parts = [
         curve.select(
-            "k", "n_seeds", series=pl.lit(series), measure=pl.lit(label), accuracy=pl.col(column),
+            "k", "n_seeds", series=name, measure=pl.lit(label), accuracy=pl.col(column),
             std=pl.col(f"{column}_std").fill_null(0.0),
         )  # fmt: skip
         for label, column in ((PROBE, "S_new"), (ORIGINAL, "S_orig"))
     ]
-    return pl.concat(parts).with_columns(low=pl.col("accuracy") - pl.col("std"), high=pl.col("accuracy") + pl.col("std")).sort("series", "measure", "k")
+    return pl.concat(parts).drop_nulls("accuracy").with_columns(low=pl.col("accuracy") - pl.col("std"), high=pl.col("accuracy") + pl.col("std")).sort("series", "measure", "k")
 
 
-def learning_curves(curve: pl.DataFrame, control: pl.DataFrame | None = None, human: float | None = None, title: str | None = None) -> alt.LayerChart:
+def learning_curves(
+    curve: pl.DataFrame,
+    control: pl.DataFrame | None = None,
+    human: float | None = None,
+    title: str | None = None,
+    zero_shot: pl.DataFrame | None = None,
+) -> alt.LayerChart:
     """Probe (solid) and original-task (dashed) accuracy against k, with a ± std band when seeds were averaged.
 
     ``control``: a second curve frame (e.g. the NO-LANG version of the probe), drawn as series "control".
     ``human``: a human-performance accuracy in [0, 1] (see ``HUMAN_ACCURACY``), drawn as a dotted rule.
+    ``zero_shot``: zero-shot points (``workbench.scoring.zero_shot_accuracy``) as the k=0 of ``curve``
+    (and of ``control``), one curve per rule (``workbench.inoculation.curves.with_zero_shot``).
 
     >>> chart = learning_curves(curve, control=no_lang_curve, human=0.96)  # doctest: +SKIP
     >>> chart.to_dict()["layer"][0]["mark"]["type"]  # doctest: +SKIP
@@ -48,12 +61,20 @@ def learning_curves(curve: pl.DataFrame, control: pl.DataFrame | None = None, hu
     """
     if human is not None and not (isinstance(human, (int, float)) and 0.0 <= human <= 1.0):
         raise SpecError(f"human={human!r} is out of range; give an accuracy from 0 to 1 (0.912 for 91.2%)")
+    if zero_shot is not None:
+        from workbench.inoculation.curves import with_zero_shot  # here: the inoculation package imports torch
+
+        curve = with_zero_shot(curve, zero_shot)
+        control = with_zero_shot(control, zero_shot) if control is not None else None
     points = curve_points(curve, "model")
     if control is not None:
         points = pl.concat([points, curve_points(control, "control")])
-    x = alt.X("k:Q", title="probe training examples k (0 = before inoculation)")
+    x = alt.X("k:Q", title="probe training examples k (0 = before inoculation or zero-shot)")
     y = alt.Y("accuracy:Q", title="dev accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
-    color = alt.Color("series:N", title="run", scale=alt.Scale(domain=["model", "control"], range=["#1f77b4", "#7f7f7f"]))
+    if "rule" in curve.columns:  # one colour per (run, rule)
+        color = alt.Color("series:N", title="run · zero-shot rule", sort=points["series"].unique(maintain_order=True).to_list())
+    else:
+        color = alt.Color("series:N", title="run", scale=alt.Scale(domain=["model", "control"], range=["#1f77b4", "#7f7f7f"]))
     dash = alt.StrokeDash(
         "measure:N", title="measure", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())),
         legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolSize=300),

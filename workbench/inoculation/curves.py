@@ -4,6 +4,12 @@
 each seed the configuration (lr, epochs) with the best AVG(S_new, S_orig); S_new and S_orig are then
 averaged over seeds, with their standard deviation (0 for a single seed).
 
+Zero-shot points (``workbench.scoring.zero_shot_accuracy``: any scorer's accuracy on the probe with no
+training, one row per rule) can stand for k=0 instead (``learning_curve(trials, zero_shot=points)``):
+then the curve is one curve per rule (column ``rule``), each starting at that rule's zero-shot
+accuracy and going on with the run's k > 0 points; S_orig is empty at k=0 (the zero-shot scorer was
+not measured on the original task), and the run needs no baseline row.
+
 ``curve_summaries``: MAX (the best S_new over k > 0) and WS (a weighted mean of S_new over k > 0),
 each computed per seed and then averaged over seeds. oLMpics defines WS over N ∈ {62, 125, 250, 500,
 1k, 2k, 4k} with weights 0.23, 0.20, 0.17, 0.14, 0.11, 0.08, 0.07 (small N weigh more: learning from
@@ -12,6 +18,7 @@ nearest to it on a log scale (k=100 -> N=125: 0.20; 3000 -> 4k: 0.07), and the w
 renormalised to sum to 1 over the grid. On the oLMpics grid itself this is exactly their WS.
 
 >>> curve = learning_curve(load_run("runs/inoc"))  # doctest: +SKIP
+>>> per_rule = learning_curve(load_run("runs/inoc"), zero_shot=zero_shot_accuracy(preds))  # doctest: +SKIP
 """
 
 import math
@@ -20,6 +27,7 @@ import polars as pl
 
 from workbench.errors import WorkbenchError
 
+COLUMNS = ("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds")
 OLMPICS_N = (62, 125, 250, 500, 1000, 2000, 4000)
 OLMPICS_WEIGHTS = (0.23, 0.20, 0.17, 0.14, 0.11, 0.08, 0.07)
 
@@ -40,23 +48,67 @@ def per_seed_curve(trials: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def learning_curve(trials: pl.DataFrame) -> pl.DataFrame:
-    """k, S_new and S_orig (mean over seeds), their std, and the number of seeds; k=0 first."""
+def learning_curve(trials: pl.DataFrame, zero_shot: pl.DataFrame | None = None) -> pl.DataFrame:
+    """k, S_new and S_orig (mean over seeds), their std, and the number of seeds; k=0 first.
+
+    ``zero_shot``: zero-shot points (``zero_shot_accuracy``) as k=0 instead of the run's baseline, one
+    curve per rule (see ``with_zero_shot``).
+    """
+    if zero_shot is not None:
+        return with_zero_shot(inoculated(trials), zero_shot)
     base = trials.filter(pl.col("status") == "baseline")
     if base.is_empty():
-        raise WorkbenchError("the run has no baseline row (k=0); rerun inoculate to measure the source model first")
-    curve = (
+        raise WorkbenchError(
+            "the run has no baseline row (k=0); rerun inoculate to measure the source model first, "
+            "or pass zero_shot=zero_shot_accuracy(preds) to start the curve at a zero-shot score"
+        )
+    zero = base.head(1).select("k", "S_new", "S_orig").with_columns(
+        S_new_std=pl.lit(0.0), S_orig_std=pl.lit(0.0), n_seeds=pl.lit(1, pl.Int64)
+    )
+    return pl.concat([zero, inoculated(trials)], how="diagonal_relaxed").select(COLUMNS).sort("k")
+
+
+def inoculated(trials: pl.DataFrame) -> pl.DataFrame:
+    """The k > 0 points of the curve: each seed's best-AVG configuration, then mean and std over seeds."""
+    return (
         per_seed_curve(trials)
         .group_by("k")
         .agg(
             S_new=pl.col("S_new").mean(), S_new_std=pl.col("S_new").std(ddof=0),
             S_orig=pl.col("S_orig").mean(), S_orig_std=pl.col("S_orig").std(ddof=0), n_seeds=pl.len().cast(pl.Int64),
         )  # fmt: skip
+        .select(COLUMNS)
+        .sort("k")
     )
-    zero = base.head(1).select("k", "S_new", "S_orig").with_columns(
-        S_new_std=pl.lit(0.0), S_orig_std=pl.lit(0.0), n_seeds=pl.lit(1, pl.Int64)
-    )
-    return pl.concat([zero, curve], how="diagonal_relaxed").select("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds").sort("k")
+
+
+def with_zero_shot(curve: pl.DataFrame, zero_shot: pl.DataFrame) -> pl.DataFrame:
+    """One curve per rule of ``zero_shot``: its zero-shot accuracy at k=0 (S_orig empty), then the
+    k > 0 points of ``curve``; columns ``rule`` and ``COLUMNS``, rules in the order of ``zero_shot``.
+
+    >>> points = pl.DataFrame({"rule": ["sum", "mi"], "k": [0, 0], "S_new": [0.4, 0.3]})
+    >>> later = pl.DataFrame({"k": [100], "S_new": [0.7], "S_new_std": [0.0], "S_orig": [0.6], "S_orig_std": [0.0], "n_seeds": [1]})
+    >>> with_zero_shot(later, points).select("rule", "k", "S_new", "S_orig").rows()
+    [('sum', 0, 0.4, None), ('sum', 100, 0.7, 0.6), ('mi', 0, 0.3, None), ('mi', 100, 0.7, 0.6)]
+    """
+    missing = [name for name in ("rule", "k", "S_new") if name not in zero_shot.columns]
+    if missing:
+        raise WorkbenchError(f"zero_shot lacks the columns {missing}; pass what workbench.scoring.zero_shot_accuracy returns")
+    if zero_shot.filter(pl.col("k") != 0).height:
+        raise WorkbenchError("zero_shot has rows with k != 0; zero-shot points are the k=0 of a curve, pass zero_shot_accuracy(preds)")
+    repeated = zero_shot.group_by("rule").len().filter(pl.col("len") > 1)["rule"].to_list()
+    if repeated:
+        raise WorkbenchError(
+            f"zero_shot has several rows for the rule(s) {sorted(repeated)} (several models, controls or prompt sets); "
+            "keep one per rule, e.g. zero_shot.filter(pl.col('control') == 'none')"
+        )
+    rules = zero_shot.select("rule", order=pl.int_range(pl.len()))
+    zeros = zero_shot.select(
+        "rule", k=pl.lit(0, pl.Int64), S_new=pl.col("S_new").cast(pl.Float64), S_new_std=pl.lit(0.0),
+        S_orig=pl.lit(None, pl.Float64), S_orig_std=pl.lit(None, pl.Float64), n_seeds=pl.lit(1, pl.Int64),
+    )  # fmt: skip
+    later = curve.filter(pl.col("k") > 0).select(COLUMNS).join(rules.select("rule"), how="cross")
+    return pl.concat([zeros, later], how="diagonal_relaxed").join(rules, on="rule").sort("order", "k").select("rule", *COLUMNS)
 
 
 def curve_summaries(trials: pl.DataFrame) -> pl.DataFrame:
