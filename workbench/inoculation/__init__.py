@@ -15,7 +15,16 @@ it on k probe examples over a hyperparameter grid, and read back learning curves
 from workbench.inoculation.curves import curve_summaries, learning_curve
 from workbench.inoculation.data import read_mcqa, read_mcqa_dir
 from workbench.inoculation.backends import BACKENDS
-from workbench.inoculation.runs import TRIALS_SCHEMA, DiskFullError, add_some_mix, inoculate, load_run, select, summarize
+from workbench.inoculation.runs import (
+    TRIALS_SCHEMA,
+    DiskFullError,
+    add_some_mix,
+    inoculate,
+    load_run,
+    select,
+    stage_predictions,
+    summarize,
+)
 from workbench.inoculation.source import train_source
 from workbench.inoculation.train import TrainingError, TrainSpec, fit, predict, score_frame
 from workbench.inoculation.trial import Trial, TrialData, run_trial
@@ -40,6 +49,7 @@ __all__ = [
     "run_trial",
     "score_frame",
     "select",
+    "stage_predictions",
     "summarize",
     "train_source",
 ]

@@ -265,6 +265,28 @@ def summarize(trials: pl.DataFrame) -> pl.DataFrame:
     )  # fmt: skip
 
 
+def stage_predictions(path: str | Path, which: str = "probe") -> pl.DataFrame:
+    """The dev predictions of a run per inoculation stage, for the Figure 3 heat map (one panel per stage).
+
+    Stage k = 0 is the source model; each k > 0 is its selected trial M*. ``which``: ``probe`` (S_new's
+    questions) or ``orig`` (the original task's). Rows carry ``k_examples``, which the charts and
+    metrics treat as the stage.
+
+    >>> charts.heatmap(stage_predictions("runs/inoc"))  # doctest: +SKIP
+    """
+    from workbench.io import read_predictions
+
+    if which not in ("probe", "orig"):
+        raise SpecError(f"which={which!r} is not allowed; choose 'probe' or 'orig'")
+    path = Path(path)
+    trials = load_run(path)
+    stages = pl.concat([trials.filter(pl.col("status") == "baseline").select("k", "trial"), select(trials).select("k", "trial")])
+    return pl.concat(
+        read_predictions(path / "trials" / trial / f"{which}.parquet").with_columns(k_examples=pl.lit(k, pl.Int64))
+        for k, trial in stages.iter_rows()
+    )
+
+
 def _grid(name: str, values: Sequence, kind: type) -> tuple:
     values = tuple(values) if not isinstance(values, (int, float)) else (values,)
     if not values:
