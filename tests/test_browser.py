@@ -174,6 +174,7 @@ def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumab
         assert box.locator("button:has-text('Start')").is_enabled()
         page.wait_for_selector(".wb-runs .wb-run-name:has-text('browser-run')", timeout=30_000)  # now among the past runs
         page.screenshot(path=SHOTS / "inoculation-2-cancelled.png", full_page=True)
+    assert "Using pre-heated kernel" in (home / "voila-inoculation.log").read_text()  # the page came from Voila's kernel pool
     out = home / "runs" / "inoculation" / "browser-run"
     trials = load_run(out)
     assert 2 <= trials.height < 6 and trials["status"].to_list()[0] == "baseline"
