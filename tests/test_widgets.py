@@ -155,6 +155,14 @@ def test_dashboard_app_draws_two_prediction_files_side_by_side(home, tmp_path):
     assert sum(right.values()) == pytest.approx(1.0)  # the flipped model is right exactly where the first is wrong
 
 
+def test_explorer_opens_on_the_probe_its_predictions_scored(home):
+    from widgets import apps
+
+    app = apps.explorer(home)  # the workspace has definitions and hypernymy probes, hypernymy predictions
+    assert app.panels["controls"].probe.options[0] == "definitions"
+    assert app.session.where.probe == "hypernymy"
+
+
 def test_write_button_saves_the_selection_inside_the_workspace(session, home, monkeypatch):
     monkeypatch.setenv("WORKBENCH_HOME", str(home))
     controls = ProbeControls(session)

@@ -10,10 +10,9 @@ files in ``predictions/``, inoculation runs and source models in ``runs/``, scie
 from pathlib import Path
 
 import ipywidgets as w
-import polars as pl
 
 from workbench.knowledge import load_graph
-from workbench.schema import PREDICTION_SCHEMA, conform
+from workbench.io import read_predictions
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
@@ -38,7 +37,7 @@ def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
     if probes is None:
         return w.VBox([_header("Probe explorer", ""), w.HTML(NO_PROBES)])
     files = prediction_files(home)
-    preds = conform(pl.read_parquet(max(files, key=lambda p: p.stat().st_mtime)), PREDICTION_SCHEMA) if files else None
+    preds = read_predictions(max(files, key=lambda p: p.stat().st_mtime)) if files else None
     session = Session(graph=load_graph("wordnet"), probes=probes, predictions=preds)
     picker, controls, browser = ConceptPicker(session), ProbeControls(session), ClusterBrowser(session)
     if concept:
@@ -65,7 +64,7 @@ def dashboard(home: Path | None = None) -> w.Widget:
         app.session, app.panels = session, {"runs": curves}
         return app
     session.observe(lambda change: setattr(session, "probes", change.new), "predictions")
-    session.predictions = conform(pl.read_parquet(files[0]), PREDICTION_SCHEMA)
+    session.predictions = read_predictions(files[0])
     controls, board = ProbeControls(session), ResultsDashboard(session, files=files)
     app = w.VBox([
         _header("Results dashboard", "Pick models, set the toggles, click a heat-map cell to list its questions."),

@@ -57,8 +57,9 @@ class ProbeControls:
         probes = self.session.probes
         self._syncing = True
         offered = options(probes)["probes"] if probes is not None else []
+        scored = set(self.session.predictions["probe"].unique()) if self.session.predictions is not None else set()
         self.probe.options = offered
-        self.probe.value = offered[0] if offered else None
+        self.probe.value = next((p for p in offered if p in scored), offered[0] if offered else None)  # a scored probe first
         self._syncing = False
         self._probe_changed()
 

@@ -24,10 +24,9 @@ import polars as pl
 
 from workbench import charts, metrics
 from workbench.charts.accuracy import cluster_bar_data, heatmap_data
-from workbench.io import write_text
+from workbench.io import read_predictions, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import select
-from workbench.schema import PREDICTION_SCHEMA, conform
 from widgets.render import short_model, table
 from widgets.state import Session
 
@@ -124,8 +123,7 @@ class ResultsDashboard:
             self.refresh()
 
     def _load(self, change) -> None:
-        frames = [conform(pl.read_parquet(path), PREDICTION_SCHEMA, path) for path in change.new]
-        self.session.predictions = pl.concat(frames) if frames else None
+        self.session.predictions = read_predictions(*change.new) if change.new else None
 
     def _changed(self, change) -> None:
         if change.name == "predictions":
