@@ -245,6 +245,9 @@ def test_auto_path_scores_from_scratch_where_the_prefix_saves_too_little(tiny_lm
     shared = encode_units(model, [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices], joint_limit=True, prompt_special=False)
     alone = encode_units(model, [(f"Q{index}:", f" {choice}") for index, choice in enumerate(choices)], joint_limit=True, prompt_special=False)
     assert causal.prefix_saving(shared, 8) >= causal.MIN_SAVING > causal.prefix_saving(alone, 8)
+    assert causal.prefers_shared(shared, 8, "cpu") and not causal.prefers_shared(alone, 8, "cpu")
+    assert not causal.prefers_shared(shared, causal.GPU_MIN_BATCH - 1, "cuda:0")  # small GPU batches: overhead-bound
+    assert causal.prefers_shared(shared, causal.GPU_MIN_BATCH, "cuda")
     with torch.inference_mode():
         auto = causal.token_logprobs(model, alone, 8)
         assert not any(cached for cached, _ in calls)  # one forward per batch of whole strings

@@ -15,10 +15,13 @@ The log-probabilities equal those of scoring each prompt + choice string from sc
 (``tests/test_scoring_lm.py``); the prompt's tokens run once per question instead of once per choice,
 and never through the output head. The saving is bounded by the token ratio: from scratch a block
 runs ``sum(prompt + choice)`` positions, with the shared prefix ``sum over prompts(prompt) +
-sum(choice)``. Where that ratio, counted with padding (``prefix_saving``), is below ``MIN_SAVING`` —
-short prompts, long choices, questions that share no prompt — the block is scored from scratch in
-length-sorted batches instead, as it is for a model whose cache is not a plain per-layer key/value
-cache (sliding-window, recurrent and hybrid layers).
+sum(choice)``. ``prefers_shared`` decides per block: where that ratio, counted with padding
+(``prefix_saving``), is below ``MIN_SAVING`` (short prompts, long choices, questions that share no
+prompt), or on a GPU with batches under ``GPU_MIN_BATCH`` (forwards too small to be bound by their
+tokens: the extra prompt forwards and cache gathers cost more than the tokens saved), the block is
+scored from scratch in length-sorted batches, as it is for a model whose cache is not a plain
+per-layer key/value cache (sliding-window, recurrent and hybrid layers). The rule is deterministic
+(no timing), so a run gives the same scores byte for byte. Figures: bench/README.md, "Shared prefix".
 """
 
 import inspect
@@ -40,6 +43,8 @@ BLOCK = 16
 MIN_SAVING = 1.25
 """The shared prefix runs when scratch / shared padded tokens reaches this; below it, from scratch
 (the gather and the second kind of forward cost about this much; see bench/README.md, "Shared prefix")."""
+GPU_MIN_BATCH = 64
+"""On a GPU the shared prefix needs batches at least this large (H100: 0.8x at 32 rows, 1.4x at 128)."""
 
 
 def choice_scores(
@@ -69,10 +74,18 @@ def prefix_saving(features: list[Features], batch_size: int) -> float:
     return scratch / shared
 
 
+def prefers_shared(features: list[Features], batch_size: int, device: str) -> bool:
+    """Whether a block runs its prefixes once: ``prefix_saving`` reaches ``MIN_SAVING`` and, on a
+    GPU (``device`` "cuda..."), batches hold at least ``GPU_MIN_BATCH`` rows."""
+    if device.startswith("cuda") and batch_size < GPU_MIN_BATCH:
+        return False
+    return prefix_saving(features, batch_size) >= MIN_SAVING
+
+
 def token_logprobs(model: Model, features: list[Features], batch_size: int, path: str = "auto") -> list[np.ndarray]:
     """Log-probability of each continuation token. ``path``: "shared" (prefix once per prompt),
-    "scratch" (prompt + choice per unit) or "auto" (shared where ``prefix_saving`` >= ``MIN_SAVING``)."""
-    if path == "shared" or (path == "auto" and prefix_saving(features, batch_size) >= MIN_SAVING):
+    "scratch" (prompt + choice per unit) or "auto" (``prefers_shared``)."""
+    if path == "shared" or (path == "auto" and prefers_shared(features, batch_size, str(model.device))):
         prefixes = list(dict.fromkeys(item["prompt"][:-1] for item in features))
         past = prefix_cache(model, prefixes, batch_size)
         if past is not None:
