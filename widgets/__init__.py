@@ -13,7 +13,8 @@ from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
 from widgets.inoculation import InoculationLauncher
+from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
 
-__all__ = ["ClusterBrowser", "ConceptPicker", "InoculationLauncher", "ProbeControls", "ResultsDashboard", "RunCurves", "Session"]
+__all__ = ["ClusterBrowser", "ConceptPicker", "InoculationLauncher", "ProbeControls", "ProbingResults", "ResultsDashboard", "RunCurves", "Session"]

@@ -1,7 +1,8 @@
 """The three apps, assembled from the panels and the workspace's files (what the Voilà notebooks call).
 
 Each app reads only inside the workspace (``$WORKBENCH_HOME``): probe sets in ``probes/``, prediction
-files in ``predictions/``, inoculation runs and source models in ``runs/``, science QA in ``mcqa/``.
+files in ``predictions/``, inoculation runs and source models in ``runs/``, science QA in ``mcqa/``,
+oLMpics learning curves in ``olmpics/`` and edge-probing results in ``edge/``.
 
     >>> from widgets import apps
     >>> apps.explorer()       # concept picker + probe controls + cluster browser
@@ -18,6 +19,7 @@ from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
 from widgets.files import load_probes, prediction_files
+from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
 
@@ -54,14 +56,15 @@ def dashboard(home: Path | None = None) -> w.Widget:
 
     The toggles offer what the chosen prediction files scored; picking other files resets them (several
     files, or one file holding several models, are drawn side by side). Below: the learning curves of
-    the inoculation runs in the workspace.
+    the inoculation runs in the workspace, then the oLMpics curves (``olmpics/*.parquet``) and edge-probing
+    results (``edge/<name>/``) in it.
     """
     files = prediction_files(home)
     session = Session()
-    curves = RunCurves(session, home=home)
+    curves, probing = RunCurves(session, home=home), ProbingResults(home=home)
     if not files:
-        app = w.VBox([_header("Results dashboard", ""), ResultsDashboard(session).widget, curves.widget])
-        app.session, app.panels = session, {"runs": curves}
+        app = w.VBox([_header("Results dashboard", ""), ResultsDashboard(session).widget, curves.widget, probing.widget])
+        app.session, app.panels = session, {"runs": curves, "probing": probing}
         return app
     session.observe(lambda change: setattr(session, "probes", change.new), "predictions")
     session.predictions = read_predictions(files[0])
@@ -70,8 +73,9 @@ def dashboard(home: Path | None = None) -> w.Widget:
         _header("Results dashboard", "Pick models, set the toggles, click a heat-map cell to list its questions."),
         w.HBox([w.VBox([controls.widget], layout=w.Layout(width="35%")), w.VBox([board.widget], layout=w.Layout(width="65%"))]),
         curves.widget,
+        probing.widget,
     ])  # fmt: skip
-    app.session, app.panels = session, {"controls": controls, "dashboard": board, "runs": curves}
+    app.session, app.panels = session, {"controls": controls, "dashboard": board, "runs": curves, "probing": probing}
     return app
 
 

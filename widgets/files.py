@@ -57,6 +57,18 @@ def model_folders(home: Path | None = None) -> list[Path]:
     return sorted(p.parent.parent for p in root.glob("**/model/config.json")) if root.is_dir() else []
 
 
+def olmpics_curve_files(home: Path | None = None) -> list[Path]:
+    """oLMpics learning-curve Parquet files (``workbench olmpics curves --out``) under ``<workspace>/olmpics``, sorted."""
+    root = (home or workspace()) / "olmpics"
+    return sorted(root.glob("*.parquet")) if root.is_dir() else []
+
+
+def edge_result_folders(home: Path | None = None) -> list[Path]:
+    """Edge-probing result folders (``workbench edge probe --out``, with ``summary.parquet``) under ``<workspace>/edge``."""
+    root = (home or workspace()) / "edge"
+    return sorted(p.parent for p in root.glob("**/summary.parquet")) if root.is_dir() else []
+
+
 def mcqa_folders(home: Path | None = None) -> list[Path]:
     """Original-task (science QA) folders under ``<workspace>/mcqa`` holding a ``dev.jsonl``."""
     root = (home or workspace()) / "mcqa"
