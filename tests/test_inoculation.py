@@ -25,6 +25,7 @@ from workbench.inoculation import (
     read_mcqa,
     read_mcqa_dir,
     select,
+    stage_predictions,
     summarize,
 )
 from workbench.inoculation import runs as runs_module
@@ -177,6 +178,15 @@ def test_inoculate_writes_a_complete_run_and_summary(tiny_model, probes_dir, ori
         assert (out / "best" / f"k{k}" / "config.json").is_file()
     assert (out / "trials" / "baseline" / "probe.parquet").is_file() and "skipped" in (out / "log.txt").read_text()
     assert json.loads((out / "config.json").read_text())["grid"]["ks"] == [8, 16]
+    stages = stage_predictions(out)  # Figure 3 per stage: the source model, then M* of each k
+    assert stages.group_by("k_examples").agg(pl.col("model").first()).height == 3
+    for k in (0, 8, 16):
+        accuracy = stages.filter(pl.col("k_examples") == k)["correct"].mean()
+        assert accuracy == pytest.approx(trials.filter(pl.col("trial") == summary_trial(trials, summary, k))["S_new"][0])
+
+
+def summary_trial(trials: pl.DataFrame, summary: pl.DataFrame, k: int) -> str:
+    return "baseline" if k == 0 else summary.filter(pl.col("k") == k)["trial"][0]
 
 
 def test_killed_run_resumes_and_skips_finished_trials(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch):
