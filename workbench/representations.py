@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from workbench.errors import SpecError, WorkbenchError
 from workbench.paths import cache_dir
 from workbench.scoring.cache import PredictionCache, item_key
-from workbench.scoring.models import check_device, fingerprint
+from workbench.scoring.models import check_device, fingerprint, quiet_transformers
 
 ENCODER_CONTROLS = ("none", "random-weights")
 
@@ -57,23 +57,19 @@ def load_encoder(name: str | Path, control: str = "none", seed: int = 0, device:
     ``control='random-weights'``: the same architecture with every weight initialised from ``seed``.
     """
     from transformers import AutoConfig, AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
     if control not in ENCODER_CONTROLS:
         raise SpecError(f"control={control!r} is not allowed; choose one of {list(ENCODER_CONTROLS)}")
     device = check_device(device)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name)
-        config = AutoConfig.from_pretrained(name)
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
-            network = AutoModel.from_config(config) if control == "random-weights" else AutoModel.from_pretrained(name)
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(name)
+            config = AutoConfig.from_pretrained(name)
+            with torch.random.fork_rng():
+                torch.manual_seed(seed)
+                network = AutoModel.from_config(config) if control == "random-weights" else AutoModel.from_pretrained(name)
     except (OSError, ValueError) as err:
         raise WorkbenchError(f"cannot load the encoder {name} ({str(err).splitlines()[0]}); give a model folder or a cached hub name") from err
-    finally:
-        hf_logging.set_verbosity(verbosity)
     return as_encoder(network, tokenizer, str(name), control, device)
 
 

@@ -17,7 +17,7 @@ import torch
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.representations import Encoder, as_encoder
-from workbench.scoring.models import ScoringWarning, check_device
+from workbench.scoring.models import ScoringWarning, check_device, quiet_transformers
 
 HEAD_CONTROLS = ("none", "random-weights")
 
@@ -43,27 +43,23 @@ def load_masked_lm(name: str | Path, control: str = "none", seed: int = 0, devic
     ``control='random-weights'``: the same architecture, every weight from ``seed`` (a lower bound).
     """
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
     if control not in HEAD_CONTROLS:
         raise SpecError(f"control={control!r} is not allowed; choose one of {list(HEAD_CONTROLS)}")
     device = check_device(device)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name)
-        config = AutoConfig.from_pretrained(name)
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
-            if control == "random-weights":
-                network, missing = AutoModelForMaskedLM.from_config(config), []
-            else:
-                network, info = AutoModelForMaskedLM.from_pretrained(name, output_loading_info=True)
-                missing = list(info["missing_keys"])
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(name)
+            config = AutoConfig.from_pretrained(name)
+            with torch.random.fork_rng():
+                torch.manual_seed(seed)
+                if control == "random-weights":
+                    network, missing = AutoModelForMaskedLM.from_config(config), []
+                else:
+                    network, info = AutoModelForMaskedLM.from_pretrained(name, output_loading_info=True)
+                    missing = list(info["missing_keys"])
     except (OSError, ValueError) as err:
         raise WorkbenchError(f"cannot load {name} as a masked LM ({str(err).splitlines()[0]}); give a model folder or a cached hub name") from err
-    finally:
-        hf_logging.set_verbosity(verbosity)
     if tokenizer.mask_token_id is None:
         raise WorkbenchError(f"the tokenizer of {name} has no mask token, so MC-MLM cannot use it")
     fresh = bool(missing)
