@@ -60,16 +60,9 @@ def add_inoculation_inputs(home: Path, minilm_path: Path, mcqa_dir: Path, n_ques
     The source model is a tiny random BERT with a multiple-choice head (``runs/tiny-source/model``,
     MiniLM's tokenizer); the original task is the first ``n_questions`` real ARC-Easy dev questions.
     """
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
+    from tiny_models import tiny_multiple_choice_bert
 
-    model = home / "runs" / "tiny-source" / "model"
-    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)  # fmt: skip  (the apps use max_length 128)
-    torch.manual_seed(0)
-    BertForMultipleChoice(config).save_pretrained(model)
-    tokenizer.save_pretrained(model)
+    tiny_multiple_choice_bert(home / "runs" / "tiny-source" / "model", minilm_path, layers=1, positions=128)  # apps use 128
     (home / "mcqa" / "arc_easy").mkdir(parents=True)
     lines = (mcqa_dir / "arc_easy" / "dev.jsonl").read_text().splitlines()[:n_questions]
     (home / "mcqa" / "arc_easy" / "dev.jsonl").write_text("\n".join(lines) + "\n")

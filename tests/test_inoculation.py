@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import torch
 
+from tiny_models import tiny_multiple_choice_bert
 from workbench.errors import ProbeFormatError, WorkbenchError
 from workbench.inoculation import (
     TrainingError,
@@ -69,16 +69,7 @@ def _arc_line(i: int, rng: random.Random) -> str:
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory, minilm_path) -> Path:
-    from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
-
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = AutoTokenizer.from_pretrained(minilm_path)  # the MiniLM vocab.txt, lower-cased WordPiece
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)  # fmt: skip
-    torch.manual_seed(0)
-    BertForMultipleChoice(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return tiny_multiple_choice_bert(tmp_path_factory.mktemp("tiny-bert"), minilm_path)
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-import torch
 
+from tiny_models import tiny_multiple_choice_bert
 from workbench.analysis import PLSSpec, fit_pls, parse_model
 from workbench.analysis.population import KEY_COLUMNS, population
 from workbench.errors import WorkbenchError
@@ -44,16 +44,7 @@ def _probes(n: int, split: str, seed: int) -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory, minilm_path) -> Path:
-    from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
-
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)  # fmt: skip
-    torch.manual_seed(0)
-    BertForMultipleChoice(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return tiny_multiple_choice_bert(tmp_path_factory.mktemp("tiny-bert"), minilm_path)
 
 
 @pytest.fixture(scope="module")
