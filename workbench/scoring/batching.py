@@ -117,18 +117,14 @@ def encode_texts(model: Model, first: list[str], second: list[str] | None = None
 
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     """Right-pad ``input_ids`` (and ``token_type_ids``) into tensors on the model's device, with the attention mask."""
-    pad_id = model.tokenizer.pad_token_id or 0
-    width = max(len(item["input_ids"]) for item in features)
-    batch = {"input_ids": torch.full((len(features), width), pad_id, dtype=torch.long)}
-    batch["attention_mask"] = torch.zeros((len(features), width), dtype=torch.long)
-    if "token_type_ids" in features[0]:
-        batch["token_type_ids"] = torch.zeros((len(features), width), dtype=torch.long)
-    for row, item in enumerate(features):
-        length = len(item["input_ids"])
-        batch["input_ids"][row, :length] = torch.tensor(item["input_ids"])
-        batch["attention_mask"][row, :length] = 1
-        if "token_type_ids" in batch:
-            batch["token_type_ids"][row, :length] = torch.tensor(item["token_type_ids"])
+    lengths = np.fromiter((len(item["input_ids"]) for item in features), dtype=np.int64, count=len(features))
+    mask = np.arange(lengths.max()) < lengths[:, None]  # row r keeps its first lengths[r] positions
+    columns = [name for name in ("input_ids", "token_type_ids") if name in features[0]]
+    batch = {"attention_mask": torch.from_numpy(mask.astype(np.int64))}
+    for name in columns:
+        filled = np.full(mask.shape, (model.tokenizer.pad_token_id or 0) if name == "input_ids" else 0, dtype=np.int64)
+        filled[mask] = np.fromiter((token for item in features for token in item[name]), dtype=np.int64, count=int(lengths.sum()))
+        batch[name] = torch.from_numpy(filled)
     return {name: tensor.to(model.device) for name, tensor in batch.items()}
 
 
