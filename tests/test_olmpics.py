@@ -302,14 +302,10 @@ def test_minilm_gets_a_fresh_head_and_zero_shot_is_unavailable(minilm_path, tmp_
     assert results_table(curves)["zero_shot"].is_null().all()
 
 
-def test_cli_builds_probes_and_writes_curves_parquet(tiny_mlm, tmp_path):
-    import typer
+def test_cli_builds_probes_and_writes_curves_parquet(cli, tiny_mlm, tmp_path):
     from typer.testing import CliRunner
 
-    from workbench.cli.olmpics import register
-
-    app = typer.Typer()
-    register(app)
+    app = cli
     runner = CliRunner()
     built = runner.invoke(app, ["olmpics", "build", "--out", str(tmp_path), "--probe", "age-compare", "--n-train", "70", "--n-dev", "20"])
     assert built.exit_code == 0, built.output

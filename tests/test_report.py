@@ -13,7 +13,6 @@ from test_metrics import toy_predictions
 from typer.testing import CliRunner
 
 from workbench import report
-from workbench.cli.report import register
 from workbench.errors import WorkbenchError
 
 HEADLINE = ("instance_accuracy", "cluster_accuracy", "n_questions", "n_clusters")
@@ -81,14 +80,6 @@ def test_write_html_report_replaces_the_file_atomically(tmp_path: Path):
     assert report.write_html_report(toy_predictions(), target, n_boot=50) == target
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert [path.name for path in target.parent.iterdir()] == ["report.html"]
-
-
-@pytest.fixture
-def cli() -> typer.Typer:
-    app = typer.Typer()
-    app.callback()(lambda: None)
-    register(app)
-    return app
 
 
 def test_cli_prints_json_with_the_headline_keys_and_writes_html(cli: typer.Typer, two_models, tmp_path: Path):

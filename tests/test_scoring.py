@@ -11,7 +11,6 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
-import typer
 from transformers import (
     AutoModel,
     AutoTokenizer,
@@ -22,7 +21,6 @@ from transformers import (
 )
 from typer.testing import CliRunner
 
-from workbench.cli.score import register
 from workbench.errors import SpecError, WorkbenchError
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform
 from workbench.scoring import PredictionCache, ScoreSpec, ScoringWarning, load_model, score
@@ -422,14 +420,6 @@ def test_minilm_similarity_scores_released_hypernymy_above_chance(minilm, releas
     assert preds.schema == pl.Schema(PREDICTION_SCHEMA) and preds.height == 60
     accuracy = preds["correct"].mean()
     assert 0.2 < accuracy <= 1.0  # five choices: chance is 0.2
-
-
-@pytest.fixture
-def cli() -> typer.Typer:
-    app = typer.Typer()
-    app.callback()(lambda: None)
-    register(app)
-    return app
 
 
 def test_cli_scores_one_split_of_a_probe_file(cli, tiny, tmp_path, monkeypatch):

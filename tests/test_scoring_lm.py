@@ -15,7 +15,6 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
-import typer
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import (
     AutoModelForCausalLM,
@@ -30,7 +29,6 @@ from transformers import (
 from typer.testing import CliRunner
 
 from test_scoring import QUESTIONS, count_forwards, make_probes
-from workbench.cli.score import register
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.templates import TemplateError
 from workbench.report import rule_notes, text_report
@@ -391,14 +389,6 @@ def test_the_report_explains_each_rule_the_predictions_use(tiny_lm, cache):
     report = text_report(preds.with_columns(cluster_id=pl.col("id"), hops=pl.lit(1), distractor_family=pl.lit("random"), distractor_depth=pl.lit(0)), n_boot=20)
     for rule in RULES:
         assert f"  {rule}: {RULE_NOTES[rule]}" in report
-
-
-@pytest.fixture
-def cli() -> typer.Typer:
-    app = typer.Typer()
-    app.callback()(lambda: None)
-    register(app)
-    return app
 
 
 def test_cli_scores_with_a_causal_model_under_all_rules(cli, tiny_lm, tmp_path, monkeypatch):
