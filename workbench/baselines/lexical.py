@@ -54,7 +54,21 @@ def _transform(vectorizer, texts: pl.Series) -> sp.csr_matrix:
 
 
 @dataclass(eq=False)
-class ChoiceOnly(Baseline):
+class _Logistic(Baseline):
+    """A baseline whose last step is a seeded logistic regression with inverse regularisation ``C``."""
+
+    C: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_settings(self.seed, self.C)
+
+    def params(self) -> dict:
+        return {"C": self.C, "seed": self.seed}
+
+
+@dataclass(eq=False)
+class ChoiceOnly(_Logistic):
     """Score a choice from its own text only (the question is never seen).
 
     Learned: ``pipeline_`` (TF-IDF word and character n-grams + length, then logistic regression).
@@ -64,14 +78,6 @@ class ChoiceOnly(Baseline):
 
     name = "choice-only"
     rule = "tfidf word+char n-grams, length; logistic regression"
-    C: float = 1.0
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        check_settings(self.seed, self.C)
-
-    def params(self) -> dict:
-        return {"C": self.C, "seed": self.seed}
 
     def _fit(self, pairs: pl.DataFrame) -> None:
         features = FeatureUnion(
@@ -89,7 +95,7 @@ class ChoiceOnly(Baseline):
 
 
 @dataclass(eq=False)
-class ChoiceToChoice(Baseline):
+class ChoiceToChoice(_Logistic):
     """Score a choice by how it stands out from the other choices of its question.
 
     The paper's model attends over choice pairs to find the odd one out; this one learns which
@@ -101,14 +107,6 @@ class ChoiceToChoice(Baseline):
 
     name = "choice-to-choice"
     rule = "tfidf cosine to the other choices; logistic regression"
-    C: float = 1.0
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        check_settings(self.seed, self.C)
-
-    def params(self) -> dict:
-        return {"C": self.C, "seed": self.seed}
 
     def _fit(self, pairs: pl.DataFrame) -> None:
         texts = pairs["choice"].to_list()
@@ -146,7 +144,7 @@ class ChoiceToChoice(Baseline):
 
 
 @dataclass(eq=False)
-class QuestionToChoice(Baseline):
+class QuestionToChoice(_Logistic):
     """Score a choice from its relation to the question alone (the other choices are never seen).
 
     Features: word and character TF-IDF cosine of question and choice; the number of words they
@@ -159,15 +157,10 @@ class QuestionToChoice(Baseline):
 
     name = "question-to-choice"
     rule = "question-choice cosine, overlap and shared terms; logistic regression"
-    C: float = 1.0
-    seed: int = 0
     shared_terms: int = 2**18
 
-    def __post_init__(self) -> None:
-        check_settings(self.seed, self.C)
-
     def params(self) -> dict:
-        return {"C": self.C, "seed": self.seed, "shared_terms": self.shared_terms}
+        return {**super().params(), "shared_terms": self.shared_terms}
 
     def _fit(self, pairs: pl.DataFrame) -> None:
         texts = pl.concat([pairs["question"].unique(maintain_order=True), pairs["choice"]]).to_list()
