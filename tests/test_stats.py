@@ -9,7 +9,7 @@ import pytest
 
 from workbench.probes.formats import read_probes
 from workbench.probes.stats import TABLE4_SCHEMA, hops_by_family, table4
-from workbench.schema import PROBE_SCHEMA
+from workbench.schema import PROBE_SCHEMA, cluster_id
 
 
 def row(probe: str, concept: str, context: str, gold: str, hops: int, family: str, depth: int) -> dict:
@@ -19,7 +19,7 @@ def row(probe: str, concept: str, context: str, gold: str, hops: int, family: st
         "probe": probe,
         "source": "wordnet",
         "split": "test",
-        "cluster_id": f"{probe}:{concept}:{context}",
+        "cluster_id": cluster_id(probe, concept),
         "concept": concept,
         "pos": "n",
         "word": concept.split(".")[0],
@@ -41,14 +41,14 @@ def row(probe: str, concept: str, context: str, gold: str, hops: int, family: st
 @pytest.fixture
 def small() -> pl.DataFrame:
     rows = [
-        # cluster dog/s1: question "canine" perturbed three ways, plus a 2-hop question
+        # cluster dog: question "canine" perturbed three ways, a 2-hop question, and "canine" again in another
+        # sentence: one cluster, as a cluster is every question about one concept (R&S 2020 §3.1)
         row("hypernymy", "dog.n.01", "s1", "canine", 1, "random", 0),
         row("hypernymy", "dog.n.01", "s1", "canine", 1, "sister", 1),
         row("hypernymy", "dog.n.01", "s1", "canine", 1, "sister", 2),
         row("hypernymy", "dog.n.01", "s1", "carnivore", 2, "isa_down", 1),
-        # cluster dog/s2: the same concept in another sentence
         row("hypernymy", "dog.n.01", "s2", "canine", 1, "sister", 1),
-        # cluster cat/s3
+        # cluster cat
         row("hypernymy", "cat.n.01", "s3", "feline", 1, "random", 0),
         row("wordsense", "bank.u.1", "s4", "shore", 0, "senses", 0),
         row("wordsense", "bank.u.2", "s5", "money", 0, "senses", 0),
@@ -62,7 +62,7 @@ def test_table4_counts_questions_once_whatever_their_perturbations(small):
             "probe": ["hypernymy", "wordsense"],
             "unique_questions": [4, 2],
             "with_perturbations": [6, 2],
-            "avg_cluster_size": [2.0, 1.0],
+            "avg_cluster_size": [3.0, 1.0],
             "concepts": [2, 2],
         },
         schema=TABLE4_SCHEMA,

@@ -17,7 +17,7 @@ PROBE_SCHEMA: dict[str, pl.DataType] = {
     "probe": pl.String(),  # one of PROBES
     "source": pl.String(),  # knowledge source: "wordnet", "gcide", or "released"
     "split": pl.String(),  # "train", "dev", "test" (or "" when unknown)
-    "cluster_id": pl.String(),  # probe:concept:example — the semantic cluster
+    "cluster_id": pl.String(),  # probe:concept — the semantic cluster (see cluster_id)
     "concept": pl.String(),  # the concept asked about (synset name or GCIDE sense id)
     "pos": pl.String(),  # part of speech of the concept (n, v, a, s, r, or GCIDE's)
     "word": pl.String(),  # surface form of the concept in the context sentence
@@ -47,6 +47,14 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {**PROBE_SCHEMA, **SCORE_SCHEMA}
+
+
+def cluster_id(probe: str, concept: str) -> str:
+    """The semantic cluster of a question: every question about one concept in one probe (R&S 2020 §3.1).
+
+    The example sentence is not part of it: the released hypernymy test's 1,533 concepts are 1,533 clusters.
+    """
+    return f"{probe}:{concept}"
 
 
 def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType], what: str = "frame") -> pl.DataFrame:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.schema import PROBE_SCHEMA, conform
+from workbench.schema import PROBE_SCHEMA, cluster_id, conform
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def assemble(drafts: list[Draft], probe: str, source: str, seed: int) -> pl.Data
                 "probe": probe,
                 "source": source,
                 "split": "",
-                "cluster_id": f"{probe}:{draft.concept}:{draft.context}",
+                "cluster_id": cluster_id(probe, draft.concept),
                 "concept": draft.concept,
                 "pos": draft.pos,
                 "word": draft.word,

@@ -17,7 +17,7 @@ fields the released notes lack, so ``read_probes(write_jsonl(frame))`` gives ``f
 - ``concept`` is ``gold_synset``; ``context`` is the first quoted span of the stem when the quoted
   word (``surface_form``/``word``) follows it and it contains that word (true for every released
   record except synonymy, whose template has no sentence: there it is ``""``);
-  ``cluster_id`` is ``f"{probe}:{concept}:{context}"``; ``template`` is ``"released"``.
+  ``cluster_id`` is ``f"{probe}:{concept}"`` (``workbench.schema.cluster_id``); ``template`` is ``"released"``.
 - ``chain`` splits ``"a=>b"`` / ``"a<=b"``; the released chains list only the two endpoints (the hop
   count is in ``hops``) and write a zero-hop chain as ``"c<=c"``, read as ``[c]``.
   ``gold_concept`` is the chain's last concept, else ``gold_synset``.
@@ -43,7 +43,7 @@ import polars as pl
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
 from workbench.io import atomic_path, write_parquet, write_text
 from workbench.probes.assemble import question_id
-from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, conform
+from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, cluster_id, conform
 
 if TYPE_CHECKING:
     import datasets
@@ -298,7 +298,7 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
         "probe": probe,
         "source": notes.get("source", "released") if own else "released",
         "split": source.split or notes.get("split", ""),
-        "cluster_id": notes[OWN_MARKER] if own else f"{probe}:{concept}:{context}",
+        "cluster_id": notes[OWN_MARKER] if own else cluster_id(probe, concept),
         "concept": concept,
         "pos": notes.get("pos", concept.rsplit(".", 2)[1] if concept.count(".") >= 2 else ""),
         "word": word,

@@ -17,8 +17,8 @@ HOPS_INDEX = ("probe", "hops")
 def table4(frame: pl.DataFrame) -> pl.DataFrame:
     """One row per probe with the statistics of SPEC Table 4 (``TABLE4_SCHEMA``), sorted by probe.
 
-    - ``unique_questions``: distinct (``cluster_id``, gold choice text) pairs, so a question is counted
-      once whatever distractors it was perturbed with;
+    - ``unique_questions``: distinct (``cluster_id``, ``context``, gold choice text), so a question is counted
+      once whatever distractors it was perturbed with (one concept asked in two sentences: two questions);
     - ``with_perturbations``: all rows (every distractor perturbation of every question);
     - ``avg_cluster_size``: rows per distinct ``cluster_id``;
     - ``concepts``: distinct ``concept`` (the paper's "synsets").
@@ -31,7 +31,7 @@ def table4(frame: pl.DataFrame) -> pl.DataFrame:
     return (
         frame.group_by("probe")
         .agg(
-            unique_questions=pl.struct(pl.col("cluster_id"), gold.alias("gold")).n_unique(),
+            unique_questions=pl.struct(pl.col("cluster_id"), pl.col("context"), gold.alias("gold")).n_unique(),
             with_perturbations=pl.len(),
             avg_cluster_size=pl.len() / pl.col("cluster_id").n_unique(),
             concepts=pl.col("concept").n_unique(),
