@@ -1,6 +1,7 @@
 """WordNetQA and DictionaryQA probes checked against WordNet itself (through NLTK) and GCIDE."""
 
 from collections import Counter
+from dataclasses import replace
 
 import polars as pl
 import pytest
@@ -44,6 +45,15 @@ def down(synset):
     return synset.hyponyms() + synset.instance_hyponyms()
 
 
+def class_up(synset):
+    """ISA links the default build follows: no instance links, as the released data (R&S 2020)."""
+    return synset.hypernyms()
+
+
+def class_down(synset):
+    return synset.hyponyms()
+
+
 def shortest_distance(start, goal, step) -> int | None:
     frontier, seen, depth = [start], {start}, 0
     while frontier:
@@ -62,7 +72,7 @@ def all_above(synset) -> set:
 def test_hypernymy_gold_is_exactly_k_hops_up(built, wn):
     for row in sample(built["hypernymy"]):
         concept, gold = wn.synset(row["concept"]), wn.synset(row["gold_concept"])
-        assert shortest_distance(concept, gold, up) == row["hops"], row["id"]
+        assert shortest_distance(concept, gold, class_up) == row["hops"], row["id"]
         assert row["chain"][0] == row["concept"] and row["chain"][-1] == row["gold_concept"]
         assert len(row["chain"]) == row["hops"] + 1
 
@@ -78,7 +88,7 @@ def test_hypernymy_distractor_is_never_an_ancestor(built, wn):
 def test_hyponymy_gold_is_exactly_k_hops_down_and_no_distractor_below(built, wn):
     for row in sample(built["hyponymy"], 800):
         concept = wn.synset(row["concept"])
-        assert shortest_distance(concept, wn.synset(row["gold_concept"]), down) == row["hops"]
+        assert shortest_distance(concept, wn.synset(row["gold_concept"]), class_down) == row["hops"]
         for name in row["distractor_concepts"]:
             assert concept not in all_above(wn.synset(name)), (row["id"], name)
 
@@ -88,20 +98,59 @@ def test_hop_counts_cover_one_to_five(built):
     assert set(built["hyponymy"]["hops"].unique()) == {1, 2, 3, 4, 5}
 
 
-def test_distractors_come_from_their_family(built, wn):
-    """sister_l distractors (not topped up) lie within l-1 levels below a sibling; isa_down_k' are k' below."""
+def test_distractors_come_from_their_family_at_exactly_their_depth(built, wn):
+    """SISTER_l (R&S 2020 §3.1) is HOPS_{l-1}(c~, down) of each sibling c~: exactly l levels below the shared
+    parent, so sister-2 distractors are never plain siblings (the released data: 2 of 4,503); isa_down_k' lie
+    exactly k' below the concept."""
     rows = built["hypernymy"].filter(pl.col("n_random_fill") == 0, pl.col("distractor_family") != "random")
+    assert set(rows["distractor_depth"].unique()) == {1, 2, 3}
     for row in sample(rows, 600):
         concept = wn.synset(row["concept"])
         depth = row["distractor_depth"]
-        siblings = {s for parent in up(concept) for s in down(parent)} - {concept}
+        siblings = {s for parent in class_up(concept) for s in class_down(parent)} - {concept}
         for name in row["distractor_concepts"]:
             other = wn.synset(name)
             if row["distractor_family"] == "isa_down":
-                assert shortest_distance(concept, other, down) == depth
+                assert shortest_distance(concept, other, class_down) == depth
             else:
-                below = [shortest_distance(s, other, down) for s in siblings]
-                assert any(d is not None and d <= depth - 1 for d in below), (row["id"], name)
+                below = [d for s in siblings if (d := shortest_distance(s, other, class_down)) is not None]
+                assert min(below) == depth - 1, (row["id"], name, depth)
+
+
+def test_hyponymy_asks_for_up_to_ten_hyponyms_at_each_hop(built, wn):
+    """R&S 2020 Table 3 and the released hyponymy data: several gold hyponyms per (concept, hop), up to 10."""
+    golds = built["hyponymy"].group_by("concept", "hops").agg(pl.col("gold_concept").unique())
+    sizes = golds["gold_concept"].list.len()
+    assert sizes.max() == 10 and (sizes >= 2).sum() > sizes.len() // 2
+    for row in golds.sample(300, seed=3).to_dicts():
+        concept = wn.synset(row["concept"])
+        frontier = {concept}
+        for _ in range(row["hops"]):
+            frontier = {child for node in frontier for child in class_down(node)}
+        exact = {s.name() for s in frontier if shortest_distance(concept, s, class_down) == row["hops"]}
+        assert set(row["gold_concept"]) <= exact and len(row["gold_concept"]) == min(10, len(exact)), row["concept"]
+
+
+def test_hyponymy_golds_per_hop_is_a_parameter(wordnet_graph):
+    one = build_probes(ProbeSpec("hyponymy", concepts=("dog.n.01",), golds_per_hop=1), wordnet_graph, progress=False)
+    assert one.group_by("hops").agg(pl.col("gold_concept").n_unique())["gold_concept"].to_list() == [1] * one["hops"].n_unique()
+
+
+def test_instance_links_are_followed_only_when_asked(wn, wordnet_graph):
+    """The released data never follow instance-hypernym links (165 of 10,195 hyponymy questions would differ)."""
+    instances = {s.name() for s in wn.synset("city.n.01").instance_hyponyms()}
+    spec = ProbeSpec("hyponymy", concepts=("city.n.01",), max_hops=1, golds_per_hop=1000)
+    default = set(build_probes(spec, wordnet_graph, progress=False)["gold_concept"].unique())
+    followed = set(build_probes(replace(spec, instance_links=True), wordnet_graph, progress=False)["gold_concept"].unique())
+    assert default == {s.name() for s in wn.synset("city.n.01").hyponyms()} and not default & instances
+    assert followed == default | instances
+
+
+@pytest.mark.parametrize("probe", ["hypernymy", "hyponymy", "definitions", "synonymy", "wordsense"])
+def test_no_two_choices_are_equal_ignoring_case(built, probe):
+    """A full synonymy build once offered both "cold war" and "Cold War" (SPEC §2: no duplicate choices)."""
+    folded = built[probe]["choices"].list.eval(pl.element().str.strip_chars().str.to_lowercase().n_unique())
+    assert (folded.list.first() == 5).all()
 
 
 def test_definitions_gold_is_the_gloss_and_no_distractor_repeats_it(built, wn):

@@ -16,6 +16,11 @@ from workbench.knowledge.graph import Taxonomy
 N_DISTRACTORS = 4
 
 
+def same_text(text: str) -> str:
+    """The form under which two choices count as the same: case and surrounding white space ignored."""
+    return text.strip().casefold()
+
+
 def candidates(taxonomy: Taxonomy, concept: int, family: str, depth: int) -> list[int]:
     """The concepts of one distractor family of ``concept``, sorted (before any validity filter)."""
     if family == "sister":
@@ -47,14 +52,15 @@ def draw(
 ) -> Draw | None:
     """Draw ``n`` valid distractors with distinct texts: from the family first, then the random pool.
 
-    ``taken_texts`` holds texts that no choice may repeat (the gold's); it is not modified.
+    ``taken_texts`` holds texts that no choice may repeat (the gold's); it is not modified. Texts are
+    compared by ``same_text`` (no "cold war" beside "Cold War").
     Returns None when even the pool cannot supply enough (a tiny graph).
     """
-    texts = set(taken_texts)
+    texts = {same_text(text) for text in taken_texts}
     chosen: list[int] = []
 
     def take(candidate: int) -> None:
-        text = text_of(candidate)
+        text = same_text(text_of(candidate))
         if text not in texts and is_valid(candidate):
             texts.add(text)
             chosen.append(candidate)

@@ -14,6 +14,11 @@ class Format(str, Enum):
     jsonl = "jsonl"
 
 
+class Preset(str, Enum):
+    default = "default"
+    paper = "paper"
+
+
 def _print_stats(frame) -> None:
     import polars as pl
 
@@ -28,12 +33,15 @@ def _print_stats(frame) -> None:
 def build(
     probe: str = typer.Option(..., help=f"Which probe(s): {', '.join(PROBES)}, comma-separated, or 'all'."),
     out: Path = typer.Option(..., help="Folder for {train,dev,test}.parquet (or .jsonl); one sub-folder per probe when several."),
-    max_hops: int = typer.Option(3, help="Largest hop count k of the gold answer (hypernymy, hyponymy): 1..5."),
-    distractors: str = typer.Option("random,sister,isa", help="Distractor families, comma-separated: random, sister, isa."),
-    max_depth: int = typer.Option(3, help="Largest depth l of sister_l and k' of isa_k': 1..5."),
-    perturbations: str = typer.Option("2", help="Distractor variants per question (a number), or 'all'."),
-    seed: int = typer.Option(0, help="Seed of every random choice; same seed, same bytes."),
-    train_size: int = typer.Option(3000, help="Most questions in the train split."),
+    preset: Preset = typer.Option(Preset.default, help="Starting settings: 'default', or 'paper' (the released data's); options given override them."),
+    max_hops: int | None = typer.Option(None, help="Largest hop count k of the gold answer (hypernymy, hyponymy): 1..5 [default: 3]."),
+    distractors: str | None = typer.Option(None, help="Distractor families, comma-separated: random, sister, isa [default: all three]."),
+    max_depth: int | None = typer.Option(None, help="Largest depth l of sister_l and k' of isa_k': 1..5 [default: 3]."),
+    perturbations: str | None = typer.Option(None, help="Distractor variants per question (a number), or 'all' [default: 2]."),
+    golds_per_hop: int | None = typer.Option(None, help="Gold answers per hop count [default: the released data's: 10 for hyponymy, 1 for hypernymy]."),
+    instance_links: bool | None = typer.Option(None, "--instance-links/--no-instance-links", help="Follow WordNet instance-hypernym links [default: no, as the released data]."),
+    seed: int | None = typer.Option(None, help="Seed of every random choice; same seed, same bytes [default: 0]."),
+    train_size: int | None = typer.Option(None, help="Most questions in the train split [default: 3000]."),
     templates: Path | None = typer.Option(None, help="A template JSON file to use instead of the default."),
     concepts: str | None = typer.Option(None, help="Ask only about these concepts, comma-separated (e.g. dog.n.01,car.n.01)."),
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
@@ -45,20 +53,24 @@ def build(
     from workbench.probes.formats import write_probes
 
     names = list(PROBES) if probe == "all" else [part.strip() for part in probe.split(",") if part.strip()]
-    specs = [
-        ProbeSpec(
-            probe=name,
-            max_hops=max_hops,
-            families=distractors,
-            max_depth=max_depth,
-            perturbations=None if perturbations == "all" else _whole_number("perturbations", perturbations),
-            seed=seed,
-            train_size=train_size,
-            templates=templates,
-            concepts=concepts,
-        )
-        for name in names
-    ]
+    given = {
+        "max_hops": max_hops,
+        "families": distractors,
+        "max_depth": max_depth,
+        "golds_per_hop": golds_per_hop,
+        "instance_links": instance_links,
+        "seed": seed,
+        "train_size": train_size,
+        "templates": templates,
+        "concepts": concepts,
+    }
+    overrides = {name: value for name, value in given.items() if value is not None}
+    if perturbations is not None:
+        overrides["perturbations"] = None if perturbations == "all" else _whole_number("perturbations", perturbations)
+    if preset is Preset.paper:
+        specs = [ProbeSpec.paper(name, **overrides) for name in names]
+    else:
+        specs = [ProbeSpec(probe=name, **overrides) for name in names]
     frames = []
     for spec in specs:
         frame = build_probes(spec)

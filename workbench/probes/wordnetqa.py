@@ -6,7 +6,7 @@ from collections import defaultdict
 from tqdm.auto import tqdm
 
 from workbench.distractors import candidates, draw
-from workbench.knowledge.graph import Graph
+from workbench.knowledge.graph import Graph, Taxonomy
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
 from workbench.probes.templates import fill, load_templates
@@ -61,7 +61,7 @@ def eligible(lexicon: _Lexicon, probe: str) -> list[int]:
 
 
 def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
-    """The rule a distractor must pass so that it is never also a right answer."""
+    """The rule a distractor must pass so that it is never also a right answer (instance links included)."""
     taxonomy = graph.taxonomy
     if probe == "hypernymy":
         ancestors = taxonomy.ancestors(concept)
@@ -75,15 +75,19 @@ def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
     return lambda x: x != concept and own.isdisjoint(lemma.lower() for lemma in lexicon.lemmas[x])
 
 
-def _golds(graph: Graph, spec: ProbeSpec, concept: int, rng: random.Random) -> list[tuple[int, int]]:
-    """(hops, gold concept) pairs: one ancestor/descendant at each exact distance k, or the concept."""
+def _golds(taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random) -> list[tuple[int, int]]:
+    """(hops, gold concept) pairs: up to ``spec.gold_cap`` ancestors/descendants at each exact distance k."""
     if spec.probe not in ("hypernymy", "hyponymy"):
         return [(0, concept)]
     direction = "up" if spec.probe == "hypernymy" else "down"
     by_hops: dict[int, list[int]] = defaultdict(list)
-    for node, hops in graph.taxonomy.hops(concept, direction, spec.max_hops).items():
+    for node, hops in taxonomy.hops(concept, direction, spec.max_hops).items():
         by_hops[hops].append(node)
-    return [(k, rng.choice(sorted(by_hops[k]))) for k in spec.hop_range if by_hops.get(k)]
+    golds = []
+    for k in spec.hop_range:
+        found = sorted(by_hops.get(k, ()))
+        golds.extend((k, gold) for gold in sorted(rng.sample(found, min(spec.gold_cap, len(found)))))
+    return golds
 
 
 def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> list[Draft]:
@@ -91,7 +95,7 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
     lexicon = _Lexicon(graph)
     templates = load_templates(spec.probe, spec.templates)
     template_ids = list(templates.questions)
-    taxonomy = graph.taxonomy
+    taxonomy = graph.taxonomy_for(spec.instance_links)
     options = spec.distractor_options()
     direction = "up" if spec.probe == "hypernymy" else "down"
     drafts: list[Draft] = []
@@ -122,7 +126,7 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
         }
         usable = [option for option in options if option[0] == "random" or family_sets[option]]
         pool = lexicon.pool(concept)
-        for hops, gold in _golds(graph, spec, concept, rng):
+        for hops, gold in _golds(taxonomy, spec, concept, rng):
             chain = taxonomy.path(concept, gold, direction) if hops else [concept]
             gold_text = text_of(gold)
             chosen = usable if spec.perturbations is None else sorted(
