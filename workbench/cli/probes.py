@@ -114,6 +114,23 @@ def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> N
     _print_stats(read_probes(path))
 
 
+@probes_app.command("reproduce")
+def reproduce(
+    released: Path = typer.Option(..., help="The folder of the released probe data (ARC-style JSONL with notes)."),
+    out: Path | None = typer.Option(None, help="Write the Markdown here instead of printing it."),
+    seed: int = typer.Option(0, help="Seed of the paper-preset builds."),
+) -> None:
+    """Build the paper preset of every released probe and compare: Table 4, hops, families, clusters, positions, golds."""
+    from workbench.io import write_text
+    from workbench.probes.reproduction import reproduction_tables
+
+    text = reproduction_tables(released, seed=seed)
+    if out is None:
+        typer.echo(text)
+    else:
+        typer.echo(f"wrote {write_text(text, out)}")
+
+
 class ControlKind(str, Enum):
     no_lang = "no-lang"
     perturbed_lang = "perturbed-lang"
