@@ -148,23 +148,28 @@ def test_online_code_compresses_learnable_labels_and_not_random_ones():
 
 
 def test_memorisation_heuristics_on_a_hand_made_split():
+    """Edge-probing artifacts paper §3: Mem-Exact flags a test row whose exact (span, label) pair occurs in train
+    (the authors' code), never a span seen only with another label (oak: plant in train, food in test);
+    Mem-Freq: the span's most frequent train label is right; Mem-Uniform: a uniform draw from its train labels."""
     train = _frame([("train", "cat a", 0, 1, "animal"), ("train", "bank b", 0, 1, "place"), ("train", "bank c", 0, 1, "group"),
                     ("train", "bank d", 0, 1, "group"), ("train", "oak e", 0, 1, "plant")])  # fmt: skip
     test = _frame([("test", "cat f", 0, 1, "animal"), ("test", "bank g", 0, 1, "group"), ("test", "bank h", 0, 1, "place"),
                    ("test", "fir i", 0, 1, "plant"), ("test", "oak j", 0, 1, "food")])  # fmt: skip
     flags = memorisation_flags(train, test)
-    assert flags["Mem-Exact"].to_list() == [True, False, False, False, True]
+    assert flags["Mem-Exact"].to_list() == [True, True, True, False, False]
     assert flags["Mem-Freq"].to_list() == [True, True, False, False, False]
     assert flags["Mem-Uniform"][0] and not flags["Mem-Uniform"][3] and not flags["Mem-Uniform"][4]
     shares = memorisation_shares(train, test)
-    assert shares["Mem-Exact"].item() == pytest.approx(40.0) and shares["seen_in_train"].item() == pytest.approx(80.0)
+    assert shares["Mem-Exact"].item() == pytest.approx(60.0) and shares["seen_in_train"].item() == pytest.approx(80.0)
     predictions = test.with_columns(
         correct=pl.Series([True, True, False, False, False]), encoder_control=pl.lit("none"), probe=pl.lit("linear")
     )
     table = audit_table(train, predictions).filter(pl.col("heuristic") == "Mem-Exact")
     assert table["accuracy"].item() == pytest.approx(40.0)
-    assert table["filtered_accuracy"].item() == pytest.approx(100 / 3)
-    assert table["drop"].item() == pytest.approx((40 - 100 / 3) / 40 * 100)
+    assert table["filtered_accuracy"].item() == pytest.approx(0.0)  # fir and oak, both wrong
+    assert table["drop"].item() == pytest.approx(100.0)
+    freq = audit_table(train, predictions).filter(pl.col("heuristic") == "Mem-Freq")
+    assert freq["filtered_accuracy"].item() == pytest.approx(0.0) and freq["n_filtered"].item() == 3
 
 
 def test_edge_spec_names_the_bad_parameter():

@@ -415,7 +415,17 @@ def test_ws_and_max_use_the_olmpics_weights_of_the_nearest_n():
     w100, w500 = 0.20 / 0.34, 0.14 / 0.34
     seed0, seed1 = w100 * 0.70 + w500 * 0.75, w100 * 0.60 + w500 * 0.85
     assert summary["WS"][0] == pytest.approx((seed0 + seed1) / 2)
-    assert summary["MAX"][0] == pytest.approx((0.75 + 0.85) / 2)
+    assert summary["MAX"][0] == pytest.approx((0.75 + 0.85) / 2)  # the seed-mean curve's best point, k=500
+
+
+def test_inoculation_max_is_read_off_the_seed_averaged_curve():
+    """oLMpics §2 (as SPEC §6 uses it): MAX of the mean curve, not the mean of per-seed maxima."""
+    rows = [
+        {"status": "ok", "k": k, "seed": seed, "lr": 1e-5, "epochs": 1, "S_new": s_new, "S_orig": 0.5, "avg": (s_new + 0.5) / 2}
+        for seed, k, s_new in [(0, 62, 0.9), (0, 125, 0.5), (1, 62, 0.45), (1, 125, 0.7)]
+    ]  # fmt: skip
+    summary = curve_summaries(pl.DataFrame(rows)).filter(pl.col("measure") == "S_new")
+    assert summary["MAX"].item() == pytest.approx(0.675)
 
 
 def test_learning_curve_chart_draws_probe_solid_original_dashed_and_a_seed_band():

@@ -342,3 +342,18 @@ def test_a_tokenizer_vocabulary_keeps_every_taxonomy_candidate_one_token(wordnet
     frame = build_olmpics(OlmpicsSpec("taxonomy-conjunction", n_train=30, n_dev=10, seed=2), graph=wordnet_graph, vocabulary=vocabulary)
     for statement, choices in frame.select("statement", "choices").iter_rows():
         assert len(candidate_tokens(tokenizer, statement, choices)) == 3
+
+
+def test_max_is_the_best_point_of_the_seed_averaged_curve():
+    """oLMpics §2: MAX and WS are read off the learning curve averaged over seeds. Seed 0 peaks at 0.9 at N=62,
+    seed 1 at 0.7 at N=125; the mean curve is 0.675, 0.6: MAX 0.675, not the mean of the seeds' maxima 0.800."""
+    rows = [
+        {"model": "m", "fingerprint": "f", "probe": "p", "control": "none", "setting": "mlp", "n": n, "seed": seed,
+         "accuracy": acc, "n_dev": 10, "fresh_head": False}
+        for seed, n, acc in [(0, 62, 0.9), (0, 125, 0.5), (1, 62, 0.45), (1, 125, 0.7)]
+    ]  # fmt: skip
+    summary = summarize(pl.DataFrame(rows, schema=CURVE_SCHEMA)).row(0, named=True)
+    assert summary["MAX"] == pytest.approx(0.675)
+    assert summary["MAX_std"] == pytest.approx(0.225)
+    assert summary["WS"] == pytest.approx((0.23 * 0.675 + 0.20 * 0.6) / 0.43)
+    assert summary["n_seeds"] == 2

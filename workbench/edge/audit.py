@@ -1,7 +1,8 @@
 """The memorisation audit of a train/test pair (edge-probing artifacts paper §3-5; SPEC §5).
 
 An item is the span text (``word``). For each test row seen in train:
-- Mem-Exact: its train rows carry exactly one label (the heuristic answers that label);
+- Mem-Exact: its exact (span, label) pair occurs in train, as the authors' code tests it (a span seen
+  in train only with another label is not memorisable and stays in the filtered test set);
 - Mem-Freq: its most frequent train label (ties: alphabetical) is the gold label;
 - Mem-Uniform: a label drawn uniformly (seeded) from its train labels is the gold label.
 ``memorisation_flags`` marks each test row; ``memorisation_shares`` is Table 2 (share of the test
@@ -29,17 +30,18 @@ def memorisation_flags(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -
     per_word = counts.group_by("word", maintain_order=True).agg(
         labels=pl.col("label"), majority=pl.col("label").first(), n_labels=pl.len()
     )
-    joined = test.join(per_word, on="word", how="left")
+    pairs = train.select("word", "label").unique().with_columns(pair_seen=pl.lit(True))
+    joined = test.join(per_word, on="word", how="left").join(pairs, on=["word", "label"], how="left")
     rng = np.random.default_rng(seed)
     uniform = [None if labels is None else labels[rng.integers(len(labels))] for labels in joined["labels"].to_list()]
     seen = pl.col("n_labels").is_not_null()
     return joined.with_columns(uniform=pl.Series(uniform, dtype=pl.String)).with_columns(
         **{
-            "Mem-Exact": (seen & (pl.col("n_labels") == 1)).fill_null(False),
+            "Mem-Exact": pl.col("pair_seen").fill_null(False),
             "Mem-Freq": (seen & (pl.col("majority") == pl.col("label"))).fill_null(False),
             "Mem-Uniform": (seen & (pl.col("uniform") == pl.col("label"))).fill_null(False),
         }
-    ).drop("labels", "majority", "n_labels", "uniform")
+    ).drop("labels", "majority", "n_labels", "uniform", "pair_seen")
 
 
 def memorisation_shares(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -> pl.DataFrame:

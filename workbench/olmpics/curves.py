@@ -25,7 +25,7 @@ import torch
 from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
-from workbench.inoculation.curves import OLMPICS_N, ws_weight
+from workbench.inoculation.curves import OLMPICS_N, seed_averaged_summary, ws_weight
 from workbench.olmpics.head import CandidateHead, MaskedLM, check_head, load_masked_lm
 from workbench.olmpics.probes import MASK, OLMPICS_SCHEMA
 from workbench.representations import RepresentationCache, token_states
@@ -266,25 +266,15 @@ def _weights(ns: list[int]) -> dict[int, float]:
 
 
 def summarize(curves: pl.DataFrame) -> pl.DataFrame:
-    """WS and MAX of every (model, probe, control, setting) curve: per seed, then mean and std over seeds."""
+    """WS and MAX of every (model, probe, control, setting) curve, over its seed-averaged curve (oLMpics §2).
+
+    MAX is the best point of the mean curve (not the mean of per-seed maxima); WS the weighted mean of the
+    mean curve. ``MAX_std`` is the seeds' spread at that best point, ``WS_std`` the spread of per-seed WS.
+    """
     trained = conform(curves, CURVE_SCHEMA, "learning curves").filter(pl.col("n") > 0)
     if trained.is_empty():
         raise WorkbenchError("the curves have no trained points (n > 0); nothing to summarise")
-    weights = _weights(sorted(trained["n"].unique().to_list()))
-    keys = ["model", "probe", "control", "setting"]
-    per_seed = (
-        trained.with_columns(w=pl.col("n").replace_strict(weights, return_dtype=pl.Float64))
-        .group_by([*keys, "seed"])
-        .agg(MAX=pl.col("accuracy").max(), WS=(pl.col("accuracy") * pl.col("w")).sum() / pl.col("w").sum())
-    )
-    return (
-        per_seed.group_by(keys)
-        .agg(
-            WS=pl.col("WS").mean(), WS_std=pl.col("WS").std(ddof=0),
-            MAX=pl.col("MAX").mean(), MAX_std=pl.col("MAX").std(ddof=0), n_seeds=pl.len().cast(pl.Int64),
-        )  # fmt: skip
-        .sort(keys)
-    )
+    return seed_averaged_summary(trained, ["model", "probe", "control", "setting"], "n", "accuracy")
 
 
 def language_sensitivity(curves: pl.DataFrame) -> pl.DataFrame:
