@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from tiny_models import tiny_multiple_choice_bert
-from workbench.errors import ProbeFormatError, WorkbenchError
+from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
 from workbench.inoculation import (
     TrainingError,
     TrainSpec,
@@ -75,7 +75,16 @@ def tiny_model(tmp_path_factory, minilm_path) -> Path:
 @pytest.fixture(scope="module")
 def probes_dir(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("probes")
-    write_probes(pl.concat([_frame(40, "train", 1), _frame(16, "dev", 2)]), folder)
+    write_probes(pl.concat([_frame(40, "train", 1), _frame(16, "dev", 2), _frame(12, "test", 3)]), folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def held_out_dir(tmp_path_factory) -> Path:
+    """Science questions the source model never saw, for add-some (the paper reserves MCQL)."""
+    folder = tmp_path_factory.mktemp("held-out")
+    rng = random.Random(5)
+    (folder / "train.jsonl").write_text("".join(_arc_line(1000 + i, rng) + "\n" for i in range(60)))
     return folder
 
 
@@ -201,11 +210,11 @@ def test_killed_run_resumes_and_skips_finished_trials(tiny_model, probes_dir, or
     assert load_run(out).height == 5 and "2 already finished (skipped)" in (out / "log.txt").read_text()
 
 
-def test_resume_with_other_settings_is_refused(tiny_model, probes_dir, orig_dir, tmp_path):
+def test_resume_with_other_settings_is_refused(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path):
     out = tmp_path / "run"
     inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, **FAST)
     with pytest.raises(WorkbenchError, match="other settings"):
-        inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, add_some="x1", **FAST)
+        inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, add_some="x1", add_some_dir=held_out_dir, **FAST)
 
 
 def test_diverged_trial_is_recorded_and_the_sweep_goes_on(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch):
@@ -349,14 +358,20 @@ def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, pro
 
 
 @pytest.mark.parametrize(("mode", "per_example"), [("x1", 1), ("x2", 2)])
-def test_add_some_mixes_the_right_number_of_original_examples(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch, mode, per_example):
+def test_add_some_mixes_the_right_number_of_held_out_examples(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path, monkeypatch, mode, per_example):
+    """R&S 2020 §4.2: add-some balances probe examples with science questions held out from training and
+    evaluation (MCQL), x1 or x2 per probe example, 5-way like every science set."""
     seen = []
     real_fit = trial_module.fit
     monkeypatch.setattr(trial_module, "fit", lambda net, tok, frame, spec, **kw: seen.append(frame) or real_fit(net, tok, frame, spec, **kw))
-    inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3,), epochs=(1,), add_some=mode, out=tmp_path / "run", **FAST)
+    inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3,), epochs=(1,), add_some=mode, add_some_dir=held_out_dir,
+              out=tmp_path / "run", **FAST)
+    held_out_ids = {f"q{1000 + i}" for i in range(60)}
     for frame, k in zip(seen, (8, 16)):
         assert frame.filter(pl.col("probe") == "hypernymy").height == k
-        assert frame.filter(pl.col("probe") == "mcqa").height == per_example * k
+        added = frame.filter(pl.col("probe") == "mcqa")
+        assert added.height == per_example * k
+        assert set(added["id"].to_list()) <= held_out_ids and (added["choices"].list.len() == 5).all()
     assert load_run(tmp_path / "run")["n_orig_added"].to_list() == [0, 8 * per_example, 16 * per_example]
 
 
@@ -395,9 +410,55 @@ def test_selection_picks_the_argmax_of_the_average():
     assert chosen["trial"].to_list() == ["c", "g"]  # g ties h; the smaller seed wins
 
 
-def test_cost_is_orig_before_minus_orig_of_the_selected_model():
+def test_add_some_needs_a_held_out_set_that_is_not_an_evaluation_set(tiny_model, probes_dir, orig_dir, tmp_path):
+    """R&S 2020 §4.2 reserve a science set (MCQL) for add-some: never the source model's training data."""
+    with pytest.raises(SpecError, match="held out from training and evaluation"):
+        inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), add_some="x1", out=tmp_path / "a", **FAST)
+    with pytest.raises(SpecError, match="is also an evaluation set"):
+        inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), add_some="x1", add_some_dir=orig_dir, out=tmp_path / "b", **FAST)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_orig_is_the_aggregate_of_several_science_dev_sets_made_five_way(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path):
+    """R&S 2020 §4.2: S_orig is measured on an aggregate science dev set, every set made 5-way with empty answers."""
+    second = tmp_path / "second"
+    second.mkdir()
+    rng = random.Random(9)
+    (second / "dev.jsonl").write_text("".join(_arc_line(2000 + i, rng) + "\n" for i in range(10)))
+    out = tmp_path / "run"
+    inoculate(tiny_model, probes_dir, [orig_dir, second], ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, **FAST)
+    scored = pl.read_parquet(out / "trials" / "baseline" / "orig.parquet")
+    assert scored.height == 16 + 10 and set(scored["source"].unique()) == {orig_dir.name, "second"}
+    assert (scored["choices"].list.len() == 5).all() and scored["choices"].list.get(4).to_list() == [""] * 26
+    assert not scored.filter(pl.col("pred") == 4)["correct"].any()
+
+
+def test_m_star_is_reported_on_dev_and_test(tiny_model, probes_dir, orig_dir, tmp_path):
+    """R&S 2020 Table 7 reports M*'s probe score as Dev / Test: selection on dev, the test split scored too."""
+    out = tmp_path / "run"
+    summary = inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3, 3e-3), epochs=(1,), out=out, **FAST)
+    row = summary.row(0, named=True)
+    test_preds = pl.read_parquet(out / "trials" / row["trial"] / "probe_test.parquet")
+    assert test_preds.height == 12 and row["S_new_test"] == pytest.approx(test_preds["correct"].mean())
+    assert row["S_new_test_before"] is not None
+
+
+def test_max_eval_samples_whole_clusters(tiny_model, probes_dir, orig_dir, tmp_path):
+    """Strict cluster accuracy needs whole clusters: the evaluation sample never cuts one."""
+    probes = tmp_path / "clustered"
+    dev = _frame(30, "dev", 2).with_columns(cluster_id=pl.format("c{}", pl.int_range(pl.len()) // 3))
+    frame = pl.concat([_frame(40, "train", 1), dev])
+    write_probes(frame, probes)
+    out = tmp_path / "run"
+    inoculate(tiny_model, probes, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, max_eval=10, **FAST)
+    scored = pl.read_parquet(out / "trials" / "baseline" / "probe.parquet")
+    assert scored.height == 9 and (scored.group_by("cluster_id").len()["len"] == 3).all()
+
+
+def test_inoculation_cost_has_the_papers_sign():
+    """R&S 2020 Table 7 prints costs such as −5.10: S_orig(M*) − S_orig(before), negative when the model forgot."""
     summary = summarize(TRIALS)
-    assert summary["cost"].to_list() == pytest.approx([0.60 - 0.56, 0.60 - 0.55])
+    assert summary["inoculation_cost"].to_list() == pytest.approx([0.56 - 0.60, 0.55 - 0.60])
     assert summary["S_orig_before"].to_list() == [0.60, 0.60]
 
 
@@ -518,14 +579,15 @@ def _cli(*args: str):
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300)
 
 
-def test_cli_inoculate_prints_the_per_k_summary_as_json(tiny_model, probes_dir, orig_dir, tmp_path):
+def test_cli_inoculate_prints_the_per_k_summary_as_json(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path):
     out = tmp_path / "run"
     args = ["inoculate", "--model", str(tiny_model), "--probes", str(probes_dir), "--orig", str(orig_dir), "--out", str(out)]
-    result = _cli(*args, "--k", "8,16", "--lr", "1e-3", "--epochs", "1", "--seeds", "0", "--max-length", "16", "--add-some", "x1", "--json")
+    result = _cli(*args, "--k", "8,16", "--lr", "1e-3", "--epochs", "1", "--seeds", "0", "--max-length", "16", "--add-some", "x1",
+                  "--add-some-data", str(held_out_dir), "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert [row["k"] for row in summary] == [8, 16]
-    assert {"trial", "S_new", "S_orig", "cost", "lr", "epochs", "seed"} <= set(summary[0])
+    assert {"trial", "S_new", "S_new_test", "S_orig", "inoculation_cost", "lr", "epochs", "seed"} <= set(summary[0])
     too_big = _cli(*args, "--k", "41", "--lr", "1e-3", "--epochs", "1")
     assert too_big.returncode == 2 and "k=41 is larger than the probe train split" in too_big.stderr
 
@@ -537,6 +599,6 @@ def test_train_source_on_minilm_writes_a_usable_run(minilm_path, mcqa_dir, tmp_p
     out = tmp_path / "src"
     spec = TrainSpec(lr=1e-4, epochs=1, batch_size=8, max_length=64)
     metrics = train_source(minilm_path, mcqa_dir / "arc_easy", out, spec, max_train=24, max_eval=24, progress=False)
-    assert set(metrics) == {"arc_easy"} and 0.0 <= metrics["arc_easy"] <= 1.0
+    assert set(metrics) == {"arc_easy", "aggregate"} and 0.0 <= metrics["arc_easy"] == metrics["aggregate"] <= 1.0
     assert (out / "model" / "config.json").is_file() and (out / "metrics.json").is_file()
     assert pl.read_parquet(out / "history.parquet").height == 3

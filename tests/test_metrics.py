@@ -305,3 +305,26 @@ def test_intervals_do_not_depend_on_row_order():
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
     assert metrics.instance_accuracy(shuffled).equals(metrics.instance_accuracy(frame))
     assert metrics.cluster_accuracy(shuffled).equals(metrics.cluster_accuracy(frame))
+
+
+def test_partial_clusters_are_found_and_warned_about():
+    """Strict cluster accuracy needs whole clusters (R&S 2020 §4.3): a report on a cut cluster says so."""
+    probes = toy_probes()
+    preds = toy_predictions()
+    assert metrics.partial_clusters(preds, probes).is_empty()
+    assert metrics.partial_cluster_warning(preds, probes) is None
+    cut = preds.filter(pl.col("id") != probes["id"][0])
+    partial = metrics.partial_clusters(cut, probes)
+    assert partial.rows() == [(probes["cluster_id"][0], 3, 4)]
+    warning = metrics.partial_cluster_warning(cut, probes)
+    assert warning.startswith("WARNING: 1 of 3 clusters") and "meaningless" in warning
+
+
+def test_report_puts_the_partial_cluster_warning_first():
+    from workbench.report import json_report, text_report
+
+    probes = toy_probes()
+    cut = toy_predictions().filter(pl.col("id") != probes["id"][0])
+    assert text_report(cut, n_boot=20, probes=probes).startswith("WARNING: 1 of 3 clusters")
+    assert json_report(cut, n_boot=20, probes=probes)["warnings"][0].startswith("WARNING")
+    assert json_report(cut, n_boot=20)["warnings"] == []

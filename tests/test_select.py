@@ -73,3 +73,19 @@ def test_filter_rejects_bad_toggles_naming_them():
         ProbeFilter(families=("cousins",))
     with pytest.raises(SpecError, match="probe"):
         ProbeFilter(probe="antonymy")
+
+
+def test_sample_clusters_keeps_whole_clusters_within_the_budget(released_dir):
+    """Evaluation samples whole clusters, never questions (R&S 2020 §4.3: strict cluster accuracy)."""
+    from workbench.probes.formats import read_probes
+    from workbench.probes.select import sample_clusters
+
+    probes = read_probes(released_dir / "hypernymy_test.jsonl")
+    sample = sample_clusters(probes, 400, seed=0)
+    assert 0 < sample.height <= 400
+    full = probes.group_by("cluster_id").len()
+    kept = sample.group_by("cluster_id").len().join(full, on="cluster_id", suffix="_full")
+    assert (kept["len"] == kept["len_full"]).all()
+    assert sample.equals(sample_clusters(probes, 400, seed=0)) and not sample.equals(sample_clusters(probes, 400, seed=1))
+    assert sample_clusters(probes, None).equals(probes)
+    assert sample_clusters(probes, 1).height >= 1  # one cluster at least, even when it is larger than the budget

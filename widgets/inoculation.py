@@ -57,8 +57,10 @@ class InoculationLauncher:
         self.epochs = w.Text("1", description="epochs")
         self.seeds = w.Text("0", description="seeds")
         self.add_some = w.Dropdown(options=[("none", ""), ("x1", "x1"), ("x2", "x2")], value="", description="add-some")
+        self.add_some_data = w.Dropdown(options=[("(none)", "")] + relative(mcqa_folders(self.home)), value="",
+                                        description="add-some from (held out)")
         self.max_eval = w.BoundedIntText(200, min=1, max=100_000, description="dev questions")
-        self.name = w.Text("run-1", description="run name")
+        self.name = w.Text(fresh_name(self.home / "runs" / "inoculation"), description="run name")
         self.start = w.Button(description="Start", icon="play", button_style="primary")
         self.cancel = w.Button(description="Cancel", icon="stop", disabled=True)
         self.progress = w.IntProgress(value=0, min=0, max=1, description="trials")
@@ -71,7 +73,7 @@ class InoculationLauncher:
         self.widget = w.VBox(
             [
                 w.HTML("<h3>Inoculation</h3>"),
-                w.HBox([w.VBox([self.model, self.probe, self.orig, self.add_some, self.name]),
+                w.HBox([w.VBox([self.model, self.probe, self.orig, self.add_some, self.add_some_data, self.name]),
                         w.VBox([self.ks, self.lrs, self.epochs, self.seeds, self.max_eval])]),
                 w.HBox([self.start, self.cancel, self.progress]), self.status, self.curve, self.trials,
             ],
@@ -113,7 +115,8 @@ class InoculationLauncher:
     def _run(self, args: tuple, grid: dict) -> None:
         try:
             summary = inoculate(
-                *args, **grid, add_some=self.add_some.value or None, out=self.out, max_eval=self.max_eval.value,
+                *args, **grid, add_some=self.add_some.value or None, add_some_dir=self.add_some_data.value or None,
+                out=self.out, max_eval=self.max_eval.value,
                 max_length=self.max_length, batch_size=self.batch_size, progress=False, on_trial=self._trial, stop=self.stop,
             )  # fmt: skip
             word = "cancelled (resumable)" if self.stop.is_set() else "finished"
@@ -122,6 +125,7 @@ class InoculationLauncher:
             self.status.value = f"<span class='wb-wrong'>the run stopped: {escape(str(err))}</span>"
         finally:
             self.start.disabled, self.cancel.disabled = False, True
+            self.name.value = fresh_name(self.home / "runs" / "inoculation")
 
     def _trial(self, row: dict) -> None:
         """Called by ``inoculate`` after each trial: advance the bar, redraw curve and table."""
@@ -136,3 +140,11 @@ class InoculationLauncher:
         self.stop.set()
         self.cancel.disabled = True
         self.status.value = "stopping after the trial in progress ..."
+
+
+def fresh_name(folder: Path) -> str:
+    """The first ``run-N`` that names no run folder yet, so a second run never lands in the first one's folder."""
+    number = 1
+    while (folder / f"run-{number}").exists():
+        number += 1
+    return f"run-{number}"

@@ -2,7 +2,7 @@
 
 Reads only run folders under ``<workspace>/runs`` (``trials.parquet`` and ``config.json``); draws
 ``workbench.charts.curves.learning_curves`` (probe solid, original task dashed, the human line of the
-run's probe when known) and the per-k summary (M*, cost).
+run's probe when known) and the per-k summary (M*, its dev and test probe scores, the inoculation cost).
 """
 
 import json
@@ -90,4 +90,4 @@ class RunCurves:
             f"<span class='wb-run-name'>{escape(folder.name)}</span>: {trials.height} trials"
             + (f" on {escape(probe)}" if probe else "")
         )
-        self.summary.value = "<b>per k: the selected trial M* and the cost</b>" + table(summary)
+        self.summary.value = "<b>per k: the trial M* selected on dev, its probe score on dev and test, and the inoculation cost (S_orig after − before: negative = the original task got worse)</b>" + table(summary)

@@ -345,3 +345,31 @@ def _percentiles(replicates: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndar
     tail = (1 - ci) / 2
     lo, hi = np.quantile(replicates, [tail, 1 - tail], axis=0)
     return lo, hi
+
+
+def partial_clusters(preds: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
+    """Clusters of ``preds`` holding fewer questions than the same cluster in the probe set ``probes``.
+
+    Strict cluster accuracy on a cluster cut short is meaningless (R&S 2020 §4.3): one wrong question among those
+    left out would have failed it. Columns: ``cluster_id``, ``scored``, ``in_probes``; empty when all are whole.
+    """
+    _check(preds, ["cluster_id", "id"])
+    if missing := [name for name in ("cluster_id", "id") if name not in probes.columns]:
+        raise WorkbenchError(f"the probe frame lacks the columns {missing}; pass what workbench.probes.formats.read_probes returns")
+    scored = preds.group_by("cluster_id").agg(scored=pl.col("id").n_unique())
+    full = probes.group_by("cluster_id").agg(in_probes=pl.col("id").n_unique())
+    return scored.join(full, on="cluster_id").filter(pl.col("scored") < pl.col("in_probes")).sort("cluster_id")
+
+
+def partial_cluster_warning(preds: pl.DataFrame, probes: pl.DataFrame | None) -> str | None:
+    """A loud one-line warning when ``preds`` cut clusters of ``probes`` short, else None."""
+    if probes is None:
+        return None
+    partial = partial_clusters(preds, probes)
+    if partial.is_empty():
+        return None
+    return (
+        f"WARNING: {partial.height} of {preds['cluster_id'].n_unique()} clusters were scored only in part "
+        f"(e.g. {partial['cluster_id'][0]}: {partial['scored'][0]} of {partial['in_probes'][0]} questions); strict "
+        "cluster accuracy on partial clusters is meaningless. Score whole clusters (workbench.probes.select.sample_clusters)."
+    )

@@ -23,14 +23,18 @@ from workbench.io import write_text
 _CI_NOTE = "95% bootstrap intervals in brackets (questions resampled for instance, clusters for cluster and gap)"
 
 
-def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> str:
+def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None) -> str:
     """A plain-text report: summary, per-probe accuracy and the heat map's cells as tables.
+
+    ``probes``: the probe set the predictions came from; clusters scored only in part are then warned about.
 
     >>> print(text_report(preds))
     Probe Workbench report: 2254 questions in 1555 clusters (hypernymy); 1 model: roberta-base ...
     """
     tables = _tables(preds, n_boot, seed)
     parts = [f"Probe Workbench report: {_headline(preds)}", ""]
+    if warning := metrics.partial_cluster_warning(preds, probes):
+        parts = [warning, "", *parts]
     parts += ["Summary (accuracy in %; gap = cluster - instance, in points)", _CI_NOTE]
     parts += [_text_table(tables["summary"], left=1), "", "By probe", _text_table(tables["by_probe"], left=2)]
     notes = rule_notes(preds)
@@ -41,8 +45,9 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> str:
     return "\n".join(parts) + "\n"
 
 
-def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> dict:
-    """The report as JSON-ready data: ``metrics.summary`` plus ``by_probe`` and ``breakdown`` rows.
+def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None) -> dict:
+    """The report as JSON-ready data: ``metrics.summary`` plus ``by_probe``, ``breakdown`` rows and ``warnings``
+    (a partial-cluster warning when ``probes`` is given and some clusters were scored only in part).
 
     >>> json_report(preds)["instance_accuracy"], len(json_report(preds)["breakdown"])
     """
@@ -53,10 +58,13 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> dict:
         "by_probe": _accuracy_table(preds, ("probe",), n_boot, seed).to_dicts(),
         "rules": rule_notes(preds),
         "breakdown": labels.join(metrics.breakdown(preds), on=keys, nulls_equal=True).to_dicts(),
+        "warnings": [warning] if (warning := metrics.partial_cluster_warning(preds, probes)) else [],
     }
 
 
-def html_report(preds: pl.DataFrame, title: str = "Probe Workbench report", n_boot: int = 1000, seed: int = 0) -> str:
+def html_report(
+    preds: pl.DataFrame, title: str = "Probe Workbench report", n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None
+) -> str:
     """A standalone HTML page (inline JavaScript, works offline) with the tables and the charts.
 
     >>> Path("report.html").write_text(html_report(preds))
@@ -71,6 +79,7 @@ def html_report(preds: pl.DataFrame, title: str = "Probe Workbench report", n_bo
     body = [
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(_headline(preds))}</p>",
+        *(f'<p class="warning"><b>{html.escape(w)}</b></p>' for w in [metrics.partial_cluster_warning(preds, probes)] if w),
         "<h2>Summary</h2>",
         f"<p>Accuracy in %; gap = strict cluster minus instance accuracy, in points; {html.escape(_CI_NOTE)}.</p>",
         _html_table(tables["summary"]),

@@ -21,7 +21,8 @@ PROBE, ORIGINAL = "probe (S_new)", "original task (S_orig)"
 DASHES = {PROBE: [1, 0], ORIGINAL: [6, 4]}
 CURVE_COLUMNS = ("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds")
 HUMAN_ACCURACY = {"definitions": 0.912, "synonymy": 0.874, "hypernymy": 0.96, "hyponymy": 0.955, "wordsense": 0.956}
-"""Human performance on the probes (SPEC §7, the paper's Table 5), as fractions."""
+"""Human performance on the probes, as fractions: R&S 2020 Table 7 (bottom rows, test sets; hypernymy, hyponymy
+and word sense on the gold-standard annotated test sets, marked † there; definitions and synonymy estimated)."""
 
 
 def curve_points(curve: pl.DataFrame, series: str = "model") -> pl.DataFrame:

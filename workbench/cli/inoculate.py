@@ -52,14 +52,15 @@ def train_source(
 def inoculate(
     model: Path = typer.Option(..., help="A train-source run folder (or a model folder) to inoculate."),
     probes: list[Path] = typer.Option(..., help="Probe file or folder with train and dev splits; repeat for several."),
-    orig: Path = typer.Option(..., help="The original task's folder (dev.jsonl; train.jsonl for --add-some)."),
+    orig: list[Path] = typer.Option(..., help="A science QA folder with dev.jsonl; repeat for several: S_orig is on the union of their dev sets, 5-way."),
     out: Path = typer.Option(..., help="The run folder; an interrupted run resumes from it."),
     k: str = typer.Option("100,500,1000,3000", help="Probe training sizes, comma-separated."),
     lr: str = typer.Option("1e-5,3e-5", help="Learning rates, comma-separated."),
     epochs: str = typer.Option("1,3", help="Epochs, comma-separated."),
     seeds: str = typer.Option("0", help="Seeds, comma-separated."),
-    add_some: AddSome | None = typer.Option(None, help="Mix in original examples: x1 (one per probe example) or x2 (two)."),
-    max_eval: int | None = typer.Option(None, help="Score at most this many dev questions of each set."),
+    add_some: AddSome | None = typer.Option(None, help="Mix in original examples: x1 (one per probe example) or x2 (two), from --add-some-data."),
+    add_some_data: Path | None = typer.Option(None, help="With --add-some: a science QA folder held out from training and evaluation."),
+    max_eval: int | None = typer.Option(None, help="Score at most this many questions of each evaluation set (whole clusters)."),
     batch_size: int = typer.Option(16, help="Questions per step."),
     max_length: int = typer.Option(128, help="Most tokens per question-choice pair."),
     backend: Backend = typer.Option(Backend.local, help="Where trials run: local (this machine) or ray (Ray Tune)."),
@@ -76,7 +77,7 @@ def inoculate(
     summary = run(
         model, probes, orig,
         ks=_numbers(k, int, "k"), lrs=_numbers(lr, float, "lr"), epochs=_numbers(epochs, int, "epochs"),
-        seeds=_numbers(seeds, int, "seeds"), add_some=add_some.value if add_some else None, out=out,
+        seeds=_numbers(seeds, int, "seeds"), add_some=add_some.value if add_some else None, out=out, add_some_dir=add_some_data,
         max_eval=max_eval, batch_size=batch_size, max_length=max_length, threads=threads,
         backend=backend.value, address=address, workers=workers,
     )  # fmt: skip
@@ -85,10 +86,15 @@ def inoculate(
         return
     for row in summary.iter_rows(named=True):
         typer.echo(
-            f"k={row['k']}: {row['trial']}  S_new={row['S_new']:.4f}  S_orig={row['S_orig']:.4f}  "
-            f"cost={row['cost']:+.4f} (S_orig before {row['S_orig_before']:.4f})"
+            f"k={row['k']}: {row['trial']}  S_new dev={row['S_new']:.4f} test={_score(row['S_new_test'])}  "
+            f"S_orig={row['S_orig']:.4f}  inoculation cost (after - before)={row['inoculation_cost']:+.4f} "
+            f"(S_orig before {row['S_orig_before']:.4f})"
         )
     typer.echo(f"results: {out / 'trials.parquet'} (workbench.inoculation.load_run)")
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
 
 
 def register(app: typer.Typer) -> None:

@@ -12,18 +12,25 @@ def report(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of text."),
     n_boot: int = typer.Option(1000, help="Bootstrap resamples for the confidence intervals."),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
+    probes: Path | None = typer.Option(None, help="The probe set the predictions came from: warns loudly about clusters scored only in part."),
 ) -> None:
     """Instance and strict cluster accuracy, per probe and per heat-map cell, of prediction files."""
     from workbench.io import read_predictions
     from workbench.report import json_report, text_report, write_html_report
 
+    from workbench.metrics import partial_cluster_warning
+    from workbench.probes.formats import read_probes
+
     frame = read_predictions(*preds)
+    probe_set = read_probes(probes) if probes is not None else None
+    if (warning := partial_cluster_warning(frame, probe_set)) is not None:
+        typer.echo(warning, err=True)
     if as_json:
-        typer.echo(json.dumps(json_report(frame, n_boot=n_boot, seed=seed), indent=2, allow_nan=False))
+        typer.echo(json.dumps(json_report(frame, n_boot=n_boot, seed=seed, probes=probe_set), indent=2, allow_nan=False))
     else:
-        typer.echo(text_report(frame, n_boot=n_boot, seed=seed), nl=False)
+        typer.echo(text_report(frame, n_boot=n_boot, seed=seed, probes=probe_set), nl=False)
     if html is not None:
-        written = write_html_report(frame, html, n_boot=n_boot, seed=seed)
+        written = write_html_report(frame, html, n_boot=n_boot, seed=seed, probes=probe_set)
         typer.echo(f"wrote {written}", err=True)
 
 

@@ -2,10 +2,10 @@
 
 ``read_mcqa`` reads one JSONL file into a ``PROBE_SCHEMA`` frame (``probe="mcqa"``) so the same training
 and scoring code serves the original task and the probes. Choices keep their natural number (ARC has
-3, 4 or 5). The paper padded every question to 5 choices; we pad *at batch time* instead
-(``workbench.inoculation.train``): missing choices are masked slots whose logit is -inf, so they carry
-no probability and can never be predicted. That is the same model and loss as having exactly the real
-choices, and it avoids filler text that a model could learn to reject.
+3, 4 or 5). The paper made every science set 5-way by adding empty answers (R&S 2020 §4.2): ``five_way``
+does that, and training a source model, its aggregate dev set (``aggregate_dev``, S_orig) and add-some's
+held-out questions use it. Any set left ragged is padded *at batch time* (``workbench.inoculation.train``):
+missing choices are masked slots whose logit is -inf, so they can never be predicted.
 
 >>> frame = read_mcqa("../shared/data/mcqa/arc_easy/dev.jsonl")  # doctest: +SKIP
 >>> frame["choices"].list.len().max()  # doctest: +SKIP
@@ -49,6 +49,21 @@ def read_mcqa(path: str | Path, n_choices: int | None = None) -> pl.DataFrame:
     if not rows:
         raise ProbeFormatError(f"{path} holds no questions; give one JSON object per line in the format {ARC_FORMAT}")
     return conform(pl.DataFrame(rows, schema=PROBE_SCHEMA), PROBE_SCHEMA, f"MCQA file {path}")
+
+
+def five_way(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every question padded to ``MAX_CHOICES`` with empty answers, as R&S 2020 §4.2 made its science sets 5-way.
+
+    >>> five_way(read_mcqa("arc_easy/dev.jsonl"))["choices"].list.len().unique().to_list()  # doctest: +SKIP
+    [5]
+    """
+    padding = pl.lit([""] * MAX_CHOICES, dtype=pl.List(pl.String)).list.head(MAX_CHOICES - pl.col("choices").list.len())
+    return frame.with_columns(choices=pl.concat_list("choices", padding))
+
+
+def aggregate_dev(folders: Sequence[str | Path]) -> pl.DataFrame:
+    """The aggregate science dev set of R&S 2020 §4.2: the union of the folders' ``dev.jsonl``, made 5-way."""
+    return five_way(pl.concat([read_mcqa_dir(folder, ("dev",)) for folder in folders]))
 
 
 def read_mcqa_dir(folder: str | Path, splits: Sequence[str] = SPLITS, n_choices: int | None = None) -> pl.DataFrame:

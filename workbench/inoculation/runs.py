@@ -2,9 +2,13 @@
 
 ``inoculate`` continues training a source model on k probe examples for every configuration of a
 grid (learning rate, epochs, seed), optionally mixing in original-task examples (add-some), and
-scores each trained model on the probe dev set (``S_new``) and the original dev set (``S_orig``).
-Per k it selects ``M* = argmax AVG(S_new, S_orig)`` and reports the inoculation cost
-``S_orig(before) − S_orig(M*)``.
+scores each trained model on the probe dev set (``S_new``), the probe test set (``S_new_test``) and the
+original task's aggregate dev set (``S_orig``: the union of the science dev sets given, made 5-way with
+empty answers, R&S 2020 §4.2). Per k it selects ``M* = argmax AVG(S_new, S_orig)`` on dev and reports its
+dev and test probe scores (Table 7's "Dev / Test") and the inoculation cost with the paper's sign,
+``S_orig(M*) − S_orig(before)``: negative when the original task got worse (Table 7 prints −5.10).
+Add-some mixes in original-task questions from a set held out from training and evaluation (the paper
+reserves MCQL for it), never from the source model's training data.
 
 A run is a folder, written only through ``workbench.io`` (atomic):
 
@@ -39,12 +43,13 @@ from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.backends import BACKENDS, run_local, run_ray
-from workbench.inoculation.data import read_mcqa_dir
-from workbench.inoculation.source import _Log, eval_subset
+from workbench.inoculation.data import aggregate_dev, five_way, read_mcqa_dir
+from workbench.inoculation.source import _Log
 from workbench.inoculation.train import TrainSpec, check_multiple_choice, swap_in
 from workbench.inoculation.trial import ADD_SOME, MAX_ADDED, Trial, TrialData, add_some_mix, trial_id
 from workbench.io import write_parquet, write_text
 from workbench.probes.formats import read_probes
+from workbench.probes.select import sample_clusters
 
 __all__ = ["ADD_SOME", "MAX_ADDED", "TRIALS_SCHEMA", "DiskFullError", "add_some_mix", "inoculate", "load_run", "select", "summarize", "trial_id"]
 TRIALS_SCHEMA: dict[str, pl.DataType] = {
@@ -56,22 +61,24 @@ TRIALS_SCHEMA: dict[str, pl.DataType] = {
     "add_some": pl.String(),  # none, x1, x2
     "n_orig_added": pl.Int64(),  # original-task examples mixed in
     "S_new": pl.Float64(),  # probe dev accuracy
-    "S_orig": pl.Float64(),  # original-task dev accuracy
+    "S_new_test": pl.Float64(),  # probe test accuracy (null when the probes have no test split)
+    "S_orig": pl.Float64(),  # original-task aggregate dev accuracy
     "avg": pl.Float64(),  # (S_new + S_orig) / 2, what selection maximises
     "final_loss": pl.Float64(),
     "seconds": pl.Float64(),
     "status": pl.String(),  # baseline, ok, diverged
 }
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {
-    **{name: TRIALS_SCHEMA[name] for name in ("k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_orig", "avg")},
-    "S_new_before": pl.Float64(), "S_orig_before": pl.Float64(), "cost": pl.Float64(),
+    **{name: TRIALS_SCHEMA[name] for name in ("k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_new_test", "S_orig", "avg")},
+    "S_new_before": pl.Float64(), "S_new_test_before": pl.Float64(), "S_orig_before": pl.Float64(),
+    "inoculation_cost": pl.Float64(),  # S_orig(M*) - S_orig(before), the paper's sign: negative = forgot
 }  # fmt: skip
 
 
 def inoculate(
     model_run: str | Path,
     probes_dir: str | Path | Sequence[str | Path],
-    orig_dir: str | Path,
+    orig_dir: str | Path | Sequence[str | Path],
     ks: Sequence[int] = (100, 500, 1000, 3000),
     lrs: Sequence[float] = (1e-5, 3e-5),
     epochs: Sequence[int] = (1, 3),
@@ -79,6 +86,7 @@ def inoculate(
     add_some: str | None = None,
     out: str | Path = "inoculation-run",
     *,
+    add_some_dir: str | Path | None = None,
     max_eval: int | None = None,
     batch_size: int = 16,
     max_length: int = 128,
@@ -94,9 +102,11 @@ def inoculate(
     """Run (or resume) the inoculation grid into ``out``; return the per-k summary (``summarize``).
 
     ``model_run``: a ``train-source`` run folder (its ``model/``) or a model folder.
-    ``probes_dir``: probe file(s) or folder(s) read by ``read_probes``, with train and dev splits.
-    ``orig_dir``: the original task's folder (``dev.jsonl``; ``train.jsonl`` for add-some).
-    ``max_eval``: score at most this many dev questions of each set (a fixed sample).
+    ``probes_dir``: probe file(s) or folder(s) read by ``read_probes``, with train and dev splits (and test).
+    ``orig_dir``: the original task's folder(s); S_orig is measured on the union of their ``dev.jsonl``, 5-way.
+    ``add_some_dir``: with ``add_some``, the folder of held-out original-task questions to mix in (any of
+    its ``{train,dev,test}.jsonl``); it may not be one of ``orig_dir``.
+    ``max_eval``: score at most this many questions of each evaluation set, sampled as whole clusters.
     ``on_trial(row)``: called here after each recorded trial (the baseline too), e.g. to redraw a curve.
     ``stop``: once set, the run stops after the trial in progress (or sooner), stays resumable and
     returns the summary of what finished. ``backend``, ``address``, ``workers``: see
@@ -125,15 +135,18 @@ def inoculate(
             f"k={max(ks)} is larger than the probe train split ({probe_train.height} questions); "
             f"use k up to {probe_train.height} or give more probe training data"
         )
-    orig_dev = read_mcqa_dir(orig_dir, ("dev",))
-    orig_train = read_mcqa_dir(orig_dir, ("train",)) if add_some else probe_train.clear()
+    probe_test = probes.filter(pl.col("split") == "test")
+    orig_dirs = [orig_dir] if isinstance(orig_dir, (str, Path)) else list(orig_dir)
+    orig_dev = aggregate_dev(orig_dirs)
+    orig_train = _held_out(add_some_dir, orig_dirs) if add_some else probe_train.clear()
     needed = min(ADD_SOME[add_some] * max(ks), MAX_ADDED)
     if needed > orig_train.height:
-        raise WorkbenchError(f"add_some={add_some} needs {needed} original training questions for k={max(ks)}, but {orig_dir} has {orig_train.height}")
+        raise WorkbenchError(f"add_some={add_some} needs {needed} held-out original questions for k={max(ks)}, but {add_some_dir} has {orig_train.height}")
 
     out = Path(out).resolve()
     config = {
-        "model": str(model), "probes": sorted(str(p) for p in paths), "orig": str(orig_dir), "add_some": add_some,
+        "model": str(model), "probes": sorted(str(p) for p in paths), "orig": sorted(str(p) for p in orig_dirs),
+        "add_some": add_some, "add_some_dir": None if add_some_dir is None else str(add_some_dir),
         "max_eval": max_eval, "batch_size": batch_size, "max_length": max_length, "data_seed": data_seed,
         "grid": {"ks": list(ks), "lrs": list(lrs), "epochs": list(epochs), "seeds": list(seeds)},
     }  # fmt: skip
@@ -148,7 +161,8 @@ def inoculate(
             model=str(model), out=str(out),
             probe_pool=probe_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
             orig_pool=orig_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
-            probe_eval=eval_subset(probe_dev, max_eval, data_seed), orig_eval=eval_subset(orig_dev, max_eval, data_seed),
+            probe_eval=sample_clusters(probe_dev, max_eval, data_seed), orig_eval=sample_clusters(orig_dev, max_eval, data_seed),
+            probe_test=sample_clusters(probe_test, max_eval, data_seed),
             batch_size=batch_size, max_length=max_length, threads=threads,
         )  # fmt: skip
         grid = [Trial(0, add_some=add_some)] + [Trial(k, lr, ep, seed, add_some) for k in ks for lr in lrs for ep in epochs for seed in seeds]
@@ -185,6 +199,18 @@ def inoculate(
     if trials.filter(pl.col("status") == "baseline").is_empty():
         return pl.DataFrame(schema=SUMMARY_SCHEMA)
     return summarize(trials)
+
+
+def _held_out(folder: str | Path | None, orig_dirs: list[str | Path]) -> pl.DataFrame:
+    """Add-some's pool: every question of ``folder``, 5-way; never one of the evaluation folders."""
+    if folder is None:
+        raise SpecError(
+            "add-some mixes in original-task questions held out from training and evaluation (R&S 2020 §4.2 reserve "
+            "MCQL for it); pass add_some_dir=FOLDER (--add-some-data FOLDER), a science QA set the source model never saw"
+        )
+    if Path(folder).resolve() in {Path(p).resolve() for p in orig_dirs}:
+        raise SpecError(f"add_some_dir={str(folder)!r} is also an evaluation set (orig); hold out a different science QA folder")
+    return five_way(read_mcqa_dir(folder))
 
 
 class DiskFullError(WorkbenchError):
@@ -234,6 +260,8 @@ def load_run(path: str | Path) -> pl.DataFrame:
     if not file.is_file():
         raise WorkbenchError(f"{path} is not an inoculation run (no trials.parquet); give the --out folder of `workbench inoculate`")
     frame = pl.read_parquet(file)
+    if "S_new_test" not in frame.columns:  # a run folder from before test scores were recorded
+        frame = frame.with_columns(S_new_test=pl.lit(None, pl.Float64))
     missing = [c for c in TRIALS_SCHEMA if c not in frame.columns]
     if missing:
         raise WorkbenchError(f"{file} lacks the columns {missing}; it was not written by this version of inoculate")
@@ -254,14 +282,19 @@ def select(trials: pl.DataFrame) -> pl.DataFrame:
 
 
 def summarize(trials: pl.DataFrame) -> pl.DataFrame:
-    """Per k: the selected configuration, its S_new and S_orig, and the cost S_orig(before) − S_orig(M*)."""
+    """Per k: M* (selected on dev), its S_new on dev and test, S_orig, and the inoculation cost.
+
+    ``inoculation_cost`` = S_orig(M*) − S_orig(before), R&S 2020 Table 7's sign: negative when inoculation
+    made the original task worse.
+    """
     base = trials.filter(pl.col("status") == "baseline")
     if base.is_empty():
         raise WorkbenchError("the run has no baseline row (k=0); rerun inoculate to measure the source model first")
-    before_orig, before_new = base["S_orig"][0], base["S_new"][0]
+    before = base.row(0, named=True)
     return select(trials).select(
-        "k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_orig", "avg",
-        S_new_before=pl.lit(before_new), S_orig_before=pl.lit(before_orig), cost=pl.lit(before_orig) - pl.col("S_orig"),
+        "k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_new_test", "S_orig", "avg",
+        S_new_before=pl.lit(before["S_new"]), S_new_test_before=pl.lit(before["S_new_test"], pl.Float64),
+        S_orig_before=pl.lit(before["S_orig"]), inoculation_cost=pl.col("S_orig") - pl.lit(before["S_orig"]),
     )  # fmt: skip
 
 

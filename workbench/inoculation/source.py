@@ -15,10 +15,11 @@ from pathlib import Path
 
 import polars as pl
 
-from workbench.errors import WorkbenchError
-from workbench.inoculation.data import read_mcqa_dir
+from workbench.errors import SpecError, WorkbenchError
+from workbench.inoculation.data import five_way, read_mcqa_dir
 from workbench.inoculation.train import TrainSpec, accuracy, fit, load_for_training, save_model, score_frame
 from workbench.io import write_parquet, write_text
+from workbench.probes.select import sample_clusters
 
 
 def train_source(
@@ -35,14 +36,20 @@ def train_source(
     """Fine-tune ``model_path`` on the train splits of ``data_dir`` (one folder or several), save it
     under ``out_dir/model``; return dev accuracy per folder (``data_dir`` and ``eval_dirs``).
 
-    ``max_train``: use a seeded sample of this many training questions; ``max_eval``: the first N
-    dev questions of each set (after a seeded shuffle), to keep CPU runs short.
+    ``max_train``: use a seeded sample of this many training questions; ``max_eval``: a seeded sample of at
+    most N dev questions of each set, to keep CPU runs short. Training and dev questions are made 5-way with
+    empty answers (``five_way``), as R&S 2020 §4.2 did with its aggregated science sets; ``metrics.json``
+    also holds ``aggregate``, the accuracy on the union of the dev sets (what ``inoculate`` calls S_orig).
     """
+    for name, value in (("max_train", max_train), ("max_eval", max_eval)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise SpecError(f"{name}={value!r} is out of range; use a whole number >= 1, or leave it out for all")
     dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
     out = Path(out_dir)
     train = pl.concat([read_mcqa_dir(d, ("train",)) for d in dirs if (d / "train.jsonl").is_file()] or [pl.DataFrame()], how="diagonal_relaxed")
     if train.is_empty():
         raise WorkbenchError(f"none of {[str(d) for d in dirs]} has a train.jsonl; give at least one folder with a train split")
+    train = five_way(train)
     if max_train is not None and max_train < train.height:
         train = train.sample(max_train, seed=spec.seed, shuffle=True)
     dev_dirs = list(dict.fromkeys([*dirs, *map(Path, eval_dirs)]))
@@ -59,20 +66,15 @@ def train_source(
     log(f"trained {history.height} steps in {time.time() - started:.0f}s, last loss {history['loss'][-1]:.4f}")
     save_model(network, tokenizer, out / "model")
     write_parquet(history, out / "history.parquet")
-    metrics = {}
+    metrics, scored = {}, []
     for folder in dev_dirs:
-        dev = eval_subset(read_mcqa_dir(folder, ("dev",)), max_eval)
-        metrics[folder.name] = accuracy(score_frame(network, tokenizer, dev, spec.max_length, "source", progress))
+        dev = sample_clusters(five_way(read_mcqa_dir(folder, ("dev",))), max_eval)
+        scored.append(score_frame(network, tokenizer, dev, spec.max_length, "source", progress))
+        metrics[folder.name] = accuracy(scored[-1])
         log(f"dev accuracy on {folder.name} ({dev.height} questions): {metrics[folder.name]:.4f}")
+    metrics["aggregate"] = accuracy(pl.concat(scored))
     write_text(json.dumps(metrics, indent=2) + "\n", out / "metrics.json")
     return metrics
-
-
-def eval_subset(frame: pl.DataFrame, max_eval: int | None, seed: int = 0) -> pl.DataFrame:
-    """A fixed, seeded sample of at most ``max_eval`` questions (all of them when None)."""
-    if max_eval is None or max_eval >= frame.height:
-        return frame
-    return frame.sample(max_eval, seed=seed, shuffle=True)
 
 
 class _Log:

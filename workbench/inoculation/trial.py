@@ -63,6 +63,7 @@ class TrialData:
     orig_pool: pl.DataFrame
     probe_eval: pl.DataFrame
     orig_eval: pl.DataFrame
+    probe_test: pl.DataFrame
     batch_size: int = 16
     max_length: int = 128
     threads: int | None = None
@@ -103,16 +104,20 @@ def run_trial(trial: Trial, data: TrialData, progress: bool = False, stop: threa
         try:
             history = fit(network, tokenizer, train, spec, progress=progress, desc=trial.name, stop=stop)
         except TrainingError as err:
-            return {**row, "S_new": None, "S_orig": None, "avg": None, "final_loss": None,
+            return {**row, "S_new": None, "S_new_test": None, "S_orig": None, "avg": None, "final_loss": None,
                     "seconds": time.time() - started, "status": "diverged", "message": str(err)}  # fmt: skip
         final_loss, status = history["loss"][-1], "ok"
     with torch_threads(data.threads):
         probe_pred = score_frame(network, tokenizer, data.probe_eval, data.max_length, trial.name, progress)
         orig_pred = score_frame(network, tokenizer, data.orig_eval, data.max_length, trial.name, progress)
+        test_pred = score_frame(network, tokenizer, data.probe_test, data.max_length, trial.name, progress) if data.probe_test.height else None
     write_parquet(probe_pred, folder / "probe.parquet")
+    if test_pred is not None:
+        write_parquet(test_pred, folder / "probe_test.parquet")
     write_parquet(orig_pred, folder / "orig.parquet")
     if status == "ok":
         save_model(network, tokenizer, folder / "model")
     s_new, s_orig = accuracy(probe_pred), accuracy(orig_pred)
-    return {**row, "S_new": s_new, "S_orig": s_orig, "avg": (s_new + s_orig) / 2, "final_loss": final_loss,
+    s_new_test = accuracy(test_pred) if test_pred is not None else None
+    return {**row, "S_new": s_new, "S_new_test": s_new_test, "S_orig": s_orig, "avg": (s_new + s_orig) / 2, "final_loss": final_loss,
             "seconds": time.time() - started, "status": status}  # fmt: skip

@@ -140,3 +140,21 @@ def _predicate(where: ProbeFilter) -> pl.Expr:
     if where.depths is not None:
         parts.append((pl.col("distractor_depth") == 0) | pl.col("distractor_depth").is_between(*where.depths))
     return pl.all_horizontal(parts)
+
+
+def sample_clusters(frame: pl.DataFrame, max_questions: int | None, seed: int = 0) -> pl.DataFrame:
+    """A seeded sample of whole semantic clusters holding at most ``max_questions`` questions (all when None).
+
+    Evaluation samples clusters, never questions: strict cluster accuracy on a cluster cut short is meaningless.
+    Clusters are taken in a seeded random order until the next one would not fit; at least one is always kept.
+
+    >>> sample_clusters(probes, 400, seed=0)["cluster_id"].n_unique()  # doctest: +SKIP
+    """
+    if max_questions is not None and (isinstance(max_questions, bool) or not isinstance(max_questions, int) or max_questions < 1):
+        raise SpecError(f"max_questions={max_questions!r} is out of range; use a whole number >= 1, or None for all")
+    if max_questions is None or max_questions >= frame.height:
+        return frame
+    sizes = frame.group_by("cluster_id").len().sort("cluster_id").sample(fraction=1.0, shuffle=True, seed=seed)
+    fits = (sizes["len"].cum_sum() <= max_questions) | (pl.int_range(sizes.height, eager=True) == 0)
+    kept = sizes.filter(fits)["cluster_id"]
+    return frame.filter(pl.col("cluster_id").is_in(kept.implode()))

@@ -148,15 +148,19 @@ def _check_probes(probes: pl.DataFrame) -> pl.DataFrame:
     probes = conform(probes, PROBE_SCHEMA, "probe frame")
     if probes.is_empty():
         raise WorkbenchError("the probe frame has no questions to score; check the file, split or filter that made it")
+    # Empty choices are allowed only as trailing padding (the paper's 5-way science sets), never as the gold.
+    empty = pl.element().is_null() | (pl.element().str.strip_chars() == "")
+    filled = pl.col("choices").list.eval(empty.not_().cast(pl.Int8))
     bad = probes.filter(
         pl.col("question").is_null()
-        | (pl.col("choices").list.len().fill_null(0) < 2)
-        | pl.col("choices").list.eval(pl.element().is_null() | (pl.element().str.strip_chars() == "")).list.any()
+        | (filled.list.sum().fill_null(0) < 2)
+        | (filled.list.eval(pl.element().diff() > 0).list.any())
+        | (filled.list.get(pl.col("answer"), null_on_oob=True) != 1)
     )
     if not bad.is_empty():
         raise WorkbenchError(
-            f"{len(bad)} questions cannot be scored: each needs a question and at least two non-empty choices "
-            f"(first: id {bad['id'][0]!r}); fix or drop them"
+            f"{len(bad)} questions cannot be scored: each needs a question and at least two non-empty choices, the "
+            f"gold among them, with empty padding only at the end (first: id {bad['id'][0]!r}); fix or drop them"
         )
     return probes
 
