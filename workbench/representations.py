@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from workbench.errors import SpecError, WorkbenchError
 from workbench.paths import cache_dir
 from workbench.scoring.cache import PredictionCache, item_key
-from workbench.scoring.models import check_device, fingerprint, quiet_transformers
+from workbench.scoring.models import check_device, check_vocabulary, fingerprint, model_source, quiet_transformers
 
 ENCODER_CONTROLS = ("none", "random-weights")
 
@@ -61,15 +61,17 @@ def load_encoder(name: str | Path, control: str = "none", seed: int = 0, device:
     if control not in ENCODER_CONTROLS:
         raise SpecError(f"control={control!r} is not allowed; choose one of {list(ENCODER_CONTROLS)}")
     device = check_device(device)
+    source = model_source(name, weights=control != "random-weights")
     try:
         with quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(name)
-            config = AutoConfig.from_pretrained(name)
+            tokenizer = AutoTokenizer.from_pretrained(source)
+            config = AutoConfig.from_pretrained(source)
             with torch.random.fork_rng():
                 torch.manual_seed(seed)
-                network = AutoModel.from_config(config) if control == "random-weights" else AutoModel.from_pretrained(name)
+                network = AutoModel.from_config(config) if control == "random-weights" else AutoModel.from_pretrained(source)
     except (OSError, ValueError) as err:
         raise WorkbenchError(f"cannot load the encoder {name} ({str(err).splitlines()[0]}); give a model folder or a cached hub name") from err
+    check_vocabulary(name, tokenizer, config)
     return as_encoder(network, tokenizer, str(name), control, device)
 
 

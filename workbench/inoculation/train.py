@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.schema import PROBE_SCHEMA, conform
-from workbench.scoring.models import quiet_transformers, torch_threads
+from workbench.scoring.models import check_vocabulary, model_source, quiet_transformers, torch_threads
 
 MASKED = -1e9  # logit of a padded choice slot
 
@@ -105,6 +105,7 @@ def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module
     from transformers import AutoModelForMultipleChoice, AutoTokenizer
 
     path = check_multiple_choice(model)
+    model_source(path)
     try:
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(path)
@@ -113,6 +114,7 @@ def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module
                 network = AutoModelForMultipleChoice.from_pretrained(path)
     except (OSError, ValueError) as err:
         raise WorkbenchError(f"cannot load {path} as a multiple-choice model ({str(err).splitlines()[0]})") from err
+    check_vocabulary(path, tokenizer, network.config)
     return network, tokenizer
 
 

@@ -17,7 +17,7 @@ import torch
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.representations import Encoder, as_encoder
-from workbench.scoring.models import ScoringWarning, check_device, quiet_transformers
+from workbench.scoring.models import ScoringWarning, check_device, check_vocabulary, model_source, quiet_transformers
 
 HEAD_CONTROLS = ("none", "random-weights")
 
@@ -47,6 +47,7 @@ def load_masked_lm(name: str | Path, control: str = "none", seed: int = 0, devic
     if control not in HEAD_CONTROLS:
         raise SpecError(f"control={control!r} is not allowed; choose one of {list(HEAD_CONTROLS)}")
     device = check_device(device)
+    name = model_source(name, weights=control != "random-weights")
     try:
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(name)
@@ -60,6 +61,7 @@ def load_masked_lm(name: str | Path, control: str = "none", seed: int = 0, devic
                     missing = list(info["missing_keys"])
     except (OSError, ValueError) as err:
         raise WorkbenchError(f"cannot load {name} as a masked LM ({str(err).splitlines()[0]}); give a model folder or a cached hub name") from err
+    check_vocabulary(name, tokenizer, config)
     if tokenizer.mask_token_id is None:
         raise WorkbenchError(f"the tokenizer of {name} has no mask token, so MC-MLM cannot use it")
     fresh = bool(missing)

@@ -136,13 +136,14 @@ def load_model(
     if max_length is not None and not (isinstance(max_length, int) and 8 <= max_length <= 100_000):
         raise SpecError(f"max_length={max_length!r} is out of range; use a whole number from 8 to 100000")
     device = check_device(device)
-    source = _source(name)
+    source = model_source(name, weights=control != "random-weights")
     with quiet_transformers():
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
             config = AutoConfig.from_pretrained(source)
         except (OSError, ValueError) as err:
             raise WorkbenchError(_not_found(name, err)) from err
+        check_vocabulary(name, tokenizer, config)
         head = HEADS[scorer]
         fresh_head = False
         try:
@@ -200,17 +201,76 @@ def torch_threads(count: int | None) -> Iterator[int]:
         torch.set_num_threads(previous)
 
 
-def _source(name: str | Path) -> str:
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+HUB_TIMEOUT_S = 5.0
+
+
+def model_source(name: str | Path, weights: bool = True) -> str:
+    """``name`` checked before anything is loaded: a complete local model folder, or a hub name that can be had now.
+
+    A folder needs ``config.json``, tokenizer files (one of ``TOKENIZER_FILES``; without them transformers would
+    fall back to a tokenizer that reads every word as [UNK] and still report a plausible accuracy) and, when
+    ``weights``, a weight file. A hub name must be in the local cache, or the hub must answer within
+    ``HUB_TIMEOUT_S`` (never minutes of retries). Every failure is a ``WorkbenchError`` naming the fix.
+    """
     path = Path(name).expanduser()
-    if path.exists():
+    if path.is_dir():
+        _check_folder(path, weights)
         return str(path)
     text = str(name)
-    if isinstance(name, Path) or path.is_absolute() or text.startswith((".", "~")) or text.count("/") > 1:
+    if path.exists() or isinstance(name, Path) or path.is_absolute() or text.startswith((".", "~")) or text.count("/") > 1:
         raise WorkbenchError(
-            f"model path {text} does not exist; check the path (a folder with config.json, the weights and "
+            f"model path {text} is not a model folder; check the path (a folder with config.json, the weights and "
             "the tokenizer files, as written by save_pretrained)"
         )
+    _check_hub(text)
     return text
+
+
+def _check_folder(path: Path, weights: bool) -> None:
+    names = {child.name for child in path.iterdir()}
+    missing = [] if "config.json" in names else ["config.json"]
+    if not names & set(TOKENIZER_FILES):
+        missing.append(f"tokenizer files (one of {', '.join(TOKENIZER_FILES)})")
+    if weights and not names & set(WEIGHT_FILES) and not any(name.endswith(".safetensors") for name in names):
+        missing.append(f"weights (one of {', '.join(WEIGHT_FILES)})")
+    if missing:
+        raise WorkbenchError(
+            f"the model folder {path} lacks {'; '.join(missing)}; save the model and its tokenizer together "
+            "(model.save_pretrained(folder); tokenizer.save_pretrained(folder)) or copy the missing files in"
+        )
+
+
+def _check_hub(name: str) -> None:
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    problem = "HF_HUB_OFFLINE is set" if offline else None
+    if not offline:
+        from huggingface_hub import HfApi
+
+        try:
+            HfApi().model_info(name, timeout=HUB_TIMEOUT_S)
+            return
+        except Exception as err:  # no network, unknown repo, gated: all mean "not loadable now"
+            problem = f"the hub did not answer: {str(err).splitlines()[0][:160]}"
+    raise WorkbenchError(
+        f"the model {name} is not in the local Hugging Face cache and cannot be downloaded now ({problem}); "
+        "download it where there is internet (`hf download NAME`), or pass a local model folder"
+    )
+
+
+def check_vocabulary(name: str | Path, tokenizer: PreTrainedTokenizerBase, config) -> None:
+    """Refuse a tokenizer whose ids do not fit the model's embedding table (``config.vocab_size``)."""
+    size = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
+    if size is not None and len(tokenizer) > size:
+        raise WorkbenchError(
+            f"the tokenizer of {name} has {len(tokenizer)} tokens but the model's vocabulary holds {size} "
+            "(config.vocab_size); the tokenizer files belong to another model: save the model's own tokenizer beside it"
+        )
 
 
 def _not_found(name: str | Path, err: Exception) -> str:
