@@ -249,7 +249,8 @@ def test_a_failed_write_leaves_no_partial_files(own_frame, tmp_path, monkeypatch
         monkeypatch.undo()
     assert sorted(p.name for p in old.iterdir()) == ["train.parquet"]
     assert (old / "train.parquet").read_bytes() == before
-    assert list(fresh.iterdir()) == []
+    assert not fresh.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["old"]  # no staging left
 
 
 def _fail_on_call(n: int, write):

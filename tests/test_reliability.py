@@ -71,3 +71,86 @@ def test_a_hub_name_without_network_fails_at_once(tmp_path, released_dir):
     assert time.monotonic() - started < 30
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "someorg/some-model is not in the local Hugging Face cache" in lines[0], run.stderr
+
+
+# --- one clear line, exit 2, nothing written: the CLI as a careless user meets it ---------------------------------
+
+
+def _cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env={**os.environ, **(env or {})})  # fmt: skip
+
+
+def _one_error_line(run: subprocess.CompletedProcess, expected: str) -> None:
+    lines = [line for line in run.stderr.splitlines() if line.strip() and not line.startswith("warning:") and "%|" not in line]
+    assert run.returncode == 2, run.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], run.stderr
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory, released_dir) -> Path:
+    folder = tmp_path_factory.mktemp("bad")
+    first = (released_dir / "hyponymy_test.jsonl").read_bytes().splitlines()[0]
+    (folder / "hyponymy_test.jsonl").write_bytes(first + b"\n" + b"{\"id\": \"\xff\xfe\"}\n")
+    (folder / "empty.jsonl").write_text("\n\n")
+    entry = {"table2": "In '{context}', '{word}' is a type of", "choice": "{word}"}
+    (folder / "templates.json").write_text(json.dumps({"contexts": "In '{context}',", "probes": {"hypernymy": entry}}))
+    (folder / "a-file").write_text("not a folder")
+    return folder
+
+
+def test_bad_input_is_one_line_naming_the_file_line_or_field(bad_files, tmp_path):
+    _one_error_line(_cli("probes", "load", str(bad_files / "hyponymy_test.jsonl")), "hyponymy_test.jsonl, line 2: not valid UTF-8")
+    _one_error_line(_cli("probes", "load", str(bad_files / "empty.jsonl")), "no questions in")
+    templates = ["probes", "build", "--probe", "hypernymy", "--concepts", "dog.n.01", "--out", str(tmp_path / "t")]
+    _one_error_line(_cli(*templates, "--templates", str(bad_files / "templates.json")), "contexts must be a list of strings, not str")
+    _one_error_line(_cli("probes", "build", "--probe", ",", "--out", str(tmp_path / "p")), "names no probe")
+    _one_error_line(_cli("probes", "build", "--probe", "hypernymy", "--out", str(bad_files / "a-file")), "is a file; give a folder")
+    assert not (tmp_path / "t").exists() and not (tmp_path / "p").exists()
+
+
+def test_debug_shows_the_traceback(bad_files):
+    run = _cli("probes", "load", str(bad_files / "empty.jsonl"), "--debug")
+    assert run.returncode != 0 and "Traceback (most recent call last)" in run.stderr
+
+
+def test_outputs_are_checked_before_any_work(released_dir, minilm_path, bad_files, tmp_path):
+    """`score --out DIR` used to fail with a traceback after all the scoring; `report --html` into a place that cannot
+    be written likewise."""
+    probes = str(released_dir / "dictionary_qa_test.jsonl")
+    started = time.monotonic()
+    run = _cli("score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", probes, "--out", str(tmp_path))
+    _one_error_line(run, "is a folder; give a file name")
+    assert time.monotonic() - started < 30  # no scoring happened (1,114 questions take longer)
+    html = str(bad_files / "a-file" / "report.html")
+    _one_error_line(_cli("report", str(tmp_path / "none.parquet"), "--html", html), "a-file is a file, not a folder")
+
+
+def test_inoculation_arguments_are_checked_before_anything_is_written(tiny_model, tmp_path, mcqa_dir):
+    """`--lr 0` and `--epochs 0` used to fail after the run folder was written and the baseline scored;
+    `train-source --max-eval -1` after a full training."""
+    from workbench.errors import SpecError
+    from workbench.inoculation import inoculate, train_source
+    from workbench.inoculation.train import TrainSpec
+
+    for grid in ({"lrs": (0.0,)}, {"epochs": (0,)}, {"lrs": (float("inf"),)}, {"max_eval": 0}):
+        with pytest.raises(SpecError):
+            inoculate(tiny_model, tmp_path / "no-probes", mcqa_dir / "arc_easy", ks=(8,), out=tmp_path / "run", **grid)
+    with pytest.raises(SpecError, match="max_eval=-1"):
+        train_source(tiny_model, mcqa_dir / "arc_easy", tmp_path / "src", TrainSpec(), max_eval=-1)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "src").exists()
+
+
+def test_an_unknown_multiple_choice_file_loads_as_a_custom_probe(tmp_path, minilm_path):
+    from workbench.probes.formats import CustomProbeWarning, read_probes
+    from workbench.scoring import score
+
+    rows = [{"id": f"x{i}", "question": {"stem": f"Which is a fruit? ({i})", "choices": [
+        {"text": t, "label": label} for t, label in zip(["apple", "hammer", "car"], "ABC")]}, "answerKey": "A"} for i in range(3)]
+    path = tmp_path / "quiz_test.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.warns(CustomProbeWarning, match="custom probe 'quiz'"):
+        probes = read_probes(path)
+    assert probes["probe"].unique().to_list() == ["quiz"] and probes["split"].unique().to_list() == ["test"]
+    assert probes["cluster_id"].n_unique() == 3  # no concept named: every question its own cluster
+    assert score(probes, minilm_path, "similarity", progress=False)["correct"].count() == 3

@@ -1,8 +1,14 @@
-"""Atomic writes (a reader sees the old file or the new one, never half of one), and reading predictions back."""
+"""Atomic writes (a reader sees the old file or the new one, never half of one), exclusive locks on outputs,
+and reading predictions back."""
 
 import contextlib
+import fcntl
+import json
 import os
+import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +34,84 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def staged_folder(path: str | Path) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``path``; on success it replaces ``path`` whole, in one rename.
+
+    A reader sees the old folder or the new one (or, for an instant between two renames, none), never a
+    mix of old and new files; a failed or killed block leaves ``path`` as it was. Leftovers of killed
+    writers (``.NAME.staging-*``, ``.NAME.old-*``) are removed by the next writer; readers skip dot-folders.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in [*path.parent.glob(f".{path.name}.staging-*"), *path.parent.glob(f".{path.name}.old-*")]:
+        shutil.rmtree(leftover, ignore_errors=True)
+    staging = path.parent / f".{path.name}.staging-{os.getpid()}"
+    staging.mkdir()
+    try:
+        yield staging
+        old = path.parent / f".{path.name}.old-{os.getpid()}"
+        if path.exists():
+            os.rename(path, old)
+        os.rename(staging, path)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def check_output(path: str | Path, folder: bool = False) -> Path:
+    """Fail before any work when ``path`` cannot take the output: a file where a folder is wanted (or the
+    reverse), or a place this process cannot write. Returns ``path``."""
+    path = Path(path)
+    if folder and path.exists() and not path.is_dir():
+        raise WorkbenchError(f"the output {path} is a file; give a folder (new, or the one an earlier run wrote)")
+    if not folder and path.is_dir():
+        raise WorkbenchError(f"the output {path} is a folder; give a file name, e.g. {path / 'out'}{path.suffix or ''}")
+    existing = next((parent for parent in [path, *path.parents] if parent.exists()), None)
+    if existing is not None and not existing.is_dir():
+        if existing != path:
+            raise WorkbenchError(f"cannot write {path}: {existing} is a file, not a folder; choose another path")
+    elif existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise WorkbenchError(f"cannot write {path}: {existing} is not writable by this user; choose another path")
+    return path
+
+
+class LockedError(WorkbenchError):
+    """Another process is writing the same output."""
+
+
+@contextlib.contextmanager
+def exclusive(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on the output ``path`` (a run folder, a probe set) for the block.
+
+    A second writer gets ``LockedError`` at once, naming the holder (pid, host, start time), instead of two
+    processes overwriting each other's results. The lock file ``.NAME.lock`` sits beside ``path``; the lock
+    itself is the kernel's (``flock``), so a killed holder never leaves a stale lock behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.parent / f".{path.name}.lock"
+    with open(lock, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise LockedError(
+                f"{path} is being written by {holder}; wait for it to finish (or stop it), or write somewhere else"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}))
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def write_parquet(frame: pl.DataFrame, path: str | Path) -> Path:

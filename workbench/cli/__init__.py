@@ -23,11 +23,36 @@ def make_app() -> typer.Typer:
 
 
 def main() -> None:
-    """Entry point of the ``workbench`` script; user errors print one clear line, not a traceback."""
+    """Entry point of the ``workbench`` script; user errors print one clear line, not a traceback.
+
+    ``--debug`` (anywhere on the line) or ``WORKBENCH_DEBUG=1`` shows the full traceback, for bug reports.
+    """
+    import os
+    import sys
+    import warnings
+
     from workbench.errors import WorkbenchError
 
+    warnings.formatwarning = lambda message, category, *_, **__: f"warning: {message}\n"  # one line, no source echo
+
+    debug = "--debug" in sys.argv[1:] or os.environ.get("WORKBENCH_DEBUG", "") not in ("", "0")
+    sys.argv = [arg for arg in sys.argv if arg != "--debug"]
     try:
         make_app()()
-    except WorkbenchError as err:
-        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+    except (WorkbenchError, OSError, UnicodeError) as err:
+        if debug:
+            raise
+        typer.secho(f"error: {_one_line(err)}", fg=typer.colors.RED, err=True)
         raise SystemExit(2) from None
+    except Exception as err:  # a bug: still one line, with the way to see more
+        if debug:
+            raise
+        typer.secho(f"unexpected error ({type(err).__name__}): {_one_line(err)}; rerun with --debug for the traceback "
+                    "and report it", fg=typer.colors.RED, err=True)  # fmt: skip
+        raise SystemExit(1) from None
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.strerror}: {err.filename}" if err.filename else err.strerror
+    return " ".join(str(err).split()) or type(err).__name__

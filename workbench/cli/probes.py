@@ -50,9 +50,15 @@ def build(
     import polars as pl
 
     from workbench.probes import ProbeSpec, build_probes
-    from workbench.probes.formats import write_probes
+    from workbench.probes.formats import write_probe_sets
+
+    from workbench.errors import SpecError
+    from workbench.io import check_output
 
     names = list(PROBES) if probe == "all" else [part.strip() for part in probe.split(",") if part.strip()]
+    if not names:
+        raise SpecError(f"--probe {probe!r} names no probe; choose one or more of {', '.join(PROBES)} (comma-separated), or 'all'")
+    check_output(out, folder=True)
     given = {
         "max_hops": max_hops,
         "families": distractors,
@@ -71,14 +77,11 @@ def build(
         specs = [ProbeSpec.paper(name, **overrides) for name in names]
     else:
         specs = [ProbeSpec(probe=name, **overrides) for name in names]
-    frames = []
-    for spec in specs:
-        frame = build_probes(spec)
-        folder = out / spec.probe if len(specs) > 1 else out
-        for path in write_probes(frame, folder, fmt=format.value):
-            typer.echo(f"wrote {path}")
-        frames.append(frame)
-    _print_stats(pl.concat(frames))
+    frames = {spec.probe: build_probes(spec) for spec in specs}
+    sets = frames if len(specs) > 1 else {"": frames[specs[0].probe]}
+    for path in write_probe_sets(sets, out, fmt=format.value):  # all sets at once: a kill leaves the old ones
+        typer.echo(f"wrote {path}")
+    _print_stats(pl.concat(list(frames.values())))
 
 
 def _whole_number(name: str, text: str) -> int:

@@ -18,9 +18,12 @@ def report(
     from workbench.io import read_predictions
     from workbench.report import json_report, text_report, write_html_report
 
+    from workbench.io import check_output
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
 
+    if html is not None:
+        check_output(html)
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
     if (warning := partial_cluster_warning(frame, probe_set)) is not None:

@@ -47,10 +47,11 @@ def score(
     import polars as pl
 
     from workbench.errors import WorkbenchError
-    from workbench.io import write_parquet
+    from workbench.io import check_output, write_parquet
     from workbench.probes.formats import read_probes
     from workbench.scoring import score as score_probes
 
+    check_output(out)  # before any scoring: a folder or an unwritable place fails now, not after the work
     frame = read_probes(probes)
     if split is not None:
         available = sorted(frame["split"].unique().to_list())

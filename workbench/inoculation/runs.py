@@ -47,7 +47,7 @@ from workbench.inoculation.data import aggregate_dev, five_way, read_mcqa_dir
 from workbench.inoculation.source import _Log
 from workbench.inoculation.train import TrainSpec, check_multiple_choice, swap_in
 from workbench.inoculation.trial import ADD_SOME, MAX_ADDED, Trial, TrialData, add_some_mix, trial_id
-from workbench.io import write_parquet, write_text
+from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.formats import read_probes
 from workbench.probes.select import sample_clusters
 
@@ -123,7 +123,11 @@ def inoculate(
     ks, lrs, epochs, seeds = _grid("ks", ks, int), _grid("lrs", lrs, float), _grid("epochs", epochs, int), _grid("seeds", seeds, int)
     if any(k < 1 for k in ks):
         raise SpecError(f"ks={list(ks)} must all be at least 1")
-    TrainSpec(batch_size=batch_size, max_length=max_length, threads=threads)  # validates them before anything is written
+    for lr in lrs:  # every grid setting is validated before anything is written or loaded
+        for epoch in epochs:
+            TrainSpec(lr=lr, epochs=epoch, batch_size=batch_size, max_length=max_length, threads=threads)
+    if max_eval is not None and (isinstance(max_eval, bool) or not isinstance(max_eval, int) or max_eval < 1):
+        raise SpecError(f"max_eval={max_eval!r} is out of range; use a whole number >= 1, or leave it out for all")
     model = check_multiple_choice(_model_folder(model_run)).resolve()
     paths = [probes_dir] if isinstance(probes_dir, (str, Path)) else list(probes_dir)
     probes = pl.concat([read_probes(p) for p in paths])
@@ -143,62 +147,63 @@ def inoculate(
     if needed > orig_train.height:
         raise WorkbenchError(f"add_some={add_some} needs {needed} held-out original questions for k={max(ks)}, but {add_some_dir} has {orig_train.height}")
 
-    out = Path(out).resolve()
+    out = check_output(out, folder=True).resolve()
     config = {
         "model": str(model), "probes": sorted(str(p) for p in paths), "orig": sorted(str(p) for p in orig_dirs),
         "add_some": add_some, "add_some_dir": None if add_some_dir is None else str(add_some_dir),
         "max_eval": max_eval, "batch_size": batch_size, "max_length": max_length, "data_seed": data_seed,
         "grid": {"ks": list(ks), "lrs": list(lrs), "epochs": list(epochs), "seeds": list(seeds)},
     }  # fmt: skip
-    _check_config(out, config)
-    trials = load_run(out) if (out / "trials.parquet").is_file() else pl.DataFrame(schema=TRIALS_SCHEMA)
-    with _disk_full_is_clear(out, lambda: trials.height):
-        write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
-        log = _Log(out / "log.txt")
-        done = set(trials["trial"].to_list())
-        _remove_leftovers(out, done)
-        data = TrialData(
-            model=str(model), out=str(out),
-            probe_pool=probe_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
-            orig_pool=orig_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
-            probe_eval=sample_clusters(probe_dev, max_eval, data_seed), orig_eval=sample_clusters(orig_dev, max_eval, data_seed),
-            probe_test=sample_clusters(probe_test, max_eval, data_seed),
-            batch_size=batch_size, max_length=max_length, threads=threads,
-        )  # fmt: skip
-        grid = [Trial(0, add_some=add_some)] + [Trial(k, lr, ep, seed, add_some) for k in ks for lr in lrs for ep in epochs for seed in seeds]
-        todo = [trial for trial in grid if trial.name not in done]
-        skipped = len([trial for trial in grid[1:] if trial.name in done])
-        log(f"inoculate: {len(grid) - 1} trials in the grid, {skipped} already finished (skipped), {len(grid) - 1 - skipped} to run "
-            f"({backend}, {workers} worker(s)); probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions")  # fmt: skip
-        if progress and skipped:
-            tqdm.write(f"resuming {out}: skipping {skipped} finished trials")
+    with exclusive(out):  # a second process writing this run folder would lose rows of trials.parquet
+        _check_config(out, config)
+        trials = load_run(out) if (out / "trials.parquet").is_file() else pl.DataFrame(schema=TRIALS_SCHEMA)
+        with _disk_full_is_clear(out, lambda: trials.height):
+            write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
+            log = _Log(out / "log.txt")
+            done = set(trials["trial"].to_list())
+            _remove_leftovers(out, done)
+            data = TrialData(
+                model=str(model), out=str(out),
+                probe_pool=probe_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
+                orig_pool=orig_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
+                probe_eval=sample_clusters(probe_dev, max_eval, data_seed), orig_eval=sample_clusters(orig_dev, max_eval, data_seed),
+                probe_test=sample_clusters(probe_test, max_eval, data_seed),
+                batch_size=batch_size, max_length=max_length, threads=threads,
+            )  # fmt: skip
+            grid = [Trial(0, add_some=add_some)] + [Trial(k, lr, ep, seed, add_some) for k in ks for lr in lrs for ep in epochs for seed in seeds]
+            todo = [trial for trial in grid if trial.name not in done]
+            skipped = len([trial for trial in grid[1:] if trial.name in done])
+            log(f"inoculate: {len(grid) - 1} trials in the grid, {skipped} already finished (skipped), {len(grid) - 1 - skipped} to run "
+                f"({backend}, {workers} worker(s)); probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions")  # fmt: skip
+            if progress and skipped:
+                tqdm.write(f"resuming {out}: skipping {skipped} finished trials")
 
-        with tqdm(total=len(todo), desc="trials", unit="trial", disable=not progress) as bar:
+            with tqdm(total=len(todo), desc="trials", unit="trial", disable=not progress) as bar:
 
-            def record(result: dict) -> None:
-                nonlocal trials
-                row = {name: result.get(name) for name in TRIALS_SCHEMA}
-                _keep_checkpoint_if_best(out, row, trials)
-                trials = pl.concat([trials, pl.DataFrame([row], schema=TRIALS_SCHEMA)])
-                write_parquet(trials, out / "trials.parquet")
-                if row["status"] == "diverged":
-                    log(f"{row['trial']}: {result.get('message', 'diverged')}")
+                def record(result: dict) -> None:
+                    nonlocal trials
+                    row = {name: result.get(name) for name in TRIALS_SCHEMA}
+                    _keep_checkpoint_if_best(out, row, trials)
+                    trials = pl.concat([trials, pl.DataFrame([row], schema=TRIALS_SCHEMA)])
+                    write_parquet(trials, out / "trials.parquet")
+                    if row["status"] == "diverged":
+                        log(f"{row['trial']}: {result.get('message', 'diverged')}")
+                    else:
+                        log(f"{row['trial']}: S_new={row['S_new']:.4f} S_orig={row['S_orig']:.4f} avg={row['avg']:.4f} ({row['seconds']:.0f}s)")
+                    bar.update(1)
+                    if on_trial is not None:
+                        on_trial(row)
+
+                if backend == "ray":
+                    run_ray(todo, data, record, workers=workers, stop=stop, address=address)
                 else:
-                    log(f"{row['trial']}: S_new={row['S_new']:.4f} S_orig={row['S_orig']:.4f} avg={row['avg']:.4f} ({row['seconds']:.0f}s)")
-                bar.update(1)
-                if on_trial is not None:
-                    on_trial(row)
-
-            if backend == "ray":
-                run_ray(todo, data, record, workers=workers, stop=stop, address=address)
-            else:
-                run_local(todo, data, record, workers=workers, stop=stop, progress=progress)
-        left = len(grid) - trials.height
-        if left:
-            log(f"stopped by the caller with {left} trial(s) left; rerun the same command to resume")
-    if trials.filter(pl.col("status") == "baseline").is_empty():
-        return pl.DataFrame(schema=SUMMARY_SCHEMA)
-    return summarize(trials)
+                    run_local(todo, data, record, workers=workers, stop=stop, progress=progress)
+            left = len(grid) - trials.height
+            if left:
+                log(f"stopped by the caller with {left} trial(s) left; rerun the same command to resume")
+        if trials.filter(pl.col("status") == "baseline").is_empty():
+            return pl.DataFrame(schema=SUMMARY_SCHEMA)
+        return summarize(trials)
 
 
 def _held_out(folder: str | Path | None, orig_dirs: list[str | Path]) -> pl.DataFrame:

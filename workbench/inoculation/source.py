@@ -18,7 +18,8 @@ import polars as pl
 from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.data import five_way, read_mcqa_dir
 from workbench.inoculation.train import TrainSpec, accuracy, fit, load_for_training, save_model, score_frame
-from workbench.io import write_parquet, write_text
+from workbench.io import check_output, exclusive, write_parquet, write_text
+from workbench.scoring.models import model_source
 from workbench.probes.select import sample_clusters
 
 
@@ -45,7 +46,8 @@ def train_source(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise SpecError(f"{name}={value!r} is out of range; use a whole number >= 1, or leave it out for all")
     dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
-    out = Path(out_dir)
+    out = check_output(out_dir, folder=True)
+    model_source(model_path)
     train = pl.concat([read_mcqa_dir(d, ("train",)) for d in dirs if (d / "train.jsonl").is_file()] or [pl.DataFrame()], how="diagonal_relaxed")
     if train.is_empty():
         raise WorkbenchError(f"none of {[str(d) for d in dirs]} has a train.jsonl; give at least one folder with a train split")
@@ -57,6 +59,12 @@ def train_source(
         "model": str(model_path), "data": [str(d) for d in dirs], "eval": [str(d) for d in dev_dirs],
         "max_train": max_train, "n_train": train.height, "max_eval": max_eval, "train": spec.to_dict(),
     }  # fmt: skip
+    with exclusive(out):  # two trainings into one folder would overwrite each other's model
+        return _train(model_path, out, config, train, dev_dirs, spec, max_eval, progress)
+
+
+def _train(model_path, out: Path, config: dict, train: pl.DataFrame, dev_dirs: list[Path], spec: TrainSpec,
+           max_eval: int | None, progress: bool) -> dict[str, float]:
     write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
     log = _Log(out / "log.txt")
     log(f"train-source: {train.height} training questions from {config['data']}, {spec}")

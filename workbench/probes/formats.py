@@ -31,9 +31,9 @@ fields the released notes lack, so ``read_probes(write_jsonl(frame))`` gives ``f
   content. Released training files repeat some ids for different questions; they are kept as is.
 """
 
-import contextlib
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
-from workbench.io import atomic_path, write_parquet, write_text
+from workbench.io import exclusive, staged_folder, write_parquet, write_text
 from workbench.probes.assemble import question_id
 from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, cluster_id, conform
 
@@ -103,33 +103,75 @@ def write_jsonl(frame: pl.DataFrame, path: str | Path) -> Path:
 
 
 def write_probes(frame: pl.DataFrame, out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
-    """Write one ``{split}.{fmt}`` file per split of ``frame`` into ``out_dir``, all or nothing.
+    """Write one ``{split}.{fmt}`` file per split of ``frame`` into ``out_dir``, as one unit.
 
-    Every file is written to a temporary first and moved into place only once all are written;
-    split files of that format that ``frame`` no longer has are removed, so the folder reads back
-    as ``frame``.
+    The set is written into a staging folder and published in one step (``workbench.io.staged_folder``):
+    readers see the old set or the new one, never a new dev beside an old train, and whatever the folder
+    held before (other splits, the other format) is replaced, so it reads back as ``frame``.
 
     >>> write_probes(probes, "out/hypernymy", fmt="jsonl")  # doctest: +SKIP
     [PosixPath('out/hypernymy/train.jsonl'), PosixPath('out/hypernymy/dev.jsonl'), ...]
     """
+    return write_probe_sets({"": frame}, out_dir, fmt)
+
+
+def write_probe_sets(sets: dict[str, pl.DataFrame], out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
+    """Write several probe sets, one sub-folder each (``{"": frame}``: ``out_dir`` itself), all or nothing.
+
+    What ``workbench probes build --probe all`` writes: a kill at any point leaves every set as it was.
+    ``out_dir`` may hold only probe sets (it is replaced whole); anything else there is refused, not deleted.
+    """
     if fmt not in FORMATS:
         raise SpecError(f"fmt={fmt!r} is not a probe format; use one of {FORMATS}")
+    frames = {name: _checked_for_writing(frame, fmt) for name, frame in sets.items()}
+    out_dir = Path(out_dir)
+    _check_replaceable(out_dir)
+    writer = write_parquet if fmt == "parquet" else write_jsonl
+    paths = []
+    with exclusive(out_dir), staged_folder(out_dir) as staging:
+        for name, frame in frames.items():
+            for split in (s for s in SPLITS if s in frame["split"]):
+                writer(frame.filter(pl.col("split") == split), staging / name / f"{split}.{fmt}")
+                paths.append(out_dir / name / f"{split}.{fmt}")
+    return paths
+
+
+def _checked_for_writing(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
     frame = conform(frame, PROBE_SCHEMA, what="probe frame")
+    unknown = sorted(set(frame["distractor_family"].unique().to_list()) - set(FAMILY_TYPES))
+    if fmt == "jsonl" and unknown:
+        raise WorkbenchError(f"distractor_family {unknown} cannot be written; use one of {tuple(FAMILY_TYPES)}")
     unknown = sorted(set(frame["split"].unique().to_list()) - set(SPLITS))
     if unknown:
         raise WorkbenchError(
             f"write_probes writes one file per split, but some rows have split {unknown}; set `split` to one "
             f"of {SPLITS} first (workbench.probes.splits.split_by_concept), or write one file with write_jsonl"
         )
-    out_dir = Path(out_dir)
-    writer = write_parquet if fmt == "parquet" else write_jsonl
-    paths = [out_dir / f"{split}.{fmt}" for split in SPLITS if split in frame["split"]]
-    with contextlib.ExitStack() as stack:
-        for target in paths:
-            writer(frame.filter(pl.col("split") == target.stem), stack.enter_context(atomic_path(target)))
-    for stale in {out_dir / f"{split}.{fmt}" for split in SPLITS} - set(paths):
-        stale.unlink(missing_ok=True)
-    return paths
+    return frame
+
+
+def _check_replaceable(out_dir: Path) -> None:
+    """``out_dir`` is new, or holds nothing but probe sets (split files, folders of them)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise WorkbenchError(f"the output {out_dir} is a file; give a folder for the probe set (new, or one holding a probe set)")
+    if not out_dir.is_dir():
+        return
+    split_files = {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
+    foreign = [
+        child.name for child in out_dir.iterdir()
+        if not child.name.startswith(".") and child.name not in split_files and not (child.is_dir() and _is_probe_tree(child))
+    ]  # fmt: skip
+    if foreign:
+        raise WorkbenchError(
+            f"{out_dir} holds {sorted(foreign)[:5]}, which are not probe files; writing a probe set replaces the whole "
+            "folder, so give a new folder or one that holds only probe sets"
+        )
+
+
+def _is_probe_tree(folder: Path) -> bool:
+    split_files = {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
+    children = [child for child in folder.iterdir() if not child.name.startswith(".")]
+    return all(child.name in split_files or (child.is_dir() and _is_probe_tree(child)) for child in children)
 
 
 def to_hf_dataset(frame: pl.DataFrame) -> "datasets.Dataset":
@@ -174,7 +216,7 @@ def _read_folder(folder: Path) -> pl.DataFrame:
             if fmt == "parquet":
                 return pl.concat([_read_parquet(file, split=file.stem) for file in files])
             return pl.concat([_read_jsonl(file) for file in files])
-    sets = sorted(sub for sub in folder.iterdir() if sub.is_dir() and _has_splits(sub))
+    sets = sorted(sub for sub in folder.iterdir() if sub.is_dir() and not sub.name.startswith(".") and _has_splits(sub))
     if sets:
         return pl.concat([_read_folder(sub) for sub in sets])
     raise ProbeFormatError(
@@ -198,6 +240,13 @@ class _Source:
         return next((RELEASED_PROBES[p] for p in RELEASED_PROBES if self.path.stem.startswith(p)), None)
 
     @property
+    def custom_name(self) -> str:
+        """A custom probe's name: the file's stem without a split suffix (``quiz_test.jsonl``: ``quiz``)."""
+        split = self.split
+        stem = self.path.stem
+        return (stem[: -len(split) - 1] if split and stem.endswith(f"_{split}") else stem) or "custom"
+
+    @property
     def folder_probe(self) -> str | None:
         return RELEASED_PROBES.get(self.path.parent.name)
 
@@ -209,11 +258,19 @@ class _Source:
         return ProbeFormatError(f"{self.path}, line {line}: {problem}; {fix}")
 
 
+class CustomProbeWarning(UserWarning):
+    """A multiple-choice file whose probe could not be inferred was read as a custom probe."""
+
+
 def _read_jsonl(path: Path) -> pl.DataFrame:
     source = _Source(path)
     rows = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise source.error(number, f"not valid UTF-8 (byte {err.start + 1} of the line)", "save the file as UTF-8") from None
             if line.strip():
                 record = _arc_record_of(line, source, number)
                 try:
@@ -222,6 +279,16 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
                     raise source.error(
                         number, f"notes do not fit the released format ({err})", "fix or drop the offending field"
                     ) from err
+    if not rows:
+        raise ProbeFormatError(f"no questions in {path}; write {ARC_HINT}")
+    custom = sorted({row["probe"] for row in rows} - set(PROBES))
+    if custom:
+        warnings.warn(
+            f"{path}: the probe could not be inferred (not a released file name, no notes.probe), so it is read as the "
+            f"custom probe {custom[0]!r}: every question its own cluster unless notes.gold_synset names its concept",
+            CustomProbeWarning,
+            stacklevel=3,
+        )
     return conform(pl.DataFrame(rows, schema=PROBE_SCHEMA), PROBE_SCHEMA)
 
 
@@ -267,13 +334,7 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
     notes = record.get("notes") or {}
     own = OWN_MARKER in notes
     id_probe = RELEASED_PROBES.get(str(record.get("id", "")).split("_")[0])
-    probe = source.probe or notes.get("probe") or source.folder_probe or id_probe
-    if probe is None:
-        raise source.error(
-            number,
-            "the probe is unknown",
-            f"name the file {{probe}}_{{split}}.jsonl with a probe of {tuple(RELEASED_PROBES)}, or add notes.probe",
-        )
+    probe = source.probe or notes.get("probe") or source.folder_probe or id_probe or source.custom_name
     stem = record["question"]["stem"]
     texts = [c["text"] for c in record["question"]["choices"]]
     answer = [str(c["label"]) for c in record["question"]["choices"]].index(str(record["answerKey"]))
@@ -298,7 +359,7 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
         "probe": probe,
         "source": notes.get("source", "released") if own else "released",
         "split": source.split or notes.get("split", ""),
-        "cluster_id": notes[OWN_MARKER] if own else cluster_id(probe, concept),
+        "cluster_id": notes[OWN_MARKER] if own else cluster_id(probe, concept or f"q{number}"),
         "concept": concept,
         "pos": notes.get("pos", concept.rsplit(".", 2)[1] if concept.count(".") >= 2 else ""),
         "word": word,

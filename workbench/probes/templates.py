@@ -57,6 +57,22 @@ def _check(text: str, allowed: set[str], where: str) -> str:
     return text
 
 
+def _check_shape(where: str, probe: str, contexts, entry) -> None:
+    """Name the field of the wrong shape (a string where a list belongs would be read one character at a time)."""
+    def strings(value) -> bool:
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+    fields = [("contexts", contexts, strings)]
+    if not isinstance(entry, dict):
+        raise TemplateError(f"{where}: probes.{probe} must be an object with 'table2', 'choice' and optional lists")
+    fields += [(f"probes.{probe}.{name}", entry.get(name, []), strings) for name in ("suffixes", "questions")]
+    fields += [(f"probes.{probe}.{name}", entry.get(name), lambda v: isinstance(v, str)) for name in ("table2", "choice")]
+    for name, value, ok in fields:
+        if not ok(value):
+            wanted = "a list of strings" if name.split(".")[-1] in ("contexts", "suffixes", "questions") else "a string"
+            raise TemplateError(f"{where}: {name} must be {wanted}, not {type(value).__name__} {str(value)[:40]!r}")
+
+
 def load_templates(probe: str, path: str | Path | None = None) -> Templates:
     """The templates of ``probe`` from ``path`` (a JSON file like the packaged default) or the default."""
     if path is None:
@@ -77,6 +93,7 @@ def load_templates(probe: str, path: str | Path | None = None) -> Templates:
             f"{where}: expected JSON with 'contexts' and 'probes' -> '{probe}' (see the packaged "
             f"workbench/probes/templates/default.json); problem: {err!r}"
         ) from err
+    _check_shape(where, probe, contexts, entry)
     questions = {"table2": _check(entry["table2"], QUESTION_FIELDS, where)}
     for j, suffix in enumerate(entry.get("suffixes", [])):
         _check(suffix, QUESTION_FIELDS, where)
