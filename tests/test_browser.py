@@ -63,6 +63,11 @@ def serve(app: str, home: Path, preheat: int = 0):
                 if process.poll() is not None or time.time() > deadline:
                     raise AssertionError(f"voila did not start: {(home / f'voila-{app}.log').read_text()[-2000:]}") from None
                 time.sleep(0.5)
+        while preheat and "is filled with" not in (home / f"voila-{app}.log").read_text():
+            # The pool fills after the server starts; a page opened before that gets a fresh kernel instead.
+            if process.poll() is not None or time.time() > deadline + 120:
+                raise AssertionError(f"the kernel pool never filled: {(home / f'voila-{app}.log').read_text()[-2000:]}")
+            time.sleep(0.5)
         yield url
     finally:
         os.killpg(process.pid, signal.SIGTERM)

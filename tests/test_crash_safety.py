@@ -1,0 +1,159 @@
+"""Killed at any moment, readers see the old complete state or the new one, never a mix; resumed runs equal
+uninterrupted ones; two writers of one output never interleave (docs/RELIABILITY.md)."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from workbench.errors import WorkbenchError
+from workbench.io import LockedError, exclusive
+from workbench.probes.formats import read_probes, write_probes
+
+from tiny_models import tiny_multiple_choice_bert
+
+pytestmark = pytest.mark.slow
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+
+def _start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+
+
+def _timed(*args: str, env: dict | None = None) -> float:
+    """Run the CLI to the end; its wall time, the scale of the random kill points."""
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "workbench", *args], env=env or ENV, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return time.monotonic() - started
+
+
+def _kill_at_random(process: subprocess.Popen, rng: random.Random, longest: float) -> bool:
+    """SIGKILL ``process`` at a random point of its expected run (``longest`` seconds); True if it was still running."""
+    deadline = time.monotonic() + rng.uniform(0.2, 0.8) * longest
+    while time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    alive = process.poll() is None
+    if alive:
+        process.send_signal(signal.SIGKILL)
+    process.wait()
+    return alive
+
+
+@pytest.mark.wordnet
+def test_a_killed_probe_build_leaves_the_old_set_or_the_new_one(tmp_path, wordnet_graph):
+    """A kill between two moves once left a new dev/test beside an old train, read back with 131 concepts in both."""
+    out = tmp_path / "set"
+    build = ["probes", "build", "--probe", "hypernymy", "--concepts", "dog.n.01,car.n.01",
+             "--train-size", "10", "--out", str(out)]  # fmt: skip
+    _timed(*build, "--seed", "1")
+    old = read_probes(out)
+    new_ref = tmp_path / "reference"
+    took = _timed(*build[:-1], str(new_ref), "--seed", "2")
+    new = read_probes(new_ref)
+    assert not old.equals(new)
+    rng, killed = random.Random(0), 0
+    for _ in range(4):
+        killed += _kill_at_random(_start(*build, "--seed", "2"), rng, took)
+        seen = read_probes(out)
+        assert seen.equals(old) or seen.equals(new), "a mix of two builds"
+        if seen.equals(new):  # published: start again from the old set
+            write_probes(old, out)
+    assert killed >= 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".set.") and not p.name.endswith(".lock")) == []
+
+
+def test_a_killed_scoring_run_resumes_to_the_same_predictions(tmp_path, released_dir, minilm_path):
+    probes = tmp_path / "dictionary_qa_test.jsonl"
+    probes.write_text("".join((released_dir / "dictionary_qa_test.jsonl").read_text().splitlines(keepends=True)[:120]))
+    args = ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", str(probes)]
+    env_home = {"WORKBENCH_HOME": str(tmp_path / "home")}
+    took = _timed(*args, "--out", str(tmp_path / "full.parquet"), env={**ENV, "WORKBENCH_HOME": str(tmp_path / "clean")})
+    rng, killed = random.Random(1), 0
+    for _ in range(3):
+        process = subprocess.Popen([sys.executable, "-m", "workbench", *args, "--out", str(tmp_path / "resumed.parquet")],
+                                   env={**ENV, **env_home}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        killed += _kill_at_random(process, rng, took)
+        if (tmp_path / "resumed.parquet").exists():  # never half a file: a complete prediction set or nothing
+            assert pl.read_parquet(tmp_path / "resumed.parquet").height == 120
+    assert killed >= 1
+    _timed(*args, "--out", str(tmp_path / "resumed.parquet"), env={**ENV, **env_home})
+    columns = ["id", "scores", "pred", "correct"]
+    assert pl.read_parquet(tmp_path / "resumed.parquet").select(columns).equals(pl.read_parquet(tmp_path / "full.parquet").select(columns))
+
+
+def test_a_killed_inoculation_run_resumes_to_the_uninterrupted_trials(tmp_path, minilm_path):
+    import json
+
+    from workbench.inoculation import inoculate, load_run
+
+    from test_inoculation import _arc_line, _frame
+
+    model = tiny_multiple_choice_bert(tmp_path / "tiny", minilm_path)
+    probes, orig = tmp_path / "probes", tmp_path / "orig"
+    write_probes(pl.concat([_frame(40, "train", 1), _frame(16, "dev", 2)]), probes)
+    orig.mkdir()
+    rng = random.Random(3)
+    (orig / "dev.jsonl").write_text("".join(_arc_line(i, rng) + "\n" for i in range(16)))
+    grid = {"ks": (8, 16), "lrs": (1e-3, 3e-3), "epochs": (1,), "batch_size": 8, "max_length": 16, "progress": False}
+    started = time.monotonic()
+    inoculate(model, probes, orig, out=tmp_path / "straight", **grid)
+    took = time.monotonic() - started + 4.0  # the CLI's own start-up
+    args = ["inoculate", "--model", str(model), "--probes", str(probes), "--orig", str(orig), "--out", str(tmp_path / "killed"),
+            "--k", "8,16", "--lr", "1e-3,3e-3", "--epochs", "1", "--batch-size", "8", "--max-length", "16"]  # fmt: skip
+    rng, killed = random.Random(2), 0
+    for _ in range(2):
+        killed += _kill_at_random(_start(*args), rng, took)
+        if (tmp_path / "killed" / "trials.parquet").exists():
+            load_run(tmp_path / "killed")  # always a complete, readable table
+    assert killed >= 1
+    inoculate(model, probes, orig, out=tmp_path / "killed", **grid)
+    columns = ["trial", "S_new", "S_orig", "status"]
+    straight, resumed = load_run(tmp_path / "straight").sort("trial"), load_run(tmp_path / "killed").sort("trial")
+    assert resumed.select(columns).equals(straight.select(columns))
+    assert json.loads((tmp_path / "killed" / "config.json").read_text())["grid"]["ks"] == [8, 16]
+
+
+def test_a_second_writer_of_one_output_is_refused_naming_the_holder(tmp_path):
+    """Two inoculate runs into one --out once lost the first run's rows of trials.parquet."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"from workbench.io import exclusive\nimport time\nwith exclusive({str(tmp_path / 'run')!r}):\n"
+         "    print('held', flush=True)\n    time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockedError, match=rf'"pid": {holder.pid}'):
+            with exclusive(tmp_path / "run"):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with exclusive(tmp_path / "run"):  # a killed holder leaves no stale lock
+        pass
+
+
+def test_writing_a_probe_set_over_other_files_is_refused(tmp_path):
+    from test_inoculation import _frame
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(WorkbenchError, match=r"holds \['notes.txt'\], which are not probe files"):
+        write_probes(_frame(4, "train", 0), tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_jsonl_rebuild_replaces_an_older_parquet_set(tmp_path):
+    """A JSONL rebuild used to leave the old Parquet files, which `probes load` then returned."""
+    from test_inoculation import _frame
+
+    old, new = _frame(6, "train", 0), _frame(6, "train", 1).with_columns(question=pl.lit("new question"))
+    write_probes(old, tmp_path / "set")
+    write_probes(new, tmp_path / "set", fmt="jsonl")
+    assert sorted(p.name for p in (tmp_path / "set").iterdir()) == ["train.jsonl"]
+    assert read_probes(tmp_path / "set")["question"].unique().to_list() == ["new question"]
