@@ -8,6 +8,9 @@ Declared in Python (``PathModel``) or in a small text form read by ``parse_model
     SCIENCE =~ orig
     # structure: the latent on the left is explained by those on the right
     SCIENCE ~ TAXONOMY + DEFINITIONS
+    # formative block (mode B outer weights) and non-metric indicators (optimal scaling, Russolillo 2012)
+    ALGORITHM <~ nom(P_alg)
+    SIZE =~ ord(P_dim)
 
 ``check_data`` tests a model against a table before fitting (unknown, non-numeric, missing or
 constant columns; too few rows) so a fit never fails half way with a numerical error.
@@ -21,7 +24,10 @@ import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
 
-_NAME = re.compile(r"^[^\s+~=#]+$")
+_NAME = re.compile(r"^[^\s+~=#<()]+$")
+MODES = ("A", "B")
+SCALINGS = ("num", "ord", "nom")  # numeric, ordinal, nominal (R plspm's ``scaling``)
+_SCALED = re.compile(r"^(num|ord|nom)\((.+)\)$")
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,8 @@ class PathModel:
 
     blocks: Mapping[str, Sequence[str]]
     paths: Sequence[tuple[str, str]]
+    modes: Mapping[str, str] = field(default_factory=dict)  # latent -> "A" (reflective, default) or "B" (formative)
+    scaling: Mapping[str, str] = field(default_factory=dict)  # indicator -> "num" (default), "ord" or "nom"
     latents: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -71,6 +79,14 @@ class PathModel:
         isolated = [name for name in blocks if not any(name in p for p in paths)]
         if isolated:
             raise SpecError(f"the latents {isolated} take part in no path; connect them (TARGET ~ SOURCE) or drop their blocks")
+        for latent, mode in dict(self.modes).items():
+            if latent not in blocks or mode not in MODES:
+                raise SpecError(f"modes[{latent!r}]={mode!r}: give a declared latent and one of {list(MODES)}")
+        for column, scale in dict(self.scaling).items():
+            if column not in owner or scale not in SCALINGS:
+                raise SpecError(f"scaling[{column!r}]={scale!r}: give an indicator column and one of {list(SCALINGS)}")
+        object.__setattr__(self, "modes", {latent: dict(self.modes).get(latent, "A") for latent in blocks})
+        object.__setattr__(self, "scaling", {column: dict(self.scaling).get(column, "num") for column in owner})
         object.__setattr__(self, "blocks", blocks)
         object.__setattr__(self, "paths", paths)
         object.__setattr__(self, "latents", _topological(tuple(blocks), paths))
@@ -92,29 +108,45 @@ class PathModel:
 
     def to_text(self) -> str:
         """The model in the text form that ``parse_model`` reads back."""
-        lines = [f"{latent} =~ {' + '.join(self.blocks[latent])}" for latent in self.latents]
+        def term(column: str) -> str:
+            return column if self.scaling[column] == "num" else f"{self.scaling[column]}({column})"
+
+        lines = [
+            f"{latent} {'<~' if self.modes[latent] == 'B' else '=~'} {' + '.join(map(term, self.blocks[latent]))}"
+            for latent in self.latents
+        ]
         lines += [f"{target} ~ {' + '.join(self.predecessors(target))}" for target in self.endogenous]
         return "\n".join(lines) + "\n"
 
 
 def parse_model(text: str) -> PathModel:
-    """Read a model from its text form: ``LATENT =~ col + col`` (measurement), ``TARGET ~ A + B``
-    (structure), ``#`` comments, blank lines ignored; repeated lines for one latent add up.
+    """Read a model from its text form: ``LATENT =~ col + col`` (measurement, mode A), ``LATENT <~ col + col``
+    (mode B), ``ord(col)`` / ``nom(col)`` for non-metric indicators, ``TARGET ~ A + B`` (structure), ``#``
+    comments, blank lines ignored; repeated lines for one latent add up.
 
     >>> parse_model("T =~ hypernymy + hyponymy\\nS =~ orig\\nS ~ T").paths
     (('T', 'S'),)
     """
     blocks: dict[str, list[str]] = {}
     paths: list[tuple[str, str]] = []
+    modes: dict[str, str] = {}
+    scaling: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        if "=~" in line:
-            left, right = line.split("=~", 1)
-            target, terms = left.strip(), _terms(right, number, raw)
+        if "=~" in line or "<~" in line:
+            operator = "=~" if "=~" in line else "<~"
+            left, right = line.split(operator, 1)
+            target = left.strip()
             _check_line_name(target, number, raw)
-            blocks.setdefault(target, []).extend(terms)
+            modes[target] = "A" if operator == "=~" else "B"
+            for term in (t.strip() for t in right.split("+")):
+                scaled = _SCALED.match(term)
+                column = scaled.group(2).strip() if scaled else term
+                if scaled:
+                    scaling[column] = scaled.group(1)
+                blocks.setdefault(target, []).extend(_terms(column, number, raw))
         elif "~" in line:
             left, right = line.split("~", 1)
             target, terms = left.strip(), _terms(right, number, raw)
@@ -124,7 +156,7 @@ def parse_model(text: str) -> PathModel:
             raise SpecError(f"line {number} ({raw.strip()!r}) is neither a measurement (LATENT =~ col + col) nor a path (TARGET ~ SOURCE + SOURCE)")
     if not blocks:
         raise SpecError("the model declares no latent; add measurement lines such as 'TAXONOMY =~ hypernymy + hyponymy'")
-    return PathModel(blocks=blocks, paths=tuple(paths))
+    return PathModel(blocks=blocks, paths=tuple(paths), modes=modes, scaling=scaling)
 
 
 def check_data(frame: pl.DataFrame, model: PathModel) -> pl.DataFrame:
@@ -136,10 +168,15 @@ def check_data(frame: pl.DataFrame, model: PathModel) -> pl.DataFrame:
     unknown = [c for c in model.indicators if c not in frame.columns]
     if unknown:
         raise WorkbenchError(f"the table has no columns {unknown}; its columns are {frame.columns}")
-    numeric = [c for c in model.indicators if not frame.schema[c].is_numeric() and frame.schema[c] != pl.Boolean]
+    numeric = [c for c in model.indicators if not frame.schema[c].is_numeric() and frame.schema[c] != pl.Boolean and model.scaling[c] == "num"]
     if numeric:
-        raise WorkbenchError(f"the columns {numeric} are not numeric; indicators must be scores (numbers)")
-    data = frame.select(pl.col(c).cast(pl.Float64) for c in model.indicators)
+        raise WorkbenchError(f"the columns {numeric} are not numeric; indicators must be scores (numbers), or declared nom(column) / ord(column)")
+    # a non-metric indicator may be text (an algorithm's name): its categories are coded in sorted order
+    coded = [
+        pl.col(c).rank("dense").cast(pl.Float64) if not (frame.schema[c].is_numeric() or frame.schema[c] == pl.Boolean) else pl.col(c).cast(pl.Float64)
+        for c in model.indicators
+    ]  # fmt: skip
+    data = frame.select(coded)
     missing = {c: n for c, n in data.null_count().fill_nan(None).row(0, named=True).items() if n}
     nans = {c: int(data[c].is_nan().sum()) for c in data.columns if data[c].is_nan().any()}
     missing = {c: missing.get(c, 0) + nans.get(c, 0) for c in {**missing, **nans}}

@@ -1,10 +1,19 @@
-"""PLS path modelling (SPEC §8; Han 2021 ch. 2-3): Wold/Lohmöller's algorithm with mode A outer
-weights, a centroid, factorial or path inner scheme, and a seeded, parallel bootstrap.
+"""PLS path modelling (SPEC §8; Han 2021 ch. 2-3): Wold/Lohmöller's algorithm with mode A or mode B outer
+weights, non-metric (ordinal, nominal) indicators by optimal scaling, a centroid, factorial or path inner
+scheme, and a seeded, parallel bootstrap.
 
 What it computes follows the R package ``plspm`` (Sanchez 2013), which the thesis used:
 
 - data standardised per column (population s.d.); outer weights start at 1 and are rescaled so
   every latent score has unit variance; iteration stops when ``sum((|w_old| - |w_new|)^2) < tol``;
+- mode A (reflective, ``=~``): a weight is the covariance of its indicator with the block's inner estimate;
+  mode B (formative, ``<~``): the block's weights are the multiple regression of the inner estimate on its
+  indicators (plspm's ``modes``);
+- non-metric PLS (Russolillo 2012, plspm's ``scaling``): in every iteration an ordinal or nominal indicator is
+  replaced by its optimal quantification, standardised: for ``nom`` the mean of the block's inner estimate within
+  each category, for ``ord`` the monotone (isotonic, non-decreasing in the category order) regression of those
+  category means, weighted by category size (Kruskal's secondary approach to ties); loadings and weights then
+  refer to the quantified indicators, and a nominal indicator's sign carries no meaning;
 - each latent is then oriented so that most of its indicators correlate positively with it;
 - loadings are correlations of indicators with their latent; path coefficients and R² come from
   OLS of each endogenous latent on its predecessors (``p_ols``: the t test of that regression);
@@ -30,6 +39,7 @@ from multiprocessing import get_context
 import numpy as np
 import polars as pl
 from scipy import stats
+from scipy.optimize import isotonic_regression
 from tqdm.auto import tqdm
 
 from workbench.analysis.model import PathModel, check_data
@@ -177,6 +187,8 @@ class _Design:
     path: np.ndarray  # path[t, s] = 1 when s -> t
     endogenous: tuple[int, ...]
     edges: tuple[tuple[int, int], ...]  # (source, target), grouped by target in endogenous order
+    mode_b: tuple[int, ...] = ()  # latents with mode B outer weights
+    scaling: tuple[str, ...] = ()  # per indicator column: num, ord or nom
 
 
 def _design(model: PathModel) -> _Design:
@@ -188,7 +200,11 @@ def _design(model: PathModel) -> _Design:
         for source in model.predecessors(target):
             path[index[target], index[source]] = 1
             edges.append((index[source], index[target]))
-    return _Design(block=block, path=path, endogenous=tuple(index[t] for t in model.endogenous), edges=tuple(edges))
+    return _Design(
+        block=block, path=path, endogenous=tuple(index[t] for t in model.endogenous), edges=tuple(edges),
+        mode_b=tuple(index[latent] for latent in model.latents if model.modes[latent] == "B"),
+        scaling=tuple(model.scaling[column] for column in model.indicators),
+    )  # fmt: skip
 
 
 def _term_names(model: PathModel) -> dict:
@@ -237,10 +253,32 @@ def _estimate(x: np.ndarray | None, design: _Design, scheme: str, tol: float, ma
     return fit
 
 
+def quantify(categories: np.ndarray, target: np.ndarray, ordinal: bool) -> np.ndarray | None:
+    """Optimal scaling of one non-metric indicator (Russolillo 2012): the standardised category means of
+    ``target`` (nominal), made non-decreasing in the category order by weighted isotonic regression (ordinal).
+
+    ``categories``: each row's category index, in the categories' order. None when all quantifications tie.
+
+    >>> quantify(np.array([0, 0, 1, 2]), np.array([1.0, 3.0, 0.0, 5.0]), ordinal=True)  # means 2, 0, 5 -> 1, 1, 5
+    array([-0.57735027, -0.57735027, -0.57735027,  1.73205081])
+    """
+    counts = np.bincount(categories)
+    means = np.bincount(categories, weights=target) / np.maximum(counts, 1)
+    if ordinal:
+        means = isotonic_regression(means, weights=np.maximum(counts, 1e-12), increasing=True).x
+    values = means[categories]
+    sd = values.std()
+    return None if sd == 0 else (values - values.mean()) / sd
+
+
 def _iterate(x: np.ndarray, design: _Design, scheme: str, tol: float, max_iter: int) -> tuple[dict, int] | None:
     n, n_latent = x.shape[0], design.path.shape[0]
     odm = np.zeros((x.shape[1], n_latent))
     odm[np.arange(x.shape[1]), design.block] = 1
+    nonmetric = [j for j, scale in enumerate(design.scaling) if scale != "num"]
+    if nonmetric:
+        x = x.copy()
+        categories = {j: np.unique(x[:, j], return_inverse=True)[1] for j in nonmetric}
     w = odm / (x @ odm).std(axis=0)
     w_old = w.sum(axis=1)
     for iteration in range(1, max_iter + 1):
@@ -249,7 +287,14 @@ def _iterate(x: np.ndarray, design: _Design, scheme: str, tol: float, max_iter: 
             return None
         y = (y - y.mean(axis=0)) / y.std(axis=0)
         z = y @ _inner_weights(y, design.path, scheme)
+        for j in nonmetric:
+            quantified = quantify(categories[j], z[:, design.block[j]], design.scaling[j] == "ord")
+            if quantified is not None:
+                x[:, j] = quantified
         w = odm * (x.T @ z) / n  # mode A: covariance of each indicator with its inner estimate
+        for latent in design.mode_b:  # mode B: the inner estimate regressed on the block's indicators
+            columns = design.block == latent
+            w[columns, latent] = np.linalg.lstsq(x[:, columns], z[:, latent], rcond=None)[0]
         w_new = w.sum(axis=1)
         if np.sum((np.abs(w_old) - np.abs(w_new)) ** 2) < tol:
             break
