@@ -365,7 +365,7 @@ def test_a_missing_model_path_is_named_with_the_fix(tmp_path):
 
 
 def test_an_unknown_hub_name_says_how_to_get_it_offline():
-    with pytest.raises(WorkbenchError, match="cannot load the model nobody/no-such-model.*HF_HUB_OFFLINE"):
+    with pytest.raises(WorkbenchError, match="the model nobody/no-such-model is not in the local Hugging Face cache.*HF_HUB_OFFLINE"):
         load_model("nobody/no-such-model", "similarity")
 
 

@@ -220,8 +220,9 @@ def model_source(name: str | Path, weights: bool = True) -> str:
         return str(path)
     text = str(name)
     if path.exists() or isinstance(name, Path) or path.is_absolute() or text.startswith((".", "~")) or text.count("/") > 1:
+        state = "is not a folder" if path.exists() else "does not exist"
         raise WorkbenchError(
-            f"model path {text} is not a model folder; check the path (a folder with config.json, the weights and "
+            f"model path {text} {state}; check the path (a folder with config.json, the weights and "
             "the tokenizer files, as written by save_pretrained)"
         )
     _check_hub(text)
