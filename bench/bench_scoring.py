@@ -41,13 +41,13 @@ README = ROOT / "bench" / "README.md"
 
 
 def machine() -> str:
-    info = dict(
-        line.split(":", 1) for line in Path("/proc/cpuinfo").read_text().splitlines() if line.count(":") == 1
-    )
+    info = dict(line.split(":", 1) for line in Path("/proc/cpuinfo").read_text().splitlines() if line.count(":") == 1)
     info = {key.strip(): value.strip() for key, value in info.items()}
     cpu = f"{info.get('model name', platform.processor())} (family {info.get('cpu family', '?')}, model {info.get('model', '?')})"
     cores = len(os.sched_getaffinity(0))
-    return f"{cpu}, {cores} cores usable, torch {torch.__version__} on {cores} threads, Python {platform.python_version()}"
+    return (
+        f"{cpu}, {cores} cores usable, torch {torch.__version__} on {cores} threads, Python {platform.python_version()}"
+    )
 
 
 def probes(limit: int | None, path: Path | None = None) -> pl.DataFrame:
@@ -169,16 +169,23 @@ def run(
         figures["forward_s"], figures["batches"] = sum(hooks.times), len(hooks.times)
         figures["replay_ratio"] = hooks.replay_ratio()
         ours_sample = ours.gather_every(step)["scores"].to_list()
-        figures["naive_max_diff"] = float(np.max(np.abs(np.concatenate(ours_sample) - np.concatenate(hooks.naive_scores))))
+        figures["naive_max_diff"] = float(
+            np.max(np.abs(np.concatenate(ours_sample) - np.concatenate(hooks.naive_scores)))
+        )
 
         start = time.perf_counter()
         again = score(frame, mcqa, scorer="mcqa", control=control, batch_size=batch_size, cache=cache, progress=False)
         figures["cached_s"] = time.perf_counter() - start
         assert again["scores"].to_list() == ours["scores"].to_list()
 
-        similarity, part = load_model(path, "similarity", control=control, device=device), frame.head(similarity_questions)
+        similarity, part = (
+            load_model(path, "similarity", control=control, device=device),
+            frame.head(similarity_questions),
+        )
         start = time.perf_counter()
-        score(part, similarity, scorer="similarity", control=control, batch_size=batch_size, cache=cache, progress=False)
+        score(
+            part, similarity, scorer="similarity", control=control, batch_size=batch_size, cache=cache, progress=False
+        )
         figures["similarity_s"] = time.perf_counter() - start
         figures["similarity_questions"] = part.height
         figures["texts"] = pl.concat([part["question"], part["choices"].explode()]).n_unique()
@@ -245,7 +252,11 @@ def report(f: dict, batch_size: int, title: str = "Scoring") -> str:
 
 def write_section(section: str, title: str = "Scoring") -> None:
     """Replace (or append) the ``## title`` section of bench/README.md with ``section``."""
-    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n\nRun on demand, not in the tests.\n\n"
+    text = (
+        README.read_text(encoding="utf-8")
+        if README.exists()
+        else "# Benchmarks\n\nRun on demand, not in the tests.\n\n"
+    )
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
     text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
     README.write_text(text, encoding="utf-8")
@@ -256,11 +267,17 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=None, help="score only the first N questions (default: all)")
     parser.add_argument("--naive-sample", type=int, default=250, help="questions the naive loop is timed on")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--similarity-questions", type=int, default=1000, help="questions the similarity scorer is timed on")
+    parser.add_argument(
+        "--similarity-questions", type=int, default=1000, help="questions the similarity scorer is timed on"
+    )
     parser.add_argument("--model", type=Path, default=None, help="model folder (default: the offline MiniLM)")
-    parser.add_argument("--control", default="none", choices=["none", "random-weights"], help="score this control instead")
+    parser.add_argument(
+        "--control", default="none", choices=["none", "random-weights"], help="score this control instead"
+    )
     parser.add_argument("--device", default=None, help="torch device (default: cuda if there is a GPU)")
-    parser.add_argument("--probes", type=Path, default=None, help="probe file or folder (default: released hypernymy train + test)")
+    parser.add_argument(
+        "--probes", type=Path, default=None, help="probe file or folder (default: released hypernymy train + test)"
+    )
     parser.add_argument("--title", default="Scoring", help="the bench/README.md section to write")
     parser.add_argument("--write", action="store_true", help="write the figures into bench/README.md")
     args = parser.parse_args()

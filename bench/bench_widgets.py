@@ -55,13 +55,13 @@ def main() -> None:
     parser.add_argument("--predictions", default=None)
     args = parser.parse_args()
 
+    from widgets import ClusterBrowser, ProbeControls, ResultsDashboard, Session
     from workbench import charts, metrics
     from workbench.knowledge import load_graph
     from workbench.paths import workspace
     from workbench.probes import ProbeSpec, build_probes
     from workbench.probes.formats import read_probes
     from workbench.probes.select import select
-    from widgets import ClusterBrowser, ProbeControls, ResultsDashboard, Session
 
     graph = load_graph("wordnet")
     folder = workspace() / "probes" / "definitions"
@@ -96,7 +96,11 @@ def main() -> None:
                     board.wait()
                     ready.append(time.perf_counter() - started)
         board.wait()
-        assert board.heat.spec is not None and "dog.n.01" in browser.summary.value and "intervals-done" in board.intervals.value
+        assert (
+            board.heat.spec is not None
+            and "dog.n.01" in browser.summary.value
+            and "intervals-done" in board.intervals.value
+        )
         return timings, ready, board
 
     visited: list = []  # the filters the toggles set, in order: the baseline redraws each

@@ -41,15 +41,26 @@ def _build(home: Path, graph, minilm_path: Path | None, n_concepts: int, n_score
 
     for probe in ("hypernymy", "definitions"):
         frame = build_probes(ProbeSpec(probe, max_hops=3, max_depth=2, seed=0), graph, progress=False)
-        keep = frame.select(pl.col("concept").unique(maintain_order=True)).sample(n_concepts, seed=0)["concept"].to_list()
+        keep = (
+            frame.select(pl.col("concept").unique(maintain_order=True)).sample(n_concepts, seed=0)["concept"].to_list()
+        )
         frame = frame.filter(pl.col("concept").is_in([*keep, *CONCEPTS]))
         write_probes(frame, home / "probes" / probe)
     if minilm_path is not None:
         from workbench.scoring import score
 
         probes = pl.read_parquet(home / "probes" / "hypernymy" / "*.parquet")
-        chosen = probes.filter(pl.col("concept").is_in(CONCEPTS)).vstack(probes.filter(~pl.col("concept").is_in(CONCEPTS)).head(n_scored))
-        preds = score(chosen, minilm_path, scorer="similarity", cache=home / "cache.sqlite", progress=False, threads=os.cpu_count())
+        chosen = probes.filter(pl.col("concept").is_in(CONCEPTS)).vstack(
+            probes.filter(~pl.col("concept").is_in(CONCEPTS)).head(n_scored)
+        )
+        preds = score(
+            chosen,
+            minilm_path,
+            scorer="similarity",
+            cache=home / "cache.sqlite",
+            progress=False,
+            threads=os.cpu_count(),
+        )
         (home / "predictions").mkdir()
         preds.write_parquet(home / "predictions" / "minilm-similarity.parquet")
 
@@ -62,7 +73,9 @@ def add_inoculation_inputs(home: Path, minilm_path: Path, mcqa_dir: Path, n_ques
     """
     from tiny_models import tiny_multiple_choice_bert
 
-    tiny_multiple_choice_bert(home / "runs" / "tiny-source" / "model", minilm_path, layers=1, positions=128)  # apps use 128
+    tiny_multiple_choice_bert(
+        home / "runs" / "tiny-source" / "model", minilm_path, layers=1, positions=128
+    )  # apps use 128
     (home / "mcqa" / "arc_easy").mkdir(parents=True)
     lines = (mcqa_dir / "arc_easy" / "dev.jsonl").read_text().splitlines()[:n_questions]
     (home / "mcqa" / "arc_easy" / "dev.jsonl").write_text("\n".join(lines) + "\n")

@@ -32,12 +32,16 @@ N_TRAIN, N_EVAL = 600, 400
 @pytest.fixture(scope="module")
 def generated(wordnet_graph) -> pl.DataFrame:
     """A small real hypernymy probe (random distractors): 600 train and 400 dev questions."""
-    spec = ProbeSpec("hypernymy", max_hops=2, families=("random",), max_depth=1, perturbations=1, seed=3, train_size=N_TRAIN)
+    spec = ProbeSpec(
+        "hypernymy", max_hops=2, families=("random",), max_depth=1, perturbations=1, seed=3, train_size=N_TRAIN
+    )
     probes = build_probes(spec, wordnet_graph, progress=False)
-    return pl.concat([
-        probes.filter(pl.col("split") == "train"),
-        probes.filter(pl.col("split") == "dev").sample(N_EVAL, seed=0),
-    ])
+    return pl.concat(
+        [
+            probes.filter(pl.col("split") == "train"),
+            probes.filter(pl.col("split") == "dev").sample(N_EVAL, seed=0),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +79,9 @@ def split(probes: pl.DataFrame, name: str) -> pl.DataFrame:
 @pytest.mark.parametrize("artefact", [marker, longer], ids=["marker-word", "longer-gold"])
 def test_planted_artefact_is_flagged_by_choice_only_and_clean_probe_is_not(clean, artefact):
     planted = plant(clean, artefact)
-    assert planted["choices"].list.get(planted["answer"]).to_list() != clean["choices"].list.get(clean["answer"]).to_list()
+    assert (
+        planted["choices"].list.get(planted["answer"]).to_list() != clean["choices"].list.get(clean["answer"]).to_list()
+    )
     names = ["random", "choice-only"]
     leaky = probe_health(planted, baselines=names, n_boot=200, progress=False)
     fine = probe_health(clean, baselines=names, n_boot=200, progress=False)
@@ -94,7 +100,9 @@ def test_baselines_learn_and_predict_without_touching_their_inputs(generated):
     for baseline in (ChoiceOnly(seed=0), ChoiceToChoice(seed=0), QuestionToChoice(seed=0)):
         preds = baseline.fit(train).predict(dev)
         assert preds.schema == pl.Schema(PREDICTION_SCHEMA)
-        assert preds.height == dev.height and preds["scores"].list.len().to_list() == dev["choices"].list.len().to_list()
+        assert (
+            preds.height == dev.height and preds["scores"].list.len().to_list() == dev["choices"].list.len().to_list()
+        )
         assert preds["pred"].to_list() == [int(np.argmax(scores)) for scores in preds["scores"].to_list()]
         assert (preds["model"] == baseline.name).all() and (preds["scorer"] == "baseline").all()
         assert baseline.n_train_ == train.height
@@ -163,7 +171,10 @@ def test_released_hypernymy_choice_only_beats_chance_and_is_flagged(released_dir
     probes = released(released_dir, "hypernymy_train", "hypernymy_test")
     health = probe_health(probes, baselines=["random", "choice-only"], n_boot=200, progress=False)
     assert health["split"].unique().to_list() == ["test"] and (health["n"] == 2254).all()
-    random_row, choice_row = health.filter(baseline="random").row(0, named=True), health.filter(baseline="choice-only").row(0, named=True)
+    random_row, choice_row = (
+        health.filter(baseline="random").row(0, named=True),
+        health.filter(baseline="choice-only").row(0, named=True),
+    )
     assert random_row["lo"] <= random_row["chance"] <= random_row["hi"] and not random_row["flagged"]
     assert choice_row["flagged"]
 
@@ -171,7 +182,9 @@ def test_released_hypernymy_choice_only_beats_chance_and_is_flagged(released_dir
 def test_health_table_shows_a_models_accuracy_beside_the_baselines(released_dir):
     test = released(released_dir, "hyponymy_test")
     baseline_preds = Random(seed=0).fit(test).predict(test)
-    model = MajorityPosition().fit(test).predict(test).with_columns(model=pl.lit("my-model"), scorer=pl.lit("similarity"))
+    model = (
+        MajorityPosition().fit(test).predict(test).with_columns(model=pl.lit("my-model"), scorer=pl.lit("similarity"))
+    )
     table = health_table(baseline_preds, model)
     row = table.filter(kind="model").row(0, named=True)
     assert row["baseline"] == "my-model" and not row["flagged"]
@@ -226,13 +239,37 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_cli_prints_the_health_table_writes_it_and_refuses_probes_without_train(generated, tmp_path):
     write_parquet(split(generated, "train").head(300), tmp_path / "train.parquet")
     write_parquet(split(generated, "dev").head(200), tmp_path / "dev.parquet")
-    result = run("baselines", "--probes", str(tmp_path / "train.parquet"), "--probes", str(tmp_path / "dev.parquet"),
-                 "--json", "--out", str(tmp_path / "health.parquet"), "--n-boot", "100")
+    result = run(
+        "baselines",
+        "--probes",
+        str(tmp_path / "train.parquet"),
+        "--probes",
+        str(tmp_path / "dev.parquet"),
+        "--json",
+        "--out",
+        str(tmp_path / "health.parquet"),
+        "--n-boot",
+        "100",
+    )
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
-    assert {row["baseline"] for row in rows} == {"random", "majority-position", "choice-only", "choice-to-choice", "question-to-choice"}
+    assert {row["baseline"] for row in rows} == {
+        "random",
+        "majority-position",
+        "choice-only",
+        "choice-to-choice",
+        "question-to-choice",
+    }
     assert pl.read_parquet(tmp_path / "health.parquet").to_dicts() == rows
-    text = run("baselines", "--probes", str(tmp_path / "train.parquet"), "--probes", str(tmp_path / "dev.parquet"), "--n-boot", "100")
+    text = run(
+        "baselines",
+        "--probes",
+        str(tmp_path / "train.parquet"),
+        "--probes",
+        str(tmp_path / "dev.parquet"),
+        "--n-boot",
+        "100",
+    )
     assert text.returncode == 0 and "choice-only" in text.stdout and "LEAKS" in text.stdout
     refused = run("baselines", "--probes", str(tmp_path / "dev.parquet"))
     assert refused.returncode == 2 and "no train split" in refused.stderr and "Traceback" not in refused.stderr

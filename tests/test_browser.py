@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from app_workspace import add_inoculation_inputs, make_app_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.wordnet, pytest.mark.model, pytest.mark.slow]
@@ -36,7 +35,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        chromium = driver.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
         try:
             yield chromium
         finally:
@@ -61,7 +62,9 @@ def serve(app: str, home: Path, preheat: int = 0):
                 break
             except OSError:
                 if process.poll() is not None or time.time() > deadline:
-                    raise AssertionError(f"voila did not start: {(home / f'voila-{app}.log').read_text()[-2000:]}") from None
+                    raise AssertionError(
+                        f"voila did not start: {(home / f'voila-{app}.log').read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.5)
         while preheat and "is filled with" not in (home / f"voila-{app}.log").read_text():
             # The pool fills after the server starts; a page opened before that gets a fresh kernel instead.
@@ -151,7 +154,9 @@ def test_inoculation_app_renders_and_names_the_missing_inputs(app_home, page):
         page.screenshot(path=SHOTS / "inoculation-1-missing.png", full_page=True)
 
 
-def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumable_run(app_home, page, tmp_path, minilm_path, mcqa_dir):
+def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumable_run(
+    app_home, page, tmp_path, minilm_path, mcqa_dir
+):
     import shutil
 
     from workbench.inoculation import inoculate, load_run
@@ -165,28 +170,49 @@ def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumab
         open_app(page, url, "inoculation-run")
         box = page.locator(".wb-inoculation")
         box.locator(".widget-dropdown", has_text="probe").locator("select").select_option(label="probes/hypernymy")
-        for label, value in (("k values", "2,4,6,8,10"), ("learning rates", "1e-4"), ("dev questions", "12"), ("run name", "browser run")):
+        for label, value in (
+            ("k values", "2,4,6,8,10"),
+            ("learning rates", "1e-4"),
+            ("dev questions", "12"),
+            ("run name", "browser run"),
+        ):
             field = box.locator(".widget-text", has_text=label).locator("input")
             field.fill(value)
             field.press("Tab")
         box.locator("button:has-text('Start')").click()
-        page.wait_for_selector(".wb-learning-curve svg, .wb-inoculation .wb-wrong", state="visible", timeout=120_000)  # a curve point, or why not
+        page.wait_for_selector(
+            ".wb-learning-curve svg, .wb-inoculation .wb-wrong", state="visible", timeout=120_000
+        )  # a curve point, or why not
         assert page.locator(".wb-inoculation .wb-wrong").count() == 0, page.inner_text(".wb-inoculation")
         filled = page.eval_on_selector(".wb-progress .progress-bar", "bar => parseFloat(bar.style.width)")
         assert filled > 0  # the trials bar advanced: baseline and first trial done
         box.locator("button:has-text('Cancel')").click()
         page.wait_for_selector(".wb-run-done:has-text('cancelled')", timeout=120_000)
         assert box.locator("button:has-text('Start')").is_enabled()
-        page.wait_for_selector(".wb-runs .wb-run-name:has-text('browser-run')", timeout=30_000)  # now among the past runs
+        page.wait_for_selector(
+            ".wb-runs .wb-run-name:has-text('browser-run')", timeout=30_000
+        )  # now among the past runs
         page.screenshot(path=SHOTS / "inoculation-2-cancelled.png", full_page=True)
-    assert "Using pre-heated kernel" in (home / "voila-inoculation.log").read_text()  # the page came from Voila's kernel pool
+    assert (
+        "Using pre-heated kernel" in (home / "voila-inoculation.log").read_text()
+    )  # the page came from Voila's kernel pool
     out = home / "runs" / "inoculation" / "browser-run"
     trials = load_run(out)
     assert 2 <= trials.height < 6 and trials["status"].to_list()[0] == "baseline"
     assert all((out / "trials" / name / "probe.parquet").is_file() for name in trials["trial"][1:])
     done = set(trials["trial"])
-    inoculate(home / "runs" / "tiny-source", home / "probes" / "hypernymy", home / "mcqa" / "arc_easy", ks=(2, 4, 6, 8, 10), lrs=(1e-4,),
-              epochs=(1,), seeds=(0,), max_eval=12, out=out, progress=False)  # fmt: skip  (the app's settings: a resume, refused if they differed)
+    inoculate(
+        home / "runs" / "tiny-source",
+        home / "probes" / "hypernymy",
+        home / "mcqa" / "arc_easy",
+        ks=(2, 4, 6, 8, 10),
+        lrs=(1e-4,),
+        epochs=(1,),
+        seeds=(0,),
+        max_eval=12,
+        out=out,
+        progress=False,
+    )  # fmt: skip  (the app's settings: a resume, refused if they differed)
     resumed = load_run(out)
     assert resumed.height == 6 and done <= set(resumed["trial"])
     assert f"{trials.height - 1} already finished (skipped)" in (out / "log.txt").read_text()

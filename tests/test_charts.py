@@ -55,8 +55,15 @@ def test_heatmap_of_the_released_set_has_a_cell_per_hops_and_distractor_kind(rel
     present = preds.select("hops", "distractor_family", "distractor_depth").unique()
     assert len(rows) == len(present) == len({(row["row"], row["column"]) for row in rows})
     assert sum(row["n"] for row in rows) == len(preds)
-    assert {row["column"] for row in rows} == {"random", "sister 1", "sister 2", "isa_down 1", "isa_down 2",
-                                                "isa_down 3", "isa_down 4"}
+    assert {row["column"] for row in rows} == {
+        "random",
+        "sister 1",
+        "sister 2",
+        "isa_down 1",
+        "isa_down 2",
+        "isa_down 3",
+        "isa_down 4",
+    }
 
 
 def test_several_models_get_one_heatmap_panel_each():

@@ -38,7 +38,20 @@ def test_every_verb_has_help(path):
 @pytest.mark.wordnet
 def test_probes_build_writes_splits_and_prints_table4(tmp_path, wordnet_graph):
     out = tmp_path / "hyponymy"
-    result = run("probes", "build", "--probe", "hyponymy", "--max-hops", "2", "--distractors", "sister", "--out", str(out), "--format", "jsonl")
+    result = run(
+        "probes",
+        "build",
+        "--probe",
+        "hyponymy",
+        "--max-hops",
+        "2",
+        "--distractors",
+        "sister",
+        "--out",
+        str(out),
+        "--format",
+        "jsonl",
+    )
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl", "test.jsonl", "train.jsonl"]
     frame = read_probes(out)
@@ -51,7 +64,9 @@ def test_probes_build_writes_splits_and_prints_table4(tmp_path, wordnet_graph):
 @pytest.mark.wordnet
 def test_same_seed_gives_byte_identical_files(tmp_path, wordnet_graph):
     for name in ("a", "b"):
-        assert run("probes", "build", "--probe", "synonymy", "--seed", "5", "--out", str(tmp_path / name)).returncode == 0
+        assert (
+            run("probes", "build", "--probe", "synonymy", "--seed", "5", "--out", str(tmp_path / name)).returncode == 0
+        )
     for split in ("train", "dev", "test"):
         assert (tmp_path / "a" / f"{split}.parquet").read_bytes() == (tmp_path / "b" / f"{split}.parquet").read_bytes()
     assert pl.read_parquet(tmp_path / "a" / "train.parquet").height <= 3000

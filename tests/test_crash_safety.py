@@ -7,23 +7,23 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import polars as pl
 import pytest
+from tiny_models import tiny_multiple_choice_bert
 
 from workbench.errors import WorkbenchError
 from workbench.io import LockedError, exclusive
 from workbench.probes.formats import read_probes, write_probes
-
-from tiny_models import tiny_multiple_choice_bert
 
 pytestmark = pytest.mark.slow
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
 
 def _start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV
+    )
 
 
 def _timed(*args: str, env: dict | None = None) -> float:
@@ -66,7 +66,9 @@ def test_a_killed_probe_build_leaves_the_old_set_or_the_new_one(tmp_path, wordne
         if seen.equals(new):  # published: start again from the old set
             write_probes(old, out)
     assert killed >= 1
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".set.") and not p.name.endswith(".lock")) == []
+    assert (
+        sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".set.") and not p.name.endswith(".lock")) == []
+    )
 
 
 def test_a_killed_scoring_run_resumes_to_the_same_predictions(tmp_path, released_dir, minilm_path):
@@ -74,7 +76,9 @@ def test_a_killed_scoring_run_resumes_to_the_same_predictions(tmp_path, released
     probes.write_text("".join((released_dir / "dictionary_qa_test.jsonl").read_text().splitlines(keepends=True)[:120]))
     args = ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", str(probes)]
     env_home = {"WORKBENCH_HOME": str(tmp_path / "home")}
-    took = _timed(*args, "--out", str(tmp_path / "full.parquet"), env={**ENV, "WORKBENCH_HOME": str(tmp_path / "clean")})
+    took = _timed(
+        *args, "--out", str(tmp_path / "full.parquet"), env={**ENV, "WORKBENCH_HOME": str(tmp_path / "clean")}
+    )
     rng, killed = random.Random(1), 0
     for _ in range(3):
         process = subprocess.Popen([sys.executable, "-m", "workbench", *args, "--out", str(tmp_path / "resumed.parquet")],
@@ -85,15 +89,19 @@ def test_a_killed_scoring_run_resumes_to_the_same_predictions(tmp_path, released
     assert killed >= 1
     _timed(*args, "--out", str(tmp_path / "resumed.parquet"), env={**ENV, **env_home})
     columns = ["id", "scores", "pred", "correct"]
-    assert pl.read_parquet(tmp_path / "resumed.parquet").select(columns).equals(pl.read_parquet(tmp_path / "full.parquet").select(columns))
+    assert (
+        pl.read_parquet(tmp_path / "resumed.parquet")
+        .select(columns)
+        .equals(pl.read_parquet(tmp_path / "full.parquet").select(columns))
+    )
 
 
 def test_a_killed_inoculation_run_resumes_to_the_uninterrupted_trials(tmp_path, minilm_path):
     import json
 
-    from workbench.inoculation import inoculate, load_run
-
     from test_inoculation import _arc_line, _frame
+
+    from workbench.inoculation import inoculate, load_run
 
     model = tiny_multiple_choice_bert(tmp_path / "tiny", minilm_path)
     probes, orig = tmp_path / "probes", tmp_path / "orig"

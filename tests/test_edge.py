@@ -83,7 +83,15 @@ def test_jiant_two_span_targets_round_trip(tmp_path):
 def tiny_encoder(tmp_path_factory, minilm_path):
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)
     torch.manual_seed(0)
-    network = BertModel(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32))
+    network = BertModel(
+        BertConfig(
+            vocab_size=tokenizer.vocab_size,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+        )
+    )
     return as_encoder(network, tokenizer, "tiny")
 
 
@@ -138,7 +146,9 @@ def test_online_code_compresses_learnable_labels_and_not_random_ones():
     rng = np.random.default_rng(0)
     labels = [f"c{i}" for i in rng.integers(0, 4, 800)]
     centres = rng.normal(size=(4, 8)) * 3
-    features = np.stack([centres[int(label[1])] + rng.normal(size=8) for label in labels]).astype(np.float32)[:, None, :]
+    features = np.stack([centres[int(label[1])] + rng.normal(size=8) for label in labels]).astype(np.float32)[
+        :, None, :
+    ]
     spec = EdgeSpec(epochs=5)
     learnable = online_codelength(features, labels, spec)
     shuffled = online_codelength(features, list(rng.permutation(labels)), spec)
@@ -196,13 +206,22 @@ def test_minilm_and_its_random_control_probe_supersenses_end_to_end(wordnet_grap
     frame = supersense_task(wordnet_graph, n=200, seed=0)
     cache = RepresentationCache(tmp_path / "r.sqlite")
     results = [
-        probe_task(load_encoder(minilm_path, control=control), frame, EdgeSpec(layer="mix", epochs=3), mdl=True, cache=cache, progress=False)
+        probe_task(
+            load_encoder(minilm_path, control=control),
+            frame,
+            EdgeSpec(layer="mix", epochs=3),
+            mdl=True,
+            cache=cache,
+            progress=False,
+        )
         for control in ("none", "random-weights")
     ]
     summary = pl.concat([result["summary"] for result in results], how="diagonal_relaxed")
     assert summary["control"].to_list() == ["none", "random-weights"]
     assert summary["selectivity"].is_not_null().all() and (summary["compression"] > 0).all()
-    table = audit_table(frame.filter(pl.col("split") == "train"), pl.concat([result["predictions"] for result in results]))
+    table = audit_table(
+        frame.filter(pl.col("split") == "train"), pl.concat([result["predictions"] for result in results])
+    )
     assert set(table["encoder"]) == {"pre-trained", "random"} and table.height == 6
 
 
@@ -212,7 +231,11 @@ def test_cli_probes_a_jiant_folder_and_writes_summary_predictions_and_audit(cli,
     folder = tmp_path / "data"
     tiny_encoder.network.save_pretrained(tmp_path / "model")
     tiny_encoder.tokenizer.save_pretrained(tmp_path / "model")
-    rows = [(split, f"the {w} ran .", 1, 2, label) for split, n in (("train", 40), ("test", 10)) for w, label in [("dog", "animal"), ("car", "thing")] * (n // 2)]
+    rows = [
+        (split, f"the {w} ran .", 1, 2, label)
+        for split, n in (("train", 40), ("test", 10))
+        for w, label in [("dog", "animal"), ("car", "thing")] * (n // 2)
+    ]
     write_jiant(_frame(rows), folder)
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
     ran = CliRunner().invoke(cli, ["edge", "probe", "--model", str(tmp_path / "model"), "--data", str(folder), "--out", str(tmp_path / "out"),
@@ -237,5 +260,8 @@ def test_memorisation_chart_draws_the_drop_per_heuristic_and_encoder():
 
 
 def test_jiant_task_name_comes_from_the_info_written_with_it(tmp_path):
-    write_jiant(_frame([("train", "a dog", 1, 2, "x"), ("test", "a cat", 1, 2, "y")]).with_columns(task=pl.lit("mine")), tmp_path / "folder")
+    write_jiant(
+        _frame([("train", "a dog", 1, 2, "x"), ("test", "a cat", 1, 2, "y")]).with_columns(task=pl.lit("mine")),
+        tmp_path / "folder",
+    )
     assert set(read_jiant(tmp_path / "folder")["task"]) == {"mine"}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from tiny_models import tiny_multiple_choice_bert
+
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
 from workbench.inoculation import (
     TrainingError,
@@ -23,7 +23,6 @@ from workbench.inoculation import (
     learning_curve,
     load_run,
     read_mcqa,
-    read_mcqa_dir,
     select,
     stage_predictions,
     summarize,
@@ -64,7 +63,9 @@ def _arc_line(i: int, rng: random.Random) -> str:
     texts.insert(answer, gold)
     labels = "ABCD"
     choices = [{"text": t, "label": labels[j]} for j, t in enumerate(texts)]
-    return json.dumps({"id": f"q{i}", "question": {"stem": "which one is a tool?", "choices": choices}, "answerKey": labels[answer]})
+    return json.dumps(
+        {"id": f"q{i}", "question": {"stem": "which one is a tool?", "choices": choices}, "answerKey": labels[answer]}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,11 @@ def test_read_mcqa_reads_every_science_set_with_variable_choice_counts(mcqa_dir)
 
 
 def test_read_mcqa_digit_labels_map_to_the_right_choice(tmp_path):
-    line = {"id": "x", "question": {"stem": "q?", "choices": [{"text": t, "label": str(i + 1)} for i, t in enumerate("abc")]}, "answerKey": "3"}
+    line = {
+        "id": "x",
+        "question": {"stem": "q?", "choices": [{"text": t, "label": str(i + 1)} for i, t in enumerate("abc")]},
+        "answerKey": "3",
+    }
     (tmp_path / "dev.jsonl").write_text(json.dumps(line) + "\n")
     frame = read_mcqa(tmp_path / "dev.jsonl")
     assert frame["answer"].to_list() == [2] and frame["choices"].to_list() == [["a", "b", "c"]]
@@ -124,8 +129,26 @@ def test_read_mcqa_digit_labels_map_to_the_right_choice(tmp_path):
     ("line", "message"),
     [
         ("{not json", "not valid JSON"),
-        (json.dumps({"id": "x", "question": {"stem": "q", "choices": [{"text": "a", "label": "A"}, {"text": "b", "label": "B"}]}, "answerKey": "E"}), "answerKey 'E'"),
-        (json.dumps({"id": "x", "question": {"stem": "q", "choices": [{"text": t, "label": t} for t in "abc"]}, "answerKey": "a"}), "3 choices where 4"),
+        (
+            json.dumps(
+                {
+                    "id": "x",
+                    "question": {"stem": "q", "choices": [{"text": "a", "label": "A"}, {"text": "b", "label": "B"}]},
+                    "answerKey": "E",
+                }
+            ),
+            "answerKey 'E'",
+        ),
+        (
+            json.dumps(
+                {
+                    "id": "x",
+                    "question": {"stem": "q", "choices": [{"text": t, "label": t} for t in "abc"]},
+                    "answerKey": "a",
+                }
+            ),
+            "3 choices where 4",
+        ),
     ],
 )
 def test_read_mcqa_malformed_line_names_file_and_line(tmp_path, line, message):
@@ -141,7 +164,13 @@ def test_read_mcqa_malformed_line_names_file_and_line(tmp_path, line, message):
 
 def test_training_reduces_loss_on_a_learnable_set(tiny_model):
     network, tokenizer = load_for_training(tiny_model)
-    history = fit(network, tokenizer, _frame(48, "train", 5), TrainSpec(lr=1e-2, epochs=6, batch_size=8, max_length=16), progress=False)
+    history = fit(
+        network,
+        tokenizer,
+        _frame(48, "train", 5),
+        TrainSpec(lr=1e-2, epochs=6, batch_size=8, max_length=16),
+        progress=False,
+    )
     first, last = history.head(6)["loss"].mean(), history.tail(6)["loss"].mean()
     assert last < first * 0.7, (first, last)
 
@@ -150,7 +179,15 @@ def test_training_is_seeded(tiny_model):
     losses = []
     for _ in range(2):
         network, tokenizer = load_for_training(tiny_model)
-        losses.append(fit(network, tokenizer, _frame(16, "train", 5), TrainSpec(lr=1e-3, epochs=1, batch_size=8, max_length=16), progress=False)["loss"].to_list())
+        losses.append(
+            fit(
+                network,
+                tokenizer,
+                _frame(16, "train", 5),
+                TrainSpec(lr=1e-3, epochs=1, batch_size=8, max_length=16),
+                progress=False,
+            )["loss"].to_list()
+        )
     assert losses[0] == losses[1]
 
 
@@ -168,7 +205,9 @@ def test_nan_loss_stops_training_with_a_clear_error(tiny_model, monkeypatch):
 
 def test_inoculate_writes_a_complete_run_and_summary(tiny_model, probes_dir, orig_dir, tmp_path):
     out = tmp_path / "run"
-    summary = inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3, 3e-3), epochs=(1,), seeds=(0,), out=out, **FAST)
+    summary = inoculate(
+        tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3, 3e-3), epochs=(1,), seeds=(0,), out=out, **FAST
+    )
     trials = load_run(out)
     assert trials.height == 5 and set(trials["status"]) == {"baseline", "ok"}
     assert summary["k"].to_list() == [8, 16]
@@ -182,7 +221,9 @@ def test_inoculate_writes_a_complete_run_and_summary(tiny_model, probes_dir, ori
     assert stages.group_by("k_examples").agg(pl.col("model").first()).height == 3
     for k in (0, 8, 16):
         accuracy = stages.filter(pl.col("k_examples") == k)["correct"].mean()
-        assert accuracy == pytest.approx(trials.filter(pl.col("trial") == summary_trial(trials, summary, k))["S_new"][0])
+        assert accuracy == pytest.approx(
+            trials.filter(pl.col("trial") == summary_trial(trials, summary, k))["S_new"][0]
+        )
 
 
 def summary_trial(trials: pl.DataFrame, summary: pl.DataFrame, k: int) -> str:
@@ -214,14 +255,29 @@ def test_resume_with_other_settings_is_refused(tiny_model, probes_dir, orig_dir,
     out = tmp_path / "run"
     inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, **FAST)
     with pytest.raises(WorkbenchError, match="other settings"):
-        inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, add_some="x1", add_some_dir=held_out_dir, **FAST)
+        inoculate(
+            tiny_model,
+            probes_dir,
+            orig_dir,
+            ks=(8,),
+            lrs=(1e-3,),
+            epochs=(1,),
+            out=out,
+            add_some="x1",
+            add_some_dir=held_out_dir,
+            **FAST,
+        )
 
 
 def test_diverged_trial_is_recorded_and_the_sweep_goes_on(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch):
     from workbench.inoculation import train
 
     real = train.loss_of
-    monkeypatch.setattr(train, "loss_of", lambda logits, labels: real(logits, labels) * (float("nan") if logits.requires_grad and train_lr[0] > 1 else 1))
+    monkeypatch.setattr(
+        train,
+        "loss_of",
+        lambda logits, labels: real(logits, labels) * (float("nan") if logits.requires_grad and train_lr[0] > 1 else 1),
+    )
     train_lr = [0.0]
     real_fit = trial_module.fit
 
@@ -251,7 +307,9 @@ def test_malformed_orig_file_is_reported_before_training(tiny_model, probes_dir,
         inoculate(tiny_model, probes_dir, orig, ks=(8,), out=tmp_path / "run", **FAST)
 
 
-def test_model_without_a_multiple_choice_class_is_a_clear_error_before_anything_is_written(probes_dir, orig_dir, tmp_path):
+def test_model_without_a_multiple_choice_class_is_a_clear_error_before_anything_is_written(
+    probes_dir, orig_dir, tmp_path
+):
     from transformers import GPT2Config
 
     model = tmp_path / "gpt2"
@@ -262,7 +320,9 @@ def test_model_without_a_multiple_choice_class_is_a_clear_error_before_anything_
 
 
 @pytest.mark.parametrize("failing", ["checkpoint", "results"])
-def test_full_disk_is_a_clear_error_and_keeps_every_finished_trial(tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch, failing):
+def test_full_disk_is_a_clear_error_and_keeps_every_finished_trial(
+    tiny_model, probes_dir, orig_dir, tmp_path, monkeypatch, failing
+):
     import errno
 
     from workbench.inoculation import DiskFullError
@@ -279,10 +339,14 @@ def test_full_disk_is_a_clear_error_and_keeps_every_finished_trial(tiny_model, p
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, full_on_the_second_write)
-    with pytest.raises(DiskFullError, match=r"is full .*finished trial\(s\) are safe .*rerun the same command to resume"):
+    with pytest.raises(
+        DiskFullError, match=r"is full .*finished trial\(s\) are safe .*rerun the same command to resume"
+    ):
         inoculate(tiny_model, probes_dir, orig_dir, **grid)
     kept = load_run(out)
-    assert kept.height == (2 if failing == "checkpoint" else 1)  # baseline (+ the first trial): nothing finished was lost
+    assert kept.height == (
+        2 if failing == "checkpoint" else 1
+    )  # baseline (+ the first trial): nothing finished was lost
     assert not list(out.rglob("*.tmp")) and not list(out.rglob(".model.tmp-*"))
     monkeypatch.setattr(module, name, real)
     inoculate(tiny_model, probes_dir, orig_dir, **grid)
@@ -303,7 +367,9 @@ def test_on_trial_sees_every_row_and_stop_leaves_a_resumable_run(tiny_model, pro
     summary = inoculate(tiny_model, probes_dir, orig_dir, on_trial=watch, stop=stop, **grid)
     assert [row["status"] for row in seen] == ["baseline", "ok"] and set(seen[0]) == set(runs_module.TRIALS_SCHEMA)
     assert load_run(out)["trial"].to_list() == [row["trial"] for row in seen]
-    assert summary["k"].to_list() == [8] and "stopped by the caller with 3 trial(s) left" in (out / "log.txt").read_text()
+    assert (
+        summary["k"].to_list() == [8] and "stopped by the caller with 3 trial(s) left" in (out / "log.txt").read_text()
+    )
     assert sorted(p.name for p in (out / "trials").glob("*/model")) == []  # checkpoints live only under best/
     inoculate(tiny_model, probes_dir, orig_dir, **grid)
     assert load_run(out).height == 5
@@ -318,11 +384,20 @@ def test_stop_interrupts_training_between_steps(tiny_model):
     stop = threading.Event()
     stop.set()
     with pytest.raises(Cancelled, match="at step 0"):
-        fit(network, tokenizer, _frame(8, "train", 5), TrainSpec(lr=1e-3, batch_size=4, max_length=16), progress=False, stop=stop)
+        fit(
+            network,
+            tokenizer,
+            _frame(8, "train", 5),
+            TrainSpec(lr=1e-3, batch_size=4, max_length=16),
+            progress=False,
+            stop=stop,
+        )
 
 
 def _comparable(trials: pl.DataFrame) -> pl.DataFrame:
-    return trials.drop("seconds").with_columns(pl.col("final_loss").fill_null(0.0)).sort("trial")  # the baseline trains nothing
+    return (
+        trials.drop("seconds").with_columns(pl.col("final_loss").fill_null(0.0)).sort("trial")
+    )  # the baseline trains nothing
 
 
 def test_a_pool_of_two_processes_gives_the_same_trials_as_one_process(tiny_model, probes_dir, orig_dir, tmp_path):
@@ -333,7 +408,10 @@ def test_a_pool_of_two_processes_gives_the_same_trials_as_one_process(tiny_model
     one, pool = _comparable(load_run(tmp_path / "one")), _comparable(load_run(tmp_path / "pool"))
     assert pool.drop("final_loss").equals(one.drop("final_loss")) and len(rows) == 3
     assert pool["final_loss"].to_list() == pytest.approx(one["final_loss"].to_list(), rel=1e-5)
-    assert json.loads((tmp_path / "pool" / "best" / "k16" / "trial.json").read_text())["trial"] == "k16-lr0.001-ep1-s0-none"
+    assert (
+        json.loads((tmp_path / "pool" / "best" / "k16" / "trial.json").read_text())["trial"]
+        == "k16-lr0.001-ep1-s0-none"
+    )
 
 
 @pytest.mark.slow
@@ -344,7 +422,16 @@ def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, pro
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         rows = []
-        summary = inoculate(tiny_model, probes_dir, orig_dir, out=tmp_path / "ray", backend="ray", workers=2, on_trial=rows.append, **grid)
+        summary = inoculate(
+            tiny_model,
+            probes_dir,
+            orig_dir,
+            out=tmp_path / "ray",
+            backend="ray",
+            workers=2,
+            on_trial=rows.append,
+            **grid,
+        )
     finally:
         ray.shutdown()
     local, remote = _comparable(load_run(tmp_path / "local")), _comparable(load_run(tmp_path / "ray"))
@@ -358,14 +445,30 @@ def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, pro
 
 
 @pytest.mark.parametrize(("mode", "per_example"), [("x1", 1), ("x2", 2)])
-def test_add_some_mixes_the_right_number_of_held_out_examples(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path, monkeypatch, mode, per_example):
+def test_add_some_mixes_the_right_number_of_held_out_examples(
+    tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path, monkeypatch, mode, per_example
+):
     """R&S 2020 §4.2: add-some balances probe examples with science questions held out from training and
     evaluation (MCQL), x1 or x2 per probe example, 5-way like every science set."""
     seen = []
     real_fit = trial_module.fit
-    monkeypatch.setattr(trial_module, "fit", lambda net, tok, frame, spec, **kw: seen.append(frame) or real_fit(net, tok, frame, spec, **kw))
-    inoculate(tiny_model, probes_dir, orig_dir, ks=(8, 16), lrs=(1e-3,), epochs=(1,), add_some=mode, add_some_dir=held_out_dir,
-              out=tmp_path / "run", **FAST)
+    monkeypatch.setattr(
+        trial_module,
+        "fit",
+        lambda net, tok, frame, spec, **kw: seen.append(frame) or real_fit(net, tok, frame, spec, **kw),
+    )
+    inoculate(
+        tiny_model,
+        probes_dir,
+        orig_dir,
+        ks=(8, 16),
+        lrs=(1e-3,),
+        epochs=(1,),
+        add_some=mode,
+        add_some_dir=held_out_dir,
+        out=tmp_path / "run",
+        **FAST,
+    )
     held_out_ids = {f"q{1000 + i}" for i in range(60)}
     for frame, k in zip(seen, (8, 16)):
         assert frame.filter(pl.col("probe") == "hypernymy").height == k
@@ -386,7 +489,18 @@ def test_add_some_is_capped_at_three_thousand():
 def _trials(rows: list[tuple]) -> pl.DataFrame:
     base = {"add_some": "none", "n_orig_added": 0, "final_loss": 0.1, "seconds": 1.0}
     frame = [
-        {**base, "trial": t, "k": k, "lr": lr, "epochs": ep, "seed": s, "S_new": n, "S_orig": o, "avg": None if n is None else (n + o) / 2, "status": st}
+        {
+            **base,
+            "trial": t,
+            "k": k,
+            "lr": lr,
+            "epochs": ep,
+            "seed": s,
+            "S_new": n,
+            "S_orig": o,
+            "avg": None if n is None else (n + o) / 2,
+            "status": st,
+        }
         for t, k, lr, ep, s, n, o, st in rows
     ]
     return pl.DataFrame(frame, schema=runs_module.TRIALS_SCHEMA)
@@ -415,11 +529,15 @@ def test_add_some_needs_a_held_out_set_that_is_not_an_evaluation_set(tiny_model,
     with pytest.raises(SpecError, match="held out from training and evaluation"):
         inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), add_some="x1", out=tmp_path / "a", **FAST)
     with pytest.raises(SpecError, match="is also an evaluation set"):
-        inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), add_some="x1", add_some_dir=orig_dir, out=tmp_path / "b", **FAST)
+        inoculate(
+            tiny_model, probes_dir, orig_dir, ks=(8,), add_some="x1", add_some_dir=orig_dir, out=tmp_path / "b", **FAST
+        )
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
-def test_orig_is_the_aggregate_of_several_science_dev_sets_made_five_way(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path):
+def test_orig_is_the_aggregate_of_several_science_dev_sets_made_five_way(
+    tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path
+):
     """R&S 2020 §4.2: S_orig is measured on an aggregate science dev set, every set made 5-way with empty answers."""
     second = tmp_path / "second"
     second.mkdir()
@@ -536,7 +654,9 @@ def test_zero_shot_points_start_one_curve_per_rule_with_no_original_score():
 
 def test_zero_shot_points_of_several_models_or_a_later_k_are_refused():
     with pytest.raises(WorkbenchError, match=r"several rows for the rule\(s\) \['mi', 'sum'\]"):
-        learning_curve(TRIALS, zero_shot=pl.concat([ZERO_SHOT, ZERO_SHOT.with_columns(control=pl.lit("random-weights"))]))
+        learning_curve(
+            TRIALS, zero_shot=pl.concat([ZERO_SHOT, ZERO_SHOT.with_columns(control=pl.lit("random-weights"))])
+        )
     with pytest.raises(WorkbenchError, match="k != 0"):
         learning_curve(TRIALS, zero_shot=ZERO_SHOT.with_columns(k=pl.lit(5)))
     with pytest.raises(WorkbenchError, match=r"lacks the columns \['rule'\]"):
@@ -546,8 +666,8 @@ def test_zero_shot_points_of_several_models_or_a_later_k_are_refused():
 def test_zero_shot_points_from_the_scorer_seed_the_learning_curve_chart(tmp_path):
     from workbench.charts import learning_curves
     from workbench.charts.curves import ORIGINAL, PROBE, curve_points
-    from workbench.scoring import zero_shot_accuracy
     from workbench.schema import PREDICTION_SCHEMA
+    from workbench.scoring import zero_shot_accuracy
 
     preds = pl.DataFrame(
         {
@@ -556,7 +676,10 @@ def test_zero_shot_points_from_the_scorer_seed_the_learning_curve_chart(tmp_path
             "pred": [1, 0, 0, 0], "answer": [1, 1, 1, 1], "correct": [True, False, False, False],
         }
     )  # fmt: skip
-    preds = preds.select(pl.col(name).cast(dtype) if name in preds.columns else pl.lit(None, dtype).alias(name) for name, dtype in PREDICTION_SCHEMA.items())
+    preds = preds.select(
+        pl.col(name).cast(dtype) if name in preds.columns else pl.lit(None, dtype).alias(name)
+        for name, dtype in PREDICTION_SCHEMA.items()
+    )
     points = zero_shot_accuracy(preds)
     one_seed = learning_curve(TRIALS.filter(pl.col("seed") == 0))
     chart = learning_curves(one_seed, zero_shot=points).to_dict()
@@ -581,9 +704,35 @@ def _cli(*args: str):
 
 def test_cli_inoculate_prints_the_per_k_summary_as_json(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path):
     out = tmp_path / "run"
-    args = ["inoculate", "--model", str(tiny_model), "--probes", str(probes_dir), "--orig", str(orig_dir), "--out", str(out)]
-    result = _cli(*args, "--k", "8,16", "--lr", "1e-3", "--epochs", "1", "--seeds", "0", "--max-length", "16", "--add-some", "x1",
-                  "--add-some-data", str(held_out_dir), "--json")
+    args = [
+        "inoculate",
+        "--model",
+        str(tiny_model),
+        "--probes",
+        str(probes_dir),
+        "--orig",
+        str(orig_dir),
+        "--out",
+        str(out),
+    ]
+    result = _cli(
+        *args,
+        "--k",
+        "8,16",
+        "--lr",
+        "1e-3",
+        "--epochs",
+        "1",
+        "--seeds",
+        "0",
+        "--max-length",
+        "16",
+        "--add-some",
+        "x1",
+        "--add-some-data",
+        str(held_out_dir),
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert [row["k"] for row in summary] == [8, 16]

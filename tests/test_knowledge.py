@@ -53,8 +53,8 @@ def test_princeton_files_are_provisioned_with_lexnames(tmp_path, monkeypatch):
     target = wordnet.provision_princeton(source)
     assert target == tmp_path / "nltk_data" / "corpora" / "wordnet"
     assert len((target / "lexnames").read_text().splitlines()) == 45
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
     import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     reader = WordNetCorpusReader(nltk.data.FileSystemPathPointer(str(target)), None)
     assert reader.synset("dog.n.01").lexname() == "noun.animal"
@@ -108,6 +108,7 @@ def test_gcide_graph_has_senses_with_examples(gcide_graph):
 
 
 # ---- ISA walks: properties over random DAGs ---------------------------------------------------
+
 
 @st.composite
 def dags(draw):

@@ -47,8 +47,7 @@ def toy_probes(n_clusters: int = 3, questions: int = 4, probe: str = "hypernymy"
 def predict(probes: pl.DataFrame, pred: list[int], model: str = "toy", **identity: str) -> pl.DataFrame:
     """A PREDICTION_SCHEMA frame: ``probes`` answered with choice indices ``pred``."""
     return conform(
-        probes.with_columns(pred=pl.Series(pred, dtype=pl.Int64))
-        .with_columns(
+        probes.with_columns(pred=pl.Series(pred, dtype=pl.Int64)).with_columns(
             scores=pl.int_ranges(pl.col("choices").list.len()).list.eval(pl.element().cast(pl.Float64) * -1.0),
             correct=pl.col("pred") == pl.col("answer"),
             model=pl.lit(model),

@@ -27,7 +27,9 @@ def with_test_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         return nb
     tagged = [i for i, cell in enumerate(nb.cells) if "parameters" in cell.get("metadata", {}).get("tags", [])]
     if len(tagged) != 1:
-        pytest.fail(f"the notebook has test_parameters {sorted(values)} but {len(tagged)} cells tagged 'parameters' (need one)")
+        pytest.fail(
+            f"the notebook has test_parameters {sorted(values)} but {len(tagged)} cells tagged 'parameters' (need one)"
+        )
     source = "# injected by tests/test_notebooks.py: small sizes for the test suite\n"
     source += "".join(f"{name} = {value!r}\n" for name, value in values.items())
     cell = nbformat.v4.new_code_cell(source, metadata={"tags": [INJECTED_TAG]})
@@ -45,8 +47,12 @@ def test_there_are_teaching_notebooks():
 def test_notebook_is_stored_without_outputs(path: Path):
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
-    dirty = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and (cell.outputs or cell.execution_count)]
-    assert not dirty, f"{path.name}: cells {dirty} keep outputs; clear them before committing (Jupyter: Edit > Clear Outputs of All Cells)"
+    dirty = [
+        i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and (cell.outputs or cell.execution_count)
+    ]
+    assert not dirty, (
+        f"{path.name}: cells {dirty} keep outputs; clear them before committing (Jupyter: Edit > Clear Outputs of All Cells)"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
@@ -70,7 +76,9 @@ def client_for(nb: nbformat.NotebookNode) -> NotebookClient:
 
 
 def test_notebook_kernel_runs_this_interpreter_in_notebooks_dir():
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os, sys; print(sys.prefix); print(os.getcwd())")])
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import os, sys; print(sys.prefix); print(os.getcwd())")]
+    )
     client_for(nb).execute()
     prefix, cwd = nb.cells[0].outputs[0]["text"].split()
     assert (Path(prefix), Path(cwd)) == (Path(sys.prefix), NOTEBOOK_DIR)

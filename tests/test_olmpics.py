@@ -113,14 +113,21 @@ def test_taxonomy_conjunction_gold_is_a_common_hypernym_and_each_distractor_is_o
             assert (distractor in above_first) != (distractor in above_second)
         assert len(set(choices)) == 3
         assert (split == "dev") == bool((up(gold) | {wordnet_reader.synset(gold)}) & dev_roots)
-    words = lambda split: {w for row in frame.filter(pl.col("split") == split).select("args", "choices").iter_rows() for part in row for w in part}  # noqa: E731
+    words = lambda split: {
+        w
+        for row in frame.filter(pl.col("split") == split).select("args", "choices").iter_rows()
+        for part in row
+        for w in part
+    }  # noqa: E731
     assert not words("train") & words("dev")
 
 
 def test_no_lang_keeps_only_the_mask_and_the_arguments_and_renames_closed_candidates():
     frame = build_olmpics(OlmpicsSpec("age-compare", n_train=5, n_dev=5))
     control = no_lang(frame)
-    for (first, second), statement, choices in zip(frame["args"].to_list(), control["statement"], control["choices"].to_list()):
+    for (first, second), statement, choices in zip(
+        frame["args"].to_list(), control["statement"], control["choices"].to_list()
+    ):
         assert statement == f"{first} [MASK] {second}"
         assert choices == ["blah", "ya"]
     assert set(control["control"]) == {"no-lang"} and not set(control["id"]) & set(frame["id"])
@@ -128,7 +135,13 @@ def test_no_lang_keeps_only_the_mask_and_the_arguments_and_renames_closed_candid
 
 def test_no_lang_keeps_open_candidates():
     rows = [
-        {"statement": f"A {a} and a {b} are both a type of [MASK].", "choices": choices, "answer": 0, "args": [a, b], "keywords": ["and"]}
+        {
+            "statement": f"A {a} and a {b} are both a type of [MASK].",
+            "choices": choices,
+            "answer": 0,
+            "args": [a, b],
+            "keywords": ["and"],
+        }
         for a, b, choices in (("cat", "dog", ["animal", "pet", "toy"]), ("oak", "elm", ["tree", "wood", "leaf"]))
     ]
     frame = _user_frame(rows)
@@ -174,7 +187,9 @@ def test_jsonl_round_trips_and_a_bad_line_is_named(tmp_path):
 
 
 def test_user_rows_may_name_the_gold_word():
-    frame = _user_frame([{"statement": "Fire is [MASK].", "choices": ["cold", "hot"], "answer": "hot", "split": "train"}])
+    frame = _user_frame(
+        [{"statement": "Fire is [MASK].", "choices": ["cold", "hot"], "answer": "hot", "split": "train"}]
+    )
     assert frame["answer"].to_list() == [1] and frame["split"].to_list() == ["train"] and frame["probe"][0] == "mine"
 
 
@@ -185,7 +200,14 @@ def test_user_rows_may_name_the_gold_word():
 def tiny_mlm(tmp_path_factory, minilm_path):
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)
     folder = tmp_path_factory.mktemp("tiny-olmpics-mlm")
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, initializer_range=0.2)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        initializer_range=0.2,
+    )
     torch.manual_seed(0)
     BertForMaskedLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -206,8 +228,16 @@ def test_candidate_head_reproduces_the_models_logits_at_the_mask(tiny_mlm):
 
 def test_zero_shot_point_of_the_curve_equals_mc_mlm_scoring(tiny_mlm, tmp_path):
     frame = build_olmpics(OlmpicsSpec("multi-hop-comparison", n_train=70, n_dev=40))
-    predictions = zero_shot(frame.filter(pl.col("split") == "dev"), tiny_mlm, cache=tmp_path / "p.sqlite", progress=False)
-    curves = learning_curves(frame, tiny_mlm, CurveSpec(ns=(62,), seeds=(0,), settings=("linear",)), cache=tmp_path / "r.sqlite", progress=False)
+    predictions = zero_shot(
+        frame.filter(pl.col("split") == "dev"), tiny_mlm, cache=tmp_path / "p.sqlite", progress=False
+    )
+    curves = learning_curves(
+        frame,
+        tiny_mlm,
+        CurveSpec(ns=(62,), seeds=(0,), settings=("linear",)),
+        cache=tmp_path / "r.sqlite",
+        progress=False,
+    )
     point = curves.filter(pl.col("setting") == "zero-shot")["accuracy"].item()
     assert point == pytest.approx(predictions["correct"].mean())
     assert set(predictions["rule"]) == {"mc-mlm"}
@@ -258,7 +288,17 @@ def test_curves_have_every_size_seed_and_setting_and_repeat_exactly(tiny_mlm, tm
     again = learning_curves(frame, tiny_mlm, spec, cache=tmp_path / "r.sqlite", progress=False)
     assert again.equals(curves)
     table = results_table(curves)
-    assert table.columns == ["model", "probe", "zero_shot", "mlp_WS", "mlp_MAX", "linear_WS", "linear_MAX", "pert", "nolang"]
+    assert table.columns == [
+        "model",
+        "probe",
+        "zero_shot",
+        "mlp_WS",
+        "mlp_MAX",
+        "linear_WS",
+        "linear_MAX",
+        "pert",
+        "nolang",
+    ]
 
 
 def _curve_rows(accuracies: dict[str, list[float]], ns=(62, 125, 250, 500, 1000, 2000, 4000)) -> pl.DataFrame:
@@ -297,7 +337,13 @@ def test_minilm_gets_a_fresh_head_and_zero_shot_is_unavailable(minilm_path, tmp_
         assert zero_shot(frame, model) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        curves = learning_curves(frame, model, CurveSpec(ns=(62,), seeds=(0,), epochs=1, min_steps=5), cache=tmp_path / "r.sqlite", progress=False)
+        curves = learning_curves(
+            frame,
+            model,
+            CurveSpec(ns=(62,), seeds=(0,), epochs=1, min_steps=5),
+            cache=tmp_path / "r.sqlite",
+            progress=False,
+        )
     assert curves["fresh_head"].all() and "zero-shot" not in set(curves["setting"])
     assert results_table(curves)["zero_shot"].is_null().all()
 
@@ -307,7 +353,9 @@ def test_cli_builds_probes_and_writes_curves_parquet(cli, tiny_mlm, tmp_path):
 
     app = cli
     runner = CliRunner()
-    built = runner.invoke(app, ["olmpics", "build", "--out", str(tmp_path), "--probe", "age-compare", "--n-train", "70", "--n-dev", "20"])
+    built = runner.invoke(
+        app, ["olmpics", "build", "--out", str(tmp_path), "--probe", "age-compare", "--n-train", "70", "--n-dev", "20"]
+    )
     assert built.exit_code == 0, built.output
     out = tmp_path / "curves.parquet"
     ran = runner.invoke(app, ["olmpics", "curves", "--model", str(tiny_mlm), "--probes", str(tmp_path / "age-compare.jsonl"),
@@ -339,7 +387,9 @@ def test_a_tokenizer_vocabulary_keeps_every_taxonomy_candidate_one_token(wordnet
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)
     vocabulary = frozenset(token for token in tokenizer.get_vocab() if token.isalpha())
-    frame = build_olmpics(OlmpicsSpec("taxonomy-conjunction", n_train=30, n_dev=10, seed=2), graph=wordnet_graph, vocabulary=vocabulary)
+    frame = build_olmpics(
+        OlmpicsSpec("taxonomy-conjunction", n_train=30, n_dev=10, seed=2), graph=wordnet_graph, vocabulary=vocabulary
+    )
     for statement, choices in frame.select("statement", "choices").iter_rows():
         assert len(candidate_tokens(tokenizer, statement, choices)) == 3
 

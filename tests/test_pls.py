@@ -39,7 +39,15 @@ def synthetic(n: int = 200, seed: int = 0, beta: float = 0.6) -> pl.DataFrame:
     t, d = rng.normal(size=n), rng.normal(size=n)
     s = beta * t + np.sqrt(1 - beta**2) * rng.normal(size=n)
     noise = lambda: 0.4 * rng.normal(size=n)  # noqa: E731
-    return pl.DataFrame({"hypernymy": t + noise(), "hyponymy": t + noise(), "definitions": d + noise(), "synonymy": d + noise(), "orig": s + noise()})
+    return pl.DataFrame(
+        {
+            "hypernymy": t + noise(),
+            "hyponymy": t + noise(),
+            "definitions": d + noise(),
+            "synonymy": d + noise(),
+            "orig": s + noise(),
+        }
+    )
 
 
 TEXT = "TAXONOMY =~ hypernymy + hyponymy\nDEFINITIONS =~ definitions + synonymy\nSCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS\n"
@@ -49,9 +57,18 @@ TEXT = "TAXONOMY =~ hypernymy + hyponymy\nDEFINITIONS =~ definitions + synonymy\
 
 
 def test_text_form_and_python_form_give_the_same_model():
-    parsed = parse_model("# a comment\n" + TEXT.replace("SCIENCE ~ TAXONOMY + DEFINITIONS", "SCIENCE ~ TAXONOMY\nSCIENCE ~ DEFINITIONS  # two lines add up"))
+    parsed = parse_model(
+        "# a comment\n"
+        + TEXT.replace(
+            "SCIENCE ~ TAXONOMY + DEFINITIONS", "SCIENCE ~ TAXONOMY\nSCIENCE ~ DEFINITIONS  # two lines add up"
+        )
+    )
     built = PathModel(
-        blocks={"TAXONOMY": ("hypernymy", "hyponymy"), "DEFINITIONS": ("definitions", "synonymy"), "SCIENCE": ("orig",)},
+        blocks={
+            "TAXONOMY": ("hypernymy", "hyponymy"),
+            "DEFINITIONS": ("definitions", "synonymy"),
+            "SCIENCE": ("orig",),
+        },
         paths=(("TAXONOMY", "SCIENCE"), ("DEFINITIONS", "SCIENCE")),
     )
     assert parsed == built
@@ -201,7 +218,12 @@ def test_default_bootstrap_of_500_on_the_thesis_data(bats):
     assert excludes_zero.to_list() == result.paths["significant"].to_list()
     report = result.to_dict()
     json.dumps(report, allow_nan=False)
-    assert {p["source"] + p["target"] for p in report["paths"] if p["significant"]} == {"DERSYN", "LEXSYN", "DERSEM", "ENCSEM"}
+    assert {p["source"] + p["target"] for p in report["paths"] if p["significant"]} == {
+        "DERSYN",
+        "LEXSYN",
+        "DERSEM",
+        "ENCSEM",
+    }
 
 
 # ------------------------------------------------------------------ the command line
@@ -246,7 +268,9 @@ def test_path_diagram_draws_every_path_and_greys_the_insignificant(bats):
 
     from workbench.charts.paths import bootstrap_histograms, layout, loading_bars, path_diagram
 
-    result = fit_pls(bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid", bootstrap=50, workers=1), progress=False)
+    result = fit_pls(
+        bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid", bootstrap=50, workers=1), progress=False
+    )
     spec = path_diagram(result).to_dict()
     edges = next(iter(spec["datasets"].values()))
     by_path = {e["path"]: e for e in edges}
@@ -326,7 +350,12 @@ def test_mode_b_weights_are_the_regression_of_the_inner_estimate_on_the_block():
     base = rng.normal(size=(200, 1))
     frame = pl.DataFrame(np.hstack([base + rng.normal(size=(200, 3)), base * 0.8 + rng.normal(size=(200, 2)) * 0.5]),
                          schema=["a1", "a2", "a3", "b1", "b2"], orient="row")  # fmt: skip
-    result = fit_pls(frame, parse_model("A <~ a1 + a2 + a3\nB =~ b1 + b2\nB ~ A"), PLSSpec(scheme="centroid", bootstrap=0), progress=False)
+    result = fit_pls(
+        frame,
+        parse_model("A <~ a1 + a2 + a3\nB =~ b1 + b2\nB ~ A"),
+        PLSSpec(scheme="centroid", bootstrap=0),
+        progress=False,
+    )
     x = frame.select("a1", "a2", "a3").to_numpy()
     x = (x - x.mean(axis=0)) / x.std(axis=0)
     inner = result.scores["B"].to_numpy()  # centroid: sign(corr(A, B)) * B, and the correlation is positive
@@ -346,7 +375,9 @@ def test_quantification_is_category_means_nominal_and_monotone_ordinal():
     ordinal = quantify(categories, target, ordinal=True)  # 2 > -1 violates the order: pooled to 0.5, 0.5, then 1
     pooled = np.array([0.5, 0.5, 0.5, 0.5, 1.0, 1.0])
     assert ordinal == pytest.approx((pooled - pooled.mean()) / pooled.std())
-    assert np.all(np.diff(ordinal) >= -1e-12) and ordinal.mean() == pytest.approx(0) and ordinal.std() == pytest.approx(1)
+    assert (
+        np.all(np.diff(ordinal) >= -1e-12) and ordinal.mean() == pytest.approx(0) and ordinal.std() == pytest.approx(1)
+    )
 
 
 def test_an_ordinal_indicator_depends_only_on_the_order_of_its_values(bats):
@@ -355,7 +386,9 @@ def test_an_ordinal_indicator_depends_only_on_the_order_of_its_values(bats):
     first = fit_pls(bats, parse_model(text), PLSSpec(scheme="centroid", bootstrap=0), progress=False)
     recoded = bats.with_columns(pl.col("P_dim").log())
     second = fit_pls(recoded, parse_model(text), PLSSpec(scheme="centroid", bootstrap=0), progress=False)
-    assert first.paths["coef"].item() == pytest.approx(second.paths["coef"].item(), abs=1e-5)  # to the iteration's tolerance
+    assert first.paths["coef"].item() == pytest.approx(
+        second.paths["coef"].item(), abs=1e-5
+    )  # to the iteration's tolerance
     assert first.r2["r2"].item() == pytest.approx(second.r2["r2"].item(), abs=1e-5)
 
 
@@ -376,4 +409,7 @@ def test_the_text_form_declares_modes_and_scaling_and_reads_back():
     assert model.modes == {"A": "B", "B": "A"} and model.scaling == {"x": "nom", "y": "num", "z": "ord", "w": "num"}
     assert parse_model(model.to_text()) == model
     with pytest.raises(WorkbenchError, match="not numeric"):
-        check_data(pl.DataFrame({"x": ["a", "b", "c"], "y": [1.0, 2, 3], "z": [1, 2, 3], "w": [3.0, 1, 2]}), parse_model("A =~ x + y\nB =~ z + w\nB ~ A"))
+        check_data(
+            pl.DataFrame({"x": ["a", "b", "c"], "y": [1.0, 2, 3], "z": [1, 2, 3], "w": [3.0, 1, 2]}),
+            parse_model("A =~ x + y\nB =~ z + w\nB ~ A"),
+        )

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-
 from tiny_models import tiny_multiple_choice_bert
+
 from workbench.analysis import PLSSpec, fit_pls, parse_model
 from workbench.analysis.population import KEY_COLUMNS, population
 from workbench.errors import WorkbenchError
@@ -38,7 +38,9 @@ def _question(i: int, split: str, probe: str, hops: int, rng: random.Random) -> 
 
 def _probes(n: int, split: str, seed: int) -> pl.DataFrame:
     rng = random.Random(seed)
-    rows = [_question(i, split, "hypernymy", 1 + i % 2, rng) for i in range(n)] + [_question(n + i, split, "definitions", 0, rng) for i in range(n)]
+    rows = [_question(i, split, "hypernymy", 1 + i % 2, rng) for i in range(n)] + [
+        _question(n + i, split, "definitions", 0, rng) for i in range(n)
+    ]
     return pl.DataFrame(rows, schema=PROBE_SCHEMA)
 
 
@@ -61,12 +63,34 @@ def outputs(tmp_path_factory, tiny_model) -> dict:
         texts = rng.sample(ANIMALS, 3)
         answer = rng.randrange(4)
         texts.insert(answer, rng.choice(TOOLS))
-        lines.append(json.dumps({"id": f"q{i}", "question": {"stem": "which one is a tool?", "choices": [{"text": t, "label": labels[j]} for j, t in enumerate(texts)]}, "answerKey": labels[answer]}))
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "question": {
+                        "stem": "which one is a tool?",
+                        "choices": [{"text": t, "label": labels[j]} for j, t in enumerate(texts)],
+                    },
+                    "answerKey": labels[answer],
+                }
+            )
+        )
     (root / "orig").mkdir()
     (root / "orig" / "dev.jsonl").write_text("\n".join(lines[:16]) + "\n")
     (root / "orig" / "train.jsonl").write_text("\n".join(lines[16:]) + "\n")
     run = root / "run"
-    inoculate(tiny_model, root / "probes", root / "orig", ks=(8, 16), lrs=(1e-3, 3e-3), epochs=(1,), out=run, batch_size=8, max_length=16, progress=False)
+    inoculate(
+        tiny_model,
+        root / "probes",
+        root / "orig",
+        ks=(8, 16),
+        lrs=(1e-3, 3e-3),
+        epochs=(1,),
+        out=run,
+        batch_size=8,
+        max_length=16,
+        progress=False,
+    )
     from workbench.inoculation import read_mcqa_dir
 
     questions = pl.concat([_probes(8, "dev", 2), read_mcqa_dir(root / "orig", ("dev",))])
@@ -94,18 +118,29 @@ def test_every_checkpoint_and_scored_model_is_one_row_with_its_accuracies(output
 
 def test_by_hops_splits_each_probe_by_hop_count(outputs):
     frame = population(runs=[outputs["run"]], by_hops=True)
-    assert [c for c in frame.columns if c not in KEY_COLUMNS] == ["definitions_h0", "hypernymy_h1", "hypernymy_h2", "orig"]
+    assert [c for c in frame.columns if c not in KEY_COLUMNS] == [
+        "definitions_h0",
+        "hypernymy_h1",
+        "hypernymy_h2",
+        "orig",
+    ]
     whole = population(runs=[outputs["run"]])
     # four questions at each hop count: the probe accuracy is the mean of the two hop columns
-    assert ((frame["hypernymy_h1"] + frame["hypernymy_h2"]) / 2).to_list() == pytest.approx(whole["hypernymy"].to_list())
+    assert ((frame["hypernymy_h1"] + frame["hypernymy_h2"]) / 2).to_list() == pytest.approx(
+        whole["hypernymy"].to_list()
+    )
 
 
 def test_a_population_fits_a_path_model(outputs):
     frame = population(runs=[outputs["run"]])
-    model = parse_model("TAXONOMY =~ hypernymy\nDEFINITIONS =~ definitions\nSCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS")
+    model = parse_model(
+        "TAXONOMY =~ hypernymy\nDEFINITIONS =~ definitions\nSCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS"
+    )
     result = fit_pls(frame, model, PLSSpec(bootstrap=0))
     # one indicator per latent: the path coefficients are the OLS betas of the standardised columns
-    z = frame.select((pl.col(c) - pl.col(c).mean()) / pl.col(c).std() for c in ("hypernymy", "definitions", "orig")).to_numpy()
+    z = frame.select(
+        (pl.col(c) - pl.col(c).mean()) / pl.col(c).std() for c in ("hypernymy", "definitions", "orig")
+    ).to_numpy()
     betas = np.linalg.lstsq(z[:, :2], z[:, 2], rcond=None)[0]
     assert result.n_rows == frame.height == 5
     assert result.paths["coef"].to_list() == pytest.approx(betas.tolist())

@@ -91,7 +91,11 @@ def test_released_questions_in_other_phrasings_fall_back_to_columns_and_quotes(r
 
 
 def test_a_question_without_findable_arguments_is_a_clear_error():
-    frame = PHRASED.drop("_arguments").head(1).with_columns(question=pl.lit("What is this?"), context=pl.lit(""), word=pl.lit("zebra"))
+    frame = (
+        PHRASED.drop("_arguments")
+        .head(1)
+        .with_columns(question=pl.lit("What is this?"), context=pl.lit(""), word=pl.lit("zebra"))
+    )
     with pytest.raises(WorkbenchError, match=r"1 question\(s\) match no template .*pass the template file"):
         language_control(frame, ControlSpec("no-lang"))
 

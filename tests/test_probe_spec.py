@@ -54,13 +54,21 @@ def test_paper_preset_has_the_released_datas_families_depths_and_hops(released_d
 
 def test_per_family_depths_lower_one_family_only():
     spec = ProbeSpec("hypernymy", max_depth=3, depths={"sister": 1})
-    assert spec.distractor_options() == [("random", 0), ("sister", 1), ("isa_down", 1), ("isa_down", 2), ("isa_down", 3)]
+    assert spec.distractor_options() == [
+        ("random", 0),
+        ("sister", 1),
+        ("isa_down", 1),
+        ("isa_down", 2),
+        ("isa_down", 3),
+    ]
     assert ProbeSpec.paper("hypernymy", max_depth=1).depth_of("isa") == 1
 
 
 def test_default_templates_include_table2_and_varied_phrasings():
     templates = load_templates("hypernymy")
-    assert templates.questions["table2"] == "In '{context}', the word or concept '{word}' is best described as a type of"
+    assert (
+        templates.questions["table2"] == "In '{context}', the word or concept '{word}' is best described as a type of"
+    )
     assert len(templates.questions) > 10
     assert any(text.startswith("Given the fragment") for text in templates.questions.values())
     assert any(text.startswith("Assuming the expression") for text in templates.questions.values())
@@ -73,7 +81,12 @@ def test_missing_field_is_an_error_and_fields_never_run_code():
 
 
 def test_user_templates_are_loaded_and_unknown_fields_rejected(tmp_path):
-    good = {"contexts": ["Reading '{context}',"], "probes": {"definitions": {"table2": "Define '{word}':", "suffixes": ["'{word}' means"], "choice": "{definition}"}}}
+    good = {
+        "contexts": ["Reading '{context}',"],
+        "probes": {
+            "definitions": {"table2": "Define '{word}':", "suffixes": ["'{word}' means"], "choice": "{definition}"}
+        },
+    }
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(good))
     templates = load_templates("definitions", path)

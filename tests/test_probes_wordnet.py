@@ -133,7 +133,10 @@ def test_hyponymy_asks_for_up_to_ten_hyponyms_at_each_hop(built, wn):
 
 def test_hyponymy_golds_per_hop_is_a_parameter(wordnet_graph):
     one = build_probes(ProbeSpec("hyponymy", concepts=("dog.n.01",), golds_per_hop=1), wordnet_graph, progress=False)
-    assert one.group_by("hops").agg(pl.col("gold_concept").n_unique())["gold_concept"].to_list() == [1] * one["hops"].n_unique()
+    assert (
+        one.group_by("hops").agg(pl.col("gold_concept").n_unique())["gold_concept"].to_list()
+        == [1] * one["hops"].n_unique()
+    )
 
 
 def test_instance_links_are_followed_only_when_asked(wn, wordnet_graph):
@@ -141,7 +144,9 @@ def test_instance_links_are_followed_only_when_asked(wn, wordnet_graph):
     instances = {s.name() for s in wn.synset("city.n.01").instance_hyponyms()}
     spec = ProbeSpec("hyponymy", concepts=("city.n.01",), max_hops=1, golds_per_hop=1000)
     default = set(build_probes(spec, wordnet_graph, progress=False)["gold_concept"].unique())
-    followed = set(build_probes(replace(spec, instance_links=True), wordnet_graph, progress=False)["gold_concept"].unique())
+    followed = set(
+        build_probes(replace(spec, instance_links=True), wordnet_graph, progress=False)["gold_concept"].unique()
+    )
     assert default == {s.name() for s in wn.synset("city.n.01").hyponyms()} and not default & instances
     assert followed == default | instances
 
@@ -223,7 +228,11 @@ def test_same_seed_same_probes_other_seed_other_probes(wordnet_graph):
 
 
 def test_family_filters_are_respected(wordnet_graph):
-    frame = build_probes(ProbeSpec("hypernymy", max_hops=2, families=("sister",), max_depth=2, perturbations=None), wordnet_graph, progress=False)
+    frame = build_probes(
+        ProbeSpec("hypernymy", max_hops=2, families=("sister",), max_depth=2, perturbations=None),
+        wordnet_graph,
+        progress=False,
+    )
     assert set(frame["distractor_family"].unique()) == {"sister"}
     assert set(frame["distractor_depth"].unique()) <= {1, 2}
     assert set(frame["hops"].unique()) == {1, 2}
@@ -235,6 +244,7 @@ def test_a_concept_subset_gets_exactly_its_questions_of_the_full_build(built, wo
     names = full["concept"].unique(maintain_order=True).head(3).to_list()
     spec = ProbeSpec(probe, max_hops=5 if probe == "hypernymy" else 3, seed=1, concepts=",".join(names))
     subset = build_probes(spec, gcide_graph if probe == "wordsense" else wordnet_graph, progress=False)
+
     def content(frame: pl.DataFrame) -> pl.DataFrame:  # everything but the answer's position and the split
         gold = pl.col("choices").list.get(pl.col("answer"))
         keys = ["concept", "question", "hops", "distractor_family", "distractor_depth"]

@@ -76,17 +76,32 @@ def test_any_json_as_a_templates_file_loads_or_names_the_field(tmp_path, documen
 
 
 @settings(max_examples=200, deadline=None)
-@given(max_hops=st.integers(-3, 9), max_depth=st.integers(-3, 9), perturbations=st.none() | st.integers(-2, 200),
-       golds=st.none() | st.integers(-2, 2000), seed=st.integers(-5, 2**33))
+@given(
+    max_hops=st.integers(-3, 9),
+    max_depth=st.integers(-3, 9),
+    perturbations=st.none() | st.integers(-2, 200),
+    golds=st.none() | st.integers(-2, 2000),
+    seed=st.integers(-5, 2**33),
+)
 def test_any_probe_spec_numbers_build_a_spec_or_name_the_parameter(max_hops, max_depth, perturbations, golds, seed):
     try:
-        ProbeSpec("hypernymy", max_hops=max_hops, max_depth=max_depth, perturbations=perturbations, golds_per_hop=golds, seed=seed)
+        ProbeSpec(
+            "hypernymy",
+            max_hops=max_hops,
+            max_depth=max_depth,
+            perturbations=perturbations,
+            golds_per_hop=golds,
+            seed=seed,
+        )
     except WorkbenchError as err:
         assert any(name in str(err) for name in ("max_hops", "max_depth", "perturbations", "golds_per_hop", "seed"))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(content=st.binary(max_size=60), args=st.lists(st.sampled_from(["--rows", "0", "-1", "x", "3", "--bogus"]), max_size=3))
+@given(
+    content=st.binary(max_size=60),
+    args=st.lists(st.sampled_from(["--rows", "0", "-1", "x", "3", "--bogus"]), max_size=3),
+)
 def test_the_cli_on_malformed_input_exits_0_or_2_with_one_line(tmp_path, capsys, monkeypatch, content, args):
     import sys
 

@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from tiny_models import tiny_multiple_choice_bert
 
 from workbench.errors import WorkbenchError
 from workbench.scoring.models import load_model
-
-from tiny_models import tiny_multiple_choice_bert
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +33,9 @@ def test_a_model_folder_without_tokenizer_files_is_refused_naming_them(tiny_mode
     scoring run exited 0 with a plausible accuracy (0.300 against 0.367 for the real model)."""
     folder = _copy_without(tiny_model, tmp_path / "no-tokenizer", *TOKENIZER)
     for scorer in ("mcqa", "similarity"):
-        with pytest.raises(WorkbenchError, match=r"no-tokenizer lacks tokenizer files \(one of tokenizer.json, vocab.txt"):
+        with pytest.raises(
+            WorkbenchError, match=r"no-tokenizer lacks tokenizer files \(one of tokenizer.json, vocab.txt"
+        ):
             load_model(folder, scorer)
     from workbench.inoculation.train import load_for_training
 
@@ -46,7 +47,9 @@ def test_a_model_folder_without_weights_is_one_clear_error(tiny_model, tmp_path)
     folder = _copy_without(tiny_model, tmp_path / "no-weights", "*.safetensors", "*.bin")
     with pytest.raises(WorkbenchError, match=r"no-weights lacks weights \(one of model.safetensors"):
         load_model(folder, "mcqa")
-    assert load_model(folder, "mcqa", control="random-weights").control == "random-weights"  # a control needs no weights
+    assert (
+        load_model(folder, "mcqa", control="random-weights").control == "random-weights"
+    )  # a control needs no weights
 
 
 def test_a_tokenizer_larger_than_the_models_vocabulary_is_refused(tiny_model, tmp_path):
@@ -82,7 +85,11 @@ def _cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subpro
 
 
 def _one_error_line(run: subprocess.CompletedProcess, expected: str) -> None:
-    lines = [line for line in run.stderr.splitlines() if line.strip() and not line.startswith("warning:") and "%|" not in line]
+    lines = [
+        line
+        for line in run.stderr.splitlines()
+        if line.strip() and not line.startswith("warning:") and "%|" not in line
+    ]
     assert run.returncode == 2, run.stderr
     assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], run.stderr
 
@@ -91,7 +98,7 @@ def _one_error_line(run: subprocess.CompletedProcess, expected: str) -> None:
 def bad_files(tmp_path_factory, released_dir) -> Path:
     folder = tmp_path_factory.mktemp("bad")
     first = (released_dir / "hyponymy_test.jsonl").read_bytes().splitlines()[0]
-    (folder / "hyponymy_test.jsonl").write_bytes(first + b"\n" + b"{\"id\": \"\xff\xfe\"}\n")
+    (folder / "hyponymy_test.jsonl").write_bytes(first + b"\n" + b'{"id": "\xff\xfe"}\n')
     (folder / "empty.jsonl").write_text("\n\n")
     entry = {"table2": "In '{context}', '{word}' is a type of", "choice": "{word}"}
     (folder / "templates.json").write_text(json.dumps({"contexts": "In '{context}',", "probes": {"hypernymy": entry}}))
@@ -100,12 +107,19 @@ def bad_files(tmp_path_factory, released_dir) -> Path:
 
 
 def test_bad_input_is_one_line_naming_the_file_line_or_field(bad_files, tmp_path):
-    _one_error_line(_cli("probes", "load", str(bad_files / "hyponymy_test.jsonl")), "hyponymy_test.jsonl, line 2: not valid UTF-8")
+    _one_error_line(
+        _cli("probes", "load", str(bad_files / "hyponymy_test.jsonl")), "hyponymy_test.jsonl, line 2: not valid UTF-8"
+    )
     _one_error_line(_cli("probes", "load", str(bad_files / "empty.jsonl")), "no questions in")
     templates = ["probes", "build", "--probe", "hypernymy", "--concepts", "dog.n.01", "--out", str(tmp_path / "t")]
-    _one_error_line(_cli(*templates, "--templates", str(bad_files / "templates.json")), "contexts must be a list of strings, not str")
+    _one_error_line(
+        _cli(*templates, "--templates", str(bad_files / "templates.json")),
+        "contexts must be a list of strings, not str",
+    )
     _one_error_line(_cli("probes", "build", "--probe", ",", "--out", str(tmp_path / "p")), "names no probe")
-    _one_error_line(_cli("probes", "build", "--probe", "hypernymy", "--out", str(bad_files / "a-file")), "is a file; give a folder")
+    _one_error_line(
+        _cli("probes", "build", "--probe", "hypernymy", "--out", str(bad_files / "a-file")), "is a file; give a folder"
+    )
     assert not (tmp_path / "t").exists() and not (tmp_path / "p").exists()
 
 
@@ -119,7 +133,9 @@ def test_outputs_are_checked_before_any_work(released_dir, minilm_path, bad_file
     be written likewise."""
     probes = str(released_dir / "dictionary_qa_test.jsonl")
     started = time.monotonic()
-    run = _cli("score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", probes, "--out", str(tmp_path))
+    run = _cli(
+        "score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", probes, "--out", str(tmp_path)
+    )
     _one_error_line(run, "is a folder; give a file name")
     assert time.monotonic() - started < 30  # no scoring happened (1,114 questions take longer)
     html = str(bad_files / "a-file" / "report.html")
@@ -145,8 +161,17 @@ def test_an_unknown_multiple_choice_file_loads_as_a_custom_probe(tmp_path, minil
     from workbench.probes.formats import CustomProbeWarning, read_probes
     from workbench.scoring import score
 
-    rows = [{"id": f"x{i}", "question": {"stem": f"Which is a fruit? ({i})", "choices": [
-        {"text": t, "label": label} for t, label in zip(["apple", "hammer", "car"], "ABC")]}, "answerKey": "A"} for i in range(3)]
+    rows = [
+        {
+            "id": f"x{i}",
+            "question": {
+                "stem": f"Which is a fruit? ({i})",
+                "choices": [{"text": t, "label": label} for t, label in zip(["apple", "hammer", "car"], "ABC")],
+            },
+            "answerKey": "A",
+        }
+        for i in range(3)
+    ]
     path = tmp_path / "quiz_test.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     with pytest.warns(CustomProbeWarning, match="custom probe 'quiz'"):

@@ -40,7 +40,9 @@ def test_comparison_counts_every_shared_row_once(hyponymy):
     for name in ("hops", "families", "answer_positions"):
         assert tables[name]["ours"].sum() == ours.filter(pl.col("concept").is_in(list(shared))).height
         assert tables[name]["released"].sum() == released.filter(pl.col("concept").is_in(list(shared))).height
-    families = set(tables["families"].filter(pl.col("ours") > 0).select("distractor_family", "distractor_depth").iter_rows())
+    families = set(
+        tables["families"].filter(pl.col("ours") > 0).select("distractor_family", "distractor_depth").iter_rows()
+    )
     released_families = set(released.select("distractor_family", "distractor_depth").unique().iter_rows())
     assert families <= released_families
     assert to_markdown(tables["hops"]).startswith("| hops |")
@@ -56,8 +58,23 @@ def test_cli_paper_preset_builds_the_released_settings(cli, tmp_path, wordnet_gr
     from typer.testing import CliRunner
 
     out = tmp_path / "dog"
-    run = CliRunner().invoke(cli, ["probes", "build", "--probe", "hyponymy", "--preset", "paper", "--concepts", "dog.n.01",
-                                   "--perturbations", "all", "--out", str(out)])
+    run = CliRunner().invoke(
+        cli,
+        [
+            "probes",
+            "build",
+            "--probe",
+            "hyponymy",
+            "--preset",
+            "paper",
+            "--concepts",
+            "dog.n.01",
+            "--perturbations",
+            "all",
+            "--out",
+            str(out),
+        ],
+    )
     assert run.exit_code == 0, run.output
     frame = read_probes(out)
     assert set(frame.select("distractor_family", "distractor_depth").unique().iter_rows()) <= set(

@@ -284,7 +284,9 @@ def test_multi_token_choices_get_the_pseudo_log_likelihood_of_their_tokens(tiny,
 
 def test_mc_mlm_rule_refuses_multi_token_choices(tiny, cache):
     with pytest.raises(WorkbenchError, match="mc-mlm.*one token.*1 questions"):
-        score(make_probes(QUESTIONS[:1] + QUESTIONS[3:4]), tiny["mlm"], "mlm", rule="mc-mlm", cache=cache, progress=False)
+        score(
+            make_probes(QUESTIONS[:1] + QUESTIONS[3:4]), tiny["mlm"], "mlm", rule="mc-mlm", cache=cache, progress=False
+        )
 
 
 def test_mlm_scorer_refuses_a_checkpoint_without_an_mlm_head(tiny):
@@ -298,7 +300,9 @@ def test_mlm_scorer_refuses_a_checkpoint_without_an_mlm_head(tiny):
 def test_random_weights_control_is_deterministic_per_seed_and_differs_from_the_model(tiny, cache):
     probes = make_probes(QUESTIONS[2:])
     runs = {
-        (control, seed): score(probes, tiny["mlm"], scorer="mlm", control=control, seed=seed, cache=False, progress=False)
+        (control, seed): score(
+            probes, tiny["mlm"], scorer="mlm", control=control, seed=seed, cache=False, progress=False
+        )
         for control, seed in (("none", 0), ("random-weights", 0), ("random-weights", 1))
     }
     again = score(probes, tiny["mlm"], scorer="mlm", control="random-weights", seed=0, cache=False, progress=False)
@@ -365,7 +369,9 @@ def test_a_missing_model_path_is_named_with_the_fix(tmp_path):
 
 
 def test_an_unknown_hub_name_says_how_to_get_it_offline():
-    with pytest.raises(WorkbenchError, match="the model nobody/no-such-model is not in the local Hugging Face cache.*HF_HUB_OFFLINE"):
+    with pytest.raises(
+        WorkbenchError, match="the model nobody/no-such-model is not in the local Hugging Face cache.*HF_HUB_OFFLINE"
+    ):
         load_model("nobody/no-such-model", "similarity")
 
 

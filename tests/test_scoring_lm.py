@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
+from test_scoring import QUESTIONS, count_forwards, make_probes
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import (
     AutoModelForCausalLM,
@@ -28,7 +29,6 @@ from transformers import (
 )
 from typer.testing import CliRunner
 
-from test_scoring import QUESTIONS, count_forwards, make_probes
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.templates import TemplateError
 from workbench.report import rule_notes, text_report
@@ -38,12 +38,12 @@ from workbench.scoring import (
     PredictionCache,
     ScoreSpec,
     ScoringWarning,
+    causal,
     load_model,
     load_prompts,
     score,
     zero_shot_accuracy,
 )
-from workbench.scoring import causal
 from workbench.scoring.lm import encode_units
 
 TEXTS = [question for question, _, _ in QUESTIONS] + [choice for _, choices, _ in QUESTIONS for choice in choices]
@@ -60,7 +60,9 @@ def byte_bpe(bos: bool = False) -> PreTrainedTokenizerFast:
     )
     bpe.train_from_iterator(TEXTS, trainer)
     if bos:
-        bpe.post_processor = processors.TemplateProcessing(single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 0)])
+        bpe.post_processor = processors.TemplateProcessing(
+            single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 0)]
+        )
     return PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>")
 
 
@@ -207,7 +209,9 @@ def forward_kinds(model) -> list[tuple[bool, int]]:
     """Record each forward of ``model.network``: (whether it reads a past key/value cache, its rows)."""
     calls: list[tuple[bool, int]] = []
     model.network.register_forward_pre_hook(
-        lambda module, args, kwargs: calls.append((kwargs.get("past_key_values") is not None, len(kwargs["input_ids"]))),
+        lambda module, args, kwargs: calls.append(
+            (kwargs.get("past_key_values") is not None, len(kwargs["input_ids"]))
+        ),
         with_kwargs=True,
     )
     return calls
@@ -217,7 +221,10 @@ def forward_kinds(model) -> list[tuple[bool, int]]:
 def test_both_causal_paths_equal_a_direct_forward_even_for_a_one_token_prompt(tiny_lm, path):
     model = load_model(tiny_lm["causal"], "causal")
     question, choices, _ = QUESTIONS[2]
-    units = [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices] + [("A", " river"), ("A", " a long way down")]
+    units = [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices] + [
+        ("A", " river"),
+        ("A", " a long way down"),
+    ]
     features = encode_units(model, units, joint_limit=True, prompt_special=False)
     assert len(features[-1]["prompt"]) == 1  # nothing before its last token: no prefix to cache
     with torch.inference_mode():
@@ -240,8 +247,18 @@ def test_auto_path_scores_from_scratch_where_the_prefix_saves_too_little(tiny_lm
     model = load_model(tiny_lm["causal"], "causal")
     calls = forward_kinds(model)
     question, choices, _ = QUESTIONS[2]
-    shared = encode_units(model, [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices], joint_limit=True, prompt_special=False)
-    alone = encode_units(model, [(f"Q{index}:", f" {choice}") for index, choice in enumerate(choices)], joint_limit=True, prompt_special=False)
+    shared = encode_units(
+        model,
+        [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices],
+        joint_limit=True,
+        prompt_special=False,
+    )
+    alone = encode_units(
+        model,
+        [(f"Q{index}:", f" {choice}") for index, choice in enumerate(choices)],
+        joint_limit=True,
+        prompt_special=False,
+    )
     assert causal.prefix_saving(shared, 8) >= causal.MIN_SAVING > causal.prefix_saving(alone, 8)
     assert causal.prefers_shared(shared, 8, "cpu") and not causal.prefers_shared(alone, 8, "cpu")
     assert not causal.prefers_shared(shared, causal.GPU_MIN_BATCH - 1, "cuda:0")  # small GPU batches: overhead-bound
@@ -261,7 +278,9 @@ def test_auto_path_scores_from_scratch_where_the_prefix_saves_too_little(tiny_lm
 def test_default_prompts_follow_the_probe_type():
     templates = load_prompts()
     assert templates.render("synonymy", "Which word means big?", "large") == (
-        "Question: Which word means big?\nAnswer:", "Answer:", " large"
+        "Question: Which word means big?\nAnswer:",
+        "Answer:",
+        " large",
     )
     question = "In 'an oak grew', the word oak is best described as a type of"
     assert templates.render("hypernymy", question, "tree")[0] == question  # a cloze: the choice completes it
@@ -284,7 +303,10 @@ def test_a_user_prompt_file_changes_the_prompts_and_the_fingerprint(tiny_lm, cac
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ({"default": {"prompt": "{question} {answer}", "neutral": "A:", "choice": "{choice}"}}, r"unknown field\(s\) \['answer'\]"),
+        (
+            {"default": {"prompt": "{question} {answer}", "neutral": "A:", "choice": "{choice}"}},
+            r"unknown field\(s\) \['answer'\]",
+        ),
         ({"default": {"prompt": "{question}", "choice": "{choice}"}}, "expected JSON with 'default'"),
         ({"default": {"prompt": "{question}", "neutral": " ", "choice": "{choice}"}}, "must be a non-empty string"),
     ],
@@ -330,7 +352,10 @@ def test_a_bos_adding_tokenizer_keeps_its_bos_first_when_the_prompt_is_cut(tiny_
     model = load_model(tiny_lm["causal-bos"], "causal", max_length=10)
     bos = model.tokenizer.bos_token_id
     short, long = encode_units(
-        model, [("Answer:", " river"), ("Question: " + QUESTIONS[2][0], " river")], joint_limit=True, prompt_special=False
+        model,
+        [("Answer:", " river"), ("Question: " + QUESTIONS[2][0], " river")],
+        joint_limit=True,
+        prompt_special=False,
     )
     assert short["prompt"][0] == bos and short["prompt"].count(bos) == 1 and not short["truncated"]
     assert long["truncated"] and long["prompt"][0] == bos and len(long["input_ids"]) == 10
@@ -350,7 +375,9 @@ def test_static_embeddings_control_is_refused_for_language_model_scorers(scorer)
 def test_random_weights_control_is_seeded_and_differs_from_the_model(tiny_lm, scorer):
     probes = make_probes(QUESTIONS[2:])
     runs = {
-        (control, seed): score(probes, tiny_lm[scorer], scorer=scorer, control=control, seed=seed, cache=False, progress=False)
+        (control, seed): score(
+            probes, tiny_lm[scorer], scorer=scorer, control=control, seed=seed, cache=False, progress=False
+        )
         for control, seed in (("none", 0), ("random-weights", 0), ("random-weights", 1))
     }
     again = score(probes, tiny_lm[scorer], scorer=scorer, control="random-weights", seed=0, cache=False, progress=False)
@@ -363,7 +390,9 @@ def test_a_causal_scorer_refuses_a_model_without_a_language_model_head(tmp_path)
     from transformers import BertConfig, BertModel
 
     tokenizer = byte_bpe()
-    config = BertConfig(vocab_size=400, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
+    config = BertConfig(
+        vocab_size=400, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37
+    )
     BertModel(config).save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     with warnings.catch_warnings(), pytest.raises(WorkbenchError, match="lacks trained weights of its causal-LM"):
@@ -386,7 +415,12 @@ def test_zero_shot_accuracy_gives_one_k0_point_per_rule(tiny_lm, cache):
 def test_the_report_explains_each_rule_the_predictions_use(tiny_lm, cache):
     preds = score(make_probes(), tiny_lm["causal"], scorer="causal", rule="all", cache=cache, progress=False)
     assert list(rule_notes(preds)) == list(RULES)
-    report = text_report(preds.with_columns(cluster_id=pl.col("id"), hops=pl.lit(1), distractor_family=pl.lit("random"), distractor_depth=pl.lit(0)), n_boot=20)
+    report = text_report(
+        preds.with_columns(
+            cluster_id=pl.col("id"), hops=pl.lit(1), distractor_family=pl.lit("random"), distractor_depth=pl.lit(0)
+        ),
+        n_boot=20,
+    )
     for rule in RULES:
         assert f"  {rule}: {RULE_NOTES[rule]}" in report
 
@@ -397,9 +431,19 @@ def test_cli_scores_with_a_causal_model_under_all_rules(cli, tiny_lm, tmp_path, 
     prompts = tmp_path / "prompts.json"
     prompts.write_text(json.dumps({"default": {"prompt": "Q: {question}\nA:", "neutral": "A:", "choice": " {choice}"}}))
     out = tmp_path / "preds.parquet"
-    args = ["score", "--model", str(tiny_lm["causal"]), "--scorer", "causal", "--probes", str(tmp_path / "probes.parquet")]
+    args = [
+        "score",
+        "--model",
+        str(tiny_lm["causal"]),
+        "--scorer",
+        "causal",
+        "--probes",
+        str(tmp_path / "probes.parquet"),
+    ]
     result = CliRunner().invoke(cli, [*args, "--out", str(out), "--rule", "all", "--prompts", str(prompts)])
     assert result.exit_code == 0, result.output
     assert "scored 5 questions with causal under 4 rules (control none): accuracy sum " in result.stdout
     preds = pl.read_parquet(out)
-    assert preds.schema == pl.Schema(PREDICTION_SCHEMA) and preds["rule"].unique(maintain_order=True).to_list() == list(RULES)
+    assert preds.schema == pl.Schema(PREDICTION_SCHEMA) and preds["rule"].unique(maintain_order=True).to_list() == list(
+        RULES
+    )

@@ -39,7 +39,11 @@ def test_counts_add_up_to_the_selection_and_count_clusters(probes):
     assert table["n"].sum() == chosen.height
     assert set(table["hops"]) == {1, 2}
     row = table.row(0, named=True)
-    cell = chosen.filter(pl.col("hops") == row["hops"], pl.col("distractor_family") == row["distractor_family"], pl.col("distractor_depth") == row["distractor_depth"])
+    cell = chosen.filter(
+        pl.col("hops") == row["hops"],
+        pl.col("distractor_family") == row["distractor_family"],
+        pl.col("distractor_depth") == row["distractor_depth"],
+    )
     assert row["clusters"] == cell["cluster_id"].n_unique()
 
 
@@ -86,6 +90,8 @@ def test_sample_clusters_keeps_whole_clusters_within_the_budget(released_dir):
     full = probes.group_by("cluster_id").len()
     kept = sample.group_by("cluster_id").len().join(full, on="cluster_id", suffix="_full")
     assert (kept["len"] == kept["len_full"]).all()
-    assert sample.equals(sample_clusters(probes, 400, seed=0)) and not sample.equals(sample_clusters(probes, 400, seed=1))
+    assert sample.equals(sample_clusters(probes, 400, seed=0)) and not sample.equals(
+        sample_clusters(probes, 400, seed=1)
+    )
     assert sample_clusters(probes, None).equals(probes)
     assert sample_clusters(probes, 1).height >= 1  # one cluster at least, even when it is larger than the budget

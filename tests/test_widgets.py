@@ -8,14 +8,14 @@ import time
 
 import polars as pl
 import pytest
-
 from app_workspace import add_inoculation_inputs, make_app_workspace
+
+from widgets import ClusterBrowser, ConceptPicker, ProbeControls, ResultsDashboard, Session
+from widgets.files import load_probes, prediction_files
 from workbench import metrics
 from workbench.inoculation import load_run
 from workbench.probes.formats import read_probes
 from workbench.probes.select import ProbeFilter, cluster_of, select
-from widgets import ClusterBrowser, ConceptPicker, ProbeControls, ResultsDashboard, Session
-from widgets.files import load_probes, prediction_files
 
 pytestmark = [pytest.mark.wordnet, pytest.mark.model]
 
@@ -67,7 +67,11 @@ def test_moving_the_hop_slider_updates_the_counts_the_preview_and_the_dashboard(
     assert session.where.hops == (2, 2)
     chosen = select(session.probes, session.where)
     assert f"{chosen.height:,} questions" in controls.total.value
-    assert set(chosen["hops"]) == {2} and "(hops 2," in controls.examples.value and "(hops 1," not in controls.examples.value
+    assert (
+        set(chosen["hops"]) == {2}
+        and "(hops 2," in controls.examples.value
+        and "(hops 1," not in controls.examples.value
+    )
     assert {cell["row"] for cell in _heat_cells(board)} == {"hypernymy k=2"}
 
 
@@ -86,7 +90,9 @@ def test_clicking_heatmap_cells_filters_the_drilldown_to_their_questions(session
 
 
 def test_dashboard_shows_several_models_side_by_side(session):
-    other = session.predictions.with_columns(model=pl.lit("shuffled"), fingerprint=pl.lit("x"), correct=~pl.col("correct"))
+    other = session.predictions.with_columns(
+        model=pl.lit("shuffled"), fingerprint=pl.lit("x"), correct=~pl.col("correct")
+    )
     board = ResultsDashboard(session)
     session.predictions = pl.concat([session.predictions, other])
     spec = board.heat.spec
@@ -120,14 +126,18 @@ def test_bars_show_point_estimates_at_once_and_their_bootstrap_intervals_when_re
     assert all(row["lo"] is None for row in drawn) and "under way" in board.intervals.value  # no whiskers yet
     board.wait(timeout=60)
     drawn = _bar_rows(board)
-    assert [row[end] for row in drawn for end in ("lo", "hi")] == pytest.approx([row[end] for row in expected for end in ("lo", "hi")])
+    assert [row[end] for row in drawn for end in ("lo", "hi")] == pytest.approx(
+        [row[end] for row in expected for end in ("lo", "hi")]
+    )
     assert "200 bootstrap resamples" in board.intervals.value
 
 
 def test_drilldown_page_is_the_head_of_metrics_drilldown_with_several_models(session):
     from widgets.dashboard import first_questions
 
-    flipped = session.predictions.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct"))
+    flipped = session.predictions.with_columns(
+        model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct")
+    )
     both = pl.concat([session.predictions, flipped.head(500)])
     chosen = both.filter(pl.col("hops") > 1)
     page = first_questions(chosen, 25, metrics.model_labels(both))
@@ -143,12 +153,17 @@ def test_dashboard_app_draws_two_prediction_files_side_by_side(home, tmp_path):
     (tmp_path / "predictions").mkdir()
     first = pl.read_parquet(prediction_files(home)[0])
     first.write_parquet(tmp_path / "predictions" / "a-minilm.parquet")
-    first.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct")).write_parquet(tmp_path / "predictions" / "b-flipped.parquet")
+    first.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct")).write_parquet(
+        tmp_path / "predictions" / "b-flipped.parquet"
+    )
     app = apps.dashboard(tmp_path)
     board = app.panels["dashboard"]
     assert "facet" not in board.heat.spec  # the app opens with the first file
     board.files.value = tuple(value for _, value in board.files.options)
-    assert board.heat.spec["facet"]["column"]["field"] == "panel" and board.bars.spec["facet"]["column"]["field"] == "panel"
+    assert (
+        board.heat.spec["facet"]["column"]["field"] == "panel"
+        and board.bars.spec["facet"]["column"]["field"] == "panel"
+    )
     panels = {row["panel"] for row in _heat_cells(board)}
     assert len(panels) == 2 and any("flipped" in panel for panel in panels)
     right = {row["panel"]: row["accuracy"] for row in _bar_rows(board) if row["measure"] == "instance"}
@@ -201,7 +216,9 @@ def _bar_rows(board: ResultsDashboard) -> list[dict]:
 def _named_data(spec: dict) -> dict:
     """``spec`` with its inline dataset under a fixed name (altair names it by a hash of the rows)."""
     (rows,) = spec["datasets"].values()
-    text = json.dumps({key: value for key, value in spec.items() if key != "datasets"}).replace(next(iter(spec["datasets"])), "rows")
+    text = json.dumps({key: value for key, value in spec.items() if key != "datasets"}).replace(
+        next(iter(spec["datasets"])), "rows"
+    )
     return {**json.loads(text), "datasets": {"rows": rows}}
 
 
@@ -210,7 +227,10 @@ def test_import_workbench_does_not_import_ipywidgets_but_exposes_the_panels():
     import sys
 
     code = "import sys, workbench; assert 'ipywidgets' not in sys.modules; from workbench import widgets; print(widgets.ProbeControls.__name__)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "ProbeControls"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "ProbeControls"
+    )
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from workbench.io import write_parquet
 from workbench.olmpics import CurveSpec, OlmpicsSpec, build_olmpics, learning_curves, with_controls
 from workbench.representations import RepresentationCache, as_encoder
 from workbench.schema import conform
-from widgets import ProbingResults
 
 
 @pytest.fixture(scope="module")
@@ -19,16 +18,29 @@ def home(tmp_path_factory, minilm_path):
     """A workspace with one oLMpics curves file and one edge result folder, written by the library."""
     home = tmp_path_factory.mktemp("probing-workspace")
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+    )
     torch.manual_seed(0)
     mlm = BertForMaskedLM(config)
     mlm.save_pretrained(home / "tiny-mlm")
     tokenizer.save_pretrained(home / "tiny-mlm")
     frame = with_controls(build_olmpics(OlmpicsSpec("age-compare", n_train=70, n_dev=20)))
     spec = CurveSpec(ns=(31, 62), seeds=(0, 1), epochs=1, min_steps=3)
-    write_parquet(learning_curves(frame, home / "tiny-mlm", spec, cache=home / "r.sqlite", progress=False), home / "olmpics" / "age.parquet")
+    write_parquet(
+        learning_curves(frame, home / "tiny-mlm", spec, cache=home / "r.sqlite", progress=False),
+        home / "olmpics" / "age.parquet",
+    )
 
-    rows = [(split, f"the {word} ran .", label) for split, n in (("train", 30), ("test", 10)) for word, label in [("dog", "animal"), ("car", "thing")] * (n // 2)]
+    rows = [
+        (split, f"the {word} ran .", label)
+        for split, n in (("train", 30), ("test", 10))
+        for word, label in [("dog", "animal"), ("car", "thing")] * (n // 2)
+    ]
     edge = conform(pl.DataFrame(
         [{"id": str(i), "task": "toy", "split": split, "text": text, "span1_start": 1, "span1_end": 2, "span2_start": None, "span2_end": None,
           "label": label, "word": text.split(" ")[1]} for i, (split, text, label) in enumerate(rows)],
@@ -37,11 +49,20 @@ def home(tmp_path_factory, minilm_path):
     cache, results = RepresentationCache(home / "states"), []
     for control, seed in (("none", 0), ("random-weights", 1)):
         torch.manual_seed(seed)
-        encoder = as_encoder(mlm.bert if control == "none" else BertForMaskedLM(config).bert, tokenizer, "tiny", control=control)
-        results.append(probe_task(encoder, edge, EdgeSpec(probe="linear", epochs=2), mdl=True, cache=cache, progress=False))
+        encoder = as_encoder(
+            mlm.bert if control == "none" else BertForMaskedLM(config).bert, tokenizer, "tiny", control=control
+        )
+        results.append(
+            probe_task(encoder, edge, EdgeSpec(probe="linear", epochs=2), mdl=True, cache=cache, progress=False)
+        )
     predictions = pl.concat([result["predictions"] for result in results], how="diagonal_relaxed")
-    write_parquet(pl.concat([result["summary"] for result in results], how="diagonal_relaxed"), home / "edge" / "toy" / "summary.parquet")
-    write_parquet(audit_table(edge.filter(pl.col("split") == "train"), predictions), home / "edge" / "toy" / "audit.parquet")
+    write_parquet(
+        pl.concat([result["summary"] for result in results], how="diagonal_relaxed"),
+        home / "edge" / "toy" / "summary.parquet",
+    )
+    write_parquet(
+        audit_table(edge.filter(pl.col("split") == "train"), predictions), home / "edge" / "toy" / "audit.parquet"
+    )
     return home
 
 
@@ -90,9 +111,13 @@ def test_picking_an_edge_folder_draws_accuracy_compression_and_the_audit(home):
     panel.result.value = str(home / "edge" / "toy")
     summary = pl.read_parquet(home / "edge" / "toy" / "summary.parquet")
     audit = pl.read_parquet(home / "edge" / "toy" / "audit.parquet")
-    drawn = {row["encoder_kind"]: row["value"] for row in _rows(panel.charts["accuracy"]) if row["measure"] == "accuracy"}
+    drawn = {
+        row["encoder_kind"]: row["value"] for row in _rows(panel.charts["accuracy"]) if row["measure"] == "accuracy"
+    }
     kinds = {"none": "pre-trained", "random-weights": "random"}
-    assert drawn == {kinds[control]: accuracy for control, accuracy in summary.select("control", "accuracy").iter_rows()}
+    assert drawn == {
+        kinds[control]: accuracy for control, accuracy in summary.select("control", "accuracy").iter_rows()
+    }
     assert sorted(row["compression"] for row in _rows(panel.charts["mdl"])) == sorted(summary["compression"])
     drops = {(row["encoder"], row["heuristic"]): row["drop"] for row in _rows(panel.charts["memorisation"])}
     assert len(drops) == audit.height == 2 * 3  # encoders x heuristics

@@ -17,4 +17,13 @@ from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
 
-__all__ = ["ClusterBrowser", "ConceptPicker", "InoculationLauncher", "ProbeControls", "ProbingResults", "ResultsDashboard", "RunCurves", "Session"]
+__all__ = [
+    "ClusterBrowser",
+    "ConceptPicker",
+    "InoculationLauncher",
+    "ProbeControls",
+    "ProbingResults",
+    "ResultsDashboard",
+    "RunCurves",
+    "Session",
+]

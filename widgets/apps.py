@@ -12,8 +12,6 @@ from pathlib import Path
 
 import ipywidgets as w
 
-from workbench.knowledge import load_graph
-from workbench.io import read_predictions
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.controls import ProbeControls
@@ -22,6 +20,8 @@ from widgets.files import load_probes, prediction_files
 from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
+from workbench.io import read_predictions
+from workbench.knowledge import load_graph
 
 NO_PROBES = "<b>No probe sets in the workspace yet</b>: run <code>workbench probes build --probe all --out $WORKBENCH_HOME/probes</code>."
 
@@ -46,8 +46,16 @@ def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
         session.concept = concept
     left = w.VBox([picker.widget, controls.widget], layout=w.Layout(width="45%"))
     right = w.VBox([browser.widget], layout=w.Layout(width="55%"))
-    app = w.VBox([_header("Probe explorer", "Search a concept, set the probe toggles, read the semantic cluster."), w.HBox([left, right])])
-    app.session, app.panels = session, {"concepts": picker, "controls": controls, "cluster": browser}  # for notebooks and tests
+    app = w.VBox(
+        [
+            _header("Probe explorer", "Search a concept, set the probe toggles, read the semantic cluster."),
+            w.HBox([left, right]),
+        ]
+    )
+    app.session, app.panels = (
+        session,
+        {"concepts": picker, "controls": controls, "cluster": browser},
+    )  # for notebooks and tests
     return app
 
 
@@ -63,7 +71,9 @@ def dashboard(home: Path | None = None) -> w.Widget:
     session = Session()
     curves, probing = RunCurves(session, home=home), ProbingResults(home=home)
     if not files:
-        app = w.VBox([_header("Results dashboard", ""), ResultsDashboard(session).widget, curves.widget, probing.widget])
+        app = w.VBox(
+            [_header("Results dashboard", ""), ResultsDashboard(session).widget, curves.widget, probing.widget]
+        )
         app.session, app.panels = session, {"runs": curves, "probing": probing}
         return app
     session.observe(lambda change: setattr(session, "probes", change.new), "predictions")
@@ -90,7 +100,9 @@ def inoculation(home: Path | None = None) -> w.Widget:
     session = Session()
     launcher = InoculationLauncher(session, home=home)
     curves = RunCurves(session, home=home)
-    launcher.start.observe(lambda change: curves.refresh() if not change.new else None, "disabled")  # Start enabled again: a run ended
+    launcher.start.observe(
+        lambda change: curves.refresh() if not change.new else None, "disabled"
+    )  # Start enabled again: a run ended
     app = w.VBox([
         _header("Inoculation dashboard", "Continue training a source model on k probe examples; watch probe (solid) and original-task (dashed) accuracy."),
         launcher.widget, curves.widget,

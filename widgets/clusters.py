@@ -5,9 +5,9 @@ from html import escape
 import ipywidgets as w
 import polars as pl
 
-from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
 from widgets.render import STYLE, short_model
 from widgets.state import Session
+from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
 
 
 class ClusterBrowser:
@@ -23,7 +23,9 @@ class ClusterBrowser:
         self.session, self.max_questions = session, max_questions
         self.summary = w.HTML()
         self.body = w.HTML()
-        self.widget = w.VBox([w.HTML("<h3>Semantic cluster</h3>"), self.summary, self.body], layout=w.Layout(width="100%"))
+        self.widget = w.VBox(
+            [w.HTML("<h3>Semantic cluster</h3>"), self.summary, self.body], layout=w.Layout(width="100%")
+        )
         self.widget.add_class("wb-cluster-browser")
         session.observe(self.refresh, ["concept", "probes", "predictions", "where"])
         self.refresh()
@@ -42,7 +44,9 @@ class ClusterBrowser:
             preds = None
         if frame.is_empty():
             where = f"the {self.session.where.probe} probe" if self.session.where.probe else "the loaded probes"
-            self.summary.value = f"<span class='wb-cluster-empty'>No question about <b>{escape(concept)}</b> in {escape(where)}.</span>"
+            self.summary.value = (
+                f"<span class='wb-cluster-empty'>No question about <b>{escape(concept)}</b> in {escape(where)}.</span>"
+            )
             self.body.value = ""
             return
         n_clusters = frame["cluster_id"].n_unique()
@@ -60,7 +64,9 @@ class ClusterBrowser:
             f"{n_clusters} cluster(s)</span> {verdicts}"
         )
         shown = questions.head(self.max_questions)
-        self.body.value = STYLE + "".join(self._question(row, frame if preds is not None else None) for row in shown.iter_rows(named=True))
+        self.body.value = STYLE + "".join(
+            self._question(row, frame if preds is not None else None) for row in shown.iter_rows(named=True)
+        )
 
     def _question(self, row: dict, preds: pl.DataFrame | None) -> str:
         picks = preds.filter(pl.col("id") == row["id"]).iter_rows(named=True) if preds is not None else []
@@ -76,7 +82,10 @@ class ClusterBrowser:
             )
             lines.append(f"<tr><td>{'✔' if gold else ''}</td><td>{escape(choice)}</td>{cells}</tr>")
         family = row["distractor_family"] + (f" {row['distractor_depth']}" if row["distractor_depth"] else "")
-        marks = " ".join("<span class='wb-right'>right</span>" if p["correct"] else "<span class='wb-wrong'>wrong</span>" for p in picks)
+        marks = " ".join(
+            "<span class='wb-right'>right</span>" if p["correct"] else "<span class='wb-wrong'>wrong</span>"
+            for p in picks
+        )
         return (
             f"<div class='wb-question'><p><b>{escape(row['question'])}</b><br><span class='wb-muted'>hops {row['hops']} · "
             f"distractors {escape(family)} · {escape(row['split'])} · {escape(row['cluster_id'])}</span> {marks}</p>"

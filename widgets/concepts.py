@@ -4,9 +4,9 @@ from html import escape
 
 import ipywidgets as w
 
-from workbench.knowledge.lookup import POS_NAMES, concept_card, hypernym_paths, search_concepts, tree_lines
 from widgets.render import STYLE
 from widgets.state import Session
+from workbench.knowledge.lookup import POS_NAMES, concept_card, hypernym_paths, search_concepts, tree_lines
 
 
 class ConceptPicker:
@@ -18,10 +18,17 @@ class ConceptPicker:
     def __init__(self, session: Session, limit: int = 20) -> None:
         self.session, self.limit = session, limit
         self.search = w.Text(placeholder="type a word, e.g. dog", description="word", continuous_update=True)
-        self.pos = w.Dropdown(options=[("any", "")] + [(f"{name} ({code})", code) for code, name in POS_NAMES.items()], value="", description="part of speech")
+        self.pos = w.Dropdown(
+            options=[("any", "")] + [(f"{name} ({code})", code) for code, name in POS_NAMES.items()],
+            value="",
+            description="part of speech",
+        )
         self.hits = w.Select(options=[], rows=8, description="concepts", layout=w.Layout(width="95%"))
         self.card = w.HTML("<i>Pick a concept to see its gloss, examples, lemmas and hypernym paths.</i>")
-        self.widget = w.VBox([w.HTML("<h3>Concept</h3>"), w.HBox([self.search, self.pos]), self.hits, self.card], layout=w.Layout(width="100%"))
+        self.widget = w.VBox(
+            [w.HTML("<h3>Concept</h3>"), w.HBox([self.search, self.pos]), self.hits, self.card],
+            layout=w.Layout(width="100%"),
+        )
         self.widget.add_class("wb-concept-picker")
         self.search.observe(self._search, "value")
         self.pos.observe(self._search, "value")
@@ -31,7 +38,9 @@ class ConceptPicker:
 
     def _search(self, _=None) -> None:
         hits = search_concepts(self.session.graph, self.search.value, pos=self.pos.value or None, limit=self.limit)
-        self.hits.options = [(f"{row['lemma']} ({row['name']}): {row['gloss'][:70]}", row["name"]) for row in hits.iter_rows(named=True)]
+        self.hits.options = [
+            (f"{row['lemma']} ({row['name']}): {row['gloss'][:70]}", row["name"]) for row in hits.iter_rows(named=True)
+        ]
         if len(hits) and self.hits.value is None:
             self.hits.value = hits["name"][0]
 
@@ -48,7 +57,10 @@ class ConceptPicker:
         except KeyError:
             self.card.value = f"<i>{escape(name)} is not in {escape(self.session.graph.source)}.</i>"
             return
-        tree = "<br>".join("&nbsp;&nbsp;" * depth + ("└ " if depth else "") + escape(node) for depth, node in tree_lines(hypernym_paths(self.session.graph, name)))
+        tree = "<br>".join(
+            "&nbsp;&nbsp;" * depth + ("└ " if depth else "") + escape(node)
+            for depth, node in tree_lines(hypernym_paths(self.session.graph, name))
+        )
         examples = "".join(f"<li>{escape(text)}</li>" for text in card.examples) or "<li class='wb-muted'>none</li>"
         self.card.value = (
             f"{STYLE}<div class='wb-card'><b class='wb-concept-name'>{escape(card.name)}</b> "

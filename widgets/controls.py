@@ -4,12 +4,12 @@ from html import escape
 
 import ipywidgets as w
 
-from workbench.paths import workspace
-from workbench.probes.formats import write_probes
-from workbench.probes.select import ProbeFilter, counts, options, select
 from widgets.files import safe_child
 from widgets.render import STYLE, table
 from widgets.state import Session
+from workbench.paths import workspace
+from workbench.probes.formats import write_probes
+from workbench.probes.select import ProbeFilter, counts, options, select
 
 
 class ProbeControls:
@@ -59,7 +59,9 @@ class ProbeControls:
         offered = options(probes)["probes"] if probes is not None else []
         scored = set(self.session.predictions["probe"].unique()) if self.session.predictions is not None else set()
         self.probe.options = offered
-        self.probe.value = next((p for p in offered if p in scored), offered[0] if offered else None)  # a scored probe first
+        self.probe.value = next(
+            (p for p in offered if p in scored), offered[0] if offered else None
+        )  # a scored probe first
         self._syncing = False
         self._probe_changed()
 
@@ -98,16 +100,21 @@ class ProbeControls:
             self.total.value = "<i>No probes loaded: run <code>workbench probes build --probe all</code>.</i>"
             return
         chosen = self.selected()
-        self.total.value = (
-            f"<b class='wb-total'>{chosen.height:,} questions in {chosen['cluster_id'].n_unique():,} clusters</b> selected"
+        self.total.value = f"<b class='wb-total'>{chosen.height:,} questions in {chosen['cluster_id'].n_unique():,} clusters</b> selected"
+        self.table.value = table(
+            counts(chosen).rename({"distractor_family": "family", "distractor_depth": "depth", "n": "questions"})
         )
-        self.table.value = table(counts(chosen).rename({"distractor_family": "family", "distractor_depth": "depth", "n": "questions"}))
         sample = chosen.unique("cluster_id", maintain_order=True).head(self.n_examples)
-        self.examples.value = STYLE + "<b>examples</b><ol class='wb-examples'>" + "".join(
-            f"<li>{escape(row['question'])} <span class='wb-muted'>→ {escape(row['choices'][row['answer']])} "
-            f"(hops {row['hops']}, {escape(row['distractor_family'])} {row['distractor_depth']})</span></li>"
-            for row in sample.iter_rows(named=True)
-        ) + "</ol>"
+        self.examples.value = (
+            STYLE
+            + "<b>examples</b><ol class='wb-examples'>"
+            + "".join(
+                f"<li>{escape(row['question'])} <span class='wb-muted'>→ {escape(row['choices'][row['answer']])} "
+                f"(hops {row['hops']}, {escape(row['distractor_family'])} {row['distractor_depth']})</span></li>"
+                for row in sample.iter_rows(named=True)
+            )
+            + "</ol>"
+        )
 
     def _write(self, _=None) -> None:
         try:

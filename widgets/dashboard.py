@@ -22,13 +22,13 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
+from widgets.render import short_model, table
+from widgets.state import Session
 from workbench import charts, metrics
 from workbench.charts.accuracy import cluster_bar_data, heatmap_data
 from workbench.io import read_predictions, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import select
-from widgets.render import short_model, table
-from widgets.state import Session
 
 EMBED = {"renderer": "svg", "actions": False}
 _EMPTY = alt.Chart(alt.Data(values=[])).mark_point()  # what a chart shows before predictions arrive
@@ -86,11 +86,19 @@ class ResultsDashboard:
     """
 
     def __init__(
-        self, session: Session, files: list[Path] | None = None, n_boot: int = 1000, max_rows: int = 30, memo: int = 64, settle: float = 0.25
+        self,
+        session: Session,
+        files: list[Path] | None = None,
+        n_boot: int = 1000,
+        max_rows: int = 30,
+        memo: int = 64,
+        settle: float = 0.25,
     ) -> None:
         offline_charts()
         self.session, self.n_boot, self.max_rows, self.memo, self.settle = session, n_boot, max_rows, memo, settle
-        self.files = w.SelectMultiple(options=[(p.stem, str(p)) for p in files or []], description="models", rows=min(6, max(2, len(files or []))))
+        self.files = w.SelectMultiple(
+            options=[(p.stem, str(p)) for p in files or []], description="models", rows=min(6, max(2, len(files or [])))
+        )
         self.message = w.HTML()
         self.heat = alt.JupyterChart(_EMPTY, embed_options=EMBED)
         self.bars = alt.JupyterChart(_EMPTY, embed_options=EMBED)
@@ -110,7 +118,8 @@ class ResultsDashboard:
         if files:
             parts.append(self.files)
         self.widget = w.VBox(
-            [*parts, self.message, self.heat, self.bars, self.intervals, self.drill_title, self.drill], layout=w.Layout(width="100%")
+            [*parts, self.message, self.heat, self.bars, self.intervals, self.drill_title, self.drill],
+            layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-dashboard")
         if files and session.predictions is not None:
@@ -153,7 +162,8 @@ class ResultsDashboard:
             self.message.value = (
                 "<b class='wb-no-preds'>No predictions yet</b>: run <code>workbench score --model MODEL --scorer similarity "
                 "--probes PROBES --out $WORKBENCH_HOME/predictions/NAME.parquet</code>"
-                if preds is None else "<i>The toggles select no scored question.</i>"
+                if preds is None
+                else "<i>The toggles select no scored question.</i>"
             )
             self.drill.value = self.drill_title.value = self.intervals.value = ""
             self.heat.layout.display = self.bars.layout.display = "none"
@@ -163,7 +173,12 @@ class ResultsDashboard:
         models = cells["label"].unique(maintain_order=True).to_list()
         self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {escape(', '.join(map(short_model, models)))}</span>"
         rows, columns = metrics.cell_order(cells)
-        self._draw(self.heat, cells, lambda: charts.heatmap(preds, selection=charts.cell_selection()), {"row": rows, "column": columns})
+        self._draw(
+            self.heat,
+            cells,
+            lambda: charts.heatmap(preds, selection=charts.cell_selection()),
+            {"row": rows, "column": columns},
+        )
         if self.heat.selections.cell.value:
             self.heat._vl_selections = _NO_CELL  # new cells: no old click applies
         points = self._memo(("points", where), lambda: point_estimates(preds, cells))
@@ -211,7 +226,13 @@ class ResultsDashboard:
                 self._cache.popitem(last=False)
         return value
 
-    def _draw(self, chart: alt.JupyterChart, rows: pl.DataFrame, build: Callable[[], alt.TopLevelMixin], orders: dict | None = None) -> None:
+    def _draw(
+        self,
+        chart: alt.JupyterChart,
+        rows: pl.DataFrame,
+        build: Callable[[], alt.TopLevelMixin],
+        orders: dict | None = None,
+    ) -> None:
         """Show ``rows`` in ``chart``: altair builds the chart once per set of model panels, then rows are swapped in."""
         key = (id(chart), tuple(rows["panel"].unique(maintain_order=True)))
         if key not in self._specs:
@@ -235,7 +256,9 @@ class ResultsDashboard:
             f"<b class='wb-drill-title'>{preds['id'].n_unique():,} questions in {escape(where)}</b>"
             f" <span class='wb-muted'>(first {self.max_rows}, most often wrong first)</span>"
         )
-        shown = first_questions(preds, self.max_rows, labels).with_columns(pl.col("label").map_elements(short_model, return_dtype=pl.String))
+        shown = first_questions(preds, self.max_rows, labels).with_columns(
+            pl.col("label").map_elements(short_model, return_dtype=pl.String)
+        )
         self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
 
 
@@ -251,7 +274,9 @@ def first_questions(preds: pl.DataFrame, n: int, labels: pl.DataFrame | None = N
     """
     wrong = pl.col("correct").not_().sum()
     ranked = preds.group_by("id").agg(wrong, pl.col("probe").first(), pl.col("cluster_id").first())
-    top = ranked.top_k(n, by=["correct", "probe", "cluster_id", "id"], reverse=[False, True, True, True])  # ids are unique: a total order
+    top = ranked.top_k(
+        n, by=["correct", "probe", "cluster_id", "id"], reverse=[False, True, True, True]
+    )  # ids are unique: a total order
     page = metrics.drilldown(preds.filter(pl.col("id").is_in(top["id"].implode()))).head(n)
     if labels is None:
         return page
@@ -279,4 +304,6 @@ def point_estimates(preds: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
         strict.sort(*keys, "probe", nulls_last=True).select(*keys, "probe", "n", "accuracy", measure=pl.lit("strict cluster")),
     ])  # fmt: skip
     bars = bars.with_columns(lo=pl.lit(None, pl.Float64), hi=pl.lit(None, pl.Float64))
-    return bars.join(names, on=keys, nulls_equal=True, maintain_order="left").select(*keys, "probe", "n", "accuracy", "lo", "hi", "measure", "label", "panel")
+    return bars.join(names, on=keys, nulls_equal=True, maintain_order="left").select(
+        *keys, "probe", "n", "accuracy", "lo", "hi", "measure", "label", "panel"
+    )

@@ -13,14 +13,14 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from workbench.charts.curves import learning_curves
-from workbench.errors import SpecError
-from workbench.inoculation import inoculate, learning_curve, load_run
-from workbench.paths import workspace
 from widgets.dashboard import EMBED, offline_charts
 from widgets.files import mcqa_folders, model_folders, probe_folders, safe_child
 from widgets.render import table
 from widgets.state import Session
+from workbench.charts.curves import learning_curves
+from workbench.errors import SpecError
+from workbench.inoculation import inoculate, learning_curve, load_run
+from workbench.paths import workspace
 
 
 def parse_numbers(text: str, kind: type, name: str) -> tuple:
@@ -32,7 +32,9 @@ def parse_numbers(text: str, kind: type, name: str) -> tuple:
     try:
         values = tuple(kind(part) for part in text.replace(" ", "").split(",") if part)
     except ValueError:
-        raise SpecError(f"{name}={text!r} is not a list of {kind.__name__} numbers; write e.g. {'100,500' if kind is int else '1e-5,3e-5'}") from None
+        raise SpecError(
+            f"{name}={text!r} is not a list of {kind.__name__} numbers; write e.g. {'100,500' if kind is int else '1e-5,3e-5'}"
+        ) from None
     if not values:
         raise SpecError(f"{name} is empty; give at least one number")
     return values
@@ -57,8 +59,11 @@ class InoculationLauncher:
         self.epochs = w.Text("1", description="epochs")
         self.seeds = w.Text("0", description="seeds")
         self.add_some = w.Dropdown(options=[("none", ""), ("x1", "x1"), ("x2", "x2")], value="", description="add-some")
-        self.add_some_data = w.Dropdown(options=[("(none)", "")] + relative(mcqa_folders(self.home)), value="",
-                                        description="add-some from (held out)")
+        self.add_some_data = w.Dropdown(
+            options=[("(none)", "")] + relative(mcqa_folders(self.home)),
+            value="",
+            description="add-some from (held out)",
+        )
         self.max_eval = w.BoundedIntText(200, min=1, max=100_000, description="dev questions")
         self.name = w.Text(fresh_name(self.home / "runs" / "inoculation"), description="run name")
         self.start = w.Button(description="Start", icon="play", button_style="primary")
@@ -120,7 +125,9 @@ class InoculationLauncher:
                 max_length=self.max_length, batch_size=self.batch_size, progress=False, on_trial=self._trial, stop=self.stop,
             )  # fmt: skip
             word = "cancelled (resumable)" if self.stop.is_set() else "finished"
-            self.status.value = f"<span class='wb-run-done'>{word}</span>: <code>{escape(str(self.out))}</code>" + table(summary)
+            self.status.value = (
+                f"<span class='wb-run-done'>{word}</span>: <code>{escape(str(self.out))}</code>" + table(summary)
+            )
         except Exception as err:  # a failed run is reported on the page, never raised into it
             self.status.value = f"<span class='wb-wrong'>the run stopped: {escape(str(err))}</span>"
         finally:
@@ -131,7 +138,9 @@ class InoculationLauncher:
         """Called by ``inoculate`` after each trial: advance the bar, redraw curve and table."""
         self.progress.value = min(self.progress.value + 1, self.progress.max)
         trials = load_run(self.out)
-        self.trials.value = table(trials.select("trial", "k", "lr", "epochs", "seed", "S_new", "S_orig", "avg", "status"))
+        self.trials.value = table(
+            trials.select("trial", "k", "lr", "epochs", "seed", "S_new", "S_orig", "avg", "status")
+        )
         if trials.filter(pl.col("status") == "ok").height:
             self.curve.chart = learning_curves(learning_curve(trials), title=self.name.value)
             self.curve.layout.display = None

@@ -14,16 +14,27 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
+from widgets.dashboard import EMBED, offline_charts
+from widgets.files import edge_result_folders, olmpics_curve_files
+from widgets.render import short_model, table
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.olmpics import results_table
 from workbench.paths import workspace
-from widgets.dashboard import EMBED, offline_charts
-from widgets.files import edge_result_folders, olmpics_curve_files
-from widgets.render import short_model, table
 
-SUMMARY_COLUMNS = ("encoder", "control", "task", "probe", "layer", "accuracy", "control_accuracy", "selectivity", "codelength_bits", "compression")
+SUMMARY_COLUMNS = (
+    "encoder",
+    "control",
+    "task",
+    "probe",
+    "layer",
+    "accuracy",
+    "control_accuracy",
+    "selectivity",
+    "codelength_bits",
+    "compression",
+)
 NO_RESULTS = (
     "<i class='wb-no-probing'>No oLMpics or edge-probing results in the workspace yet: run "
     "<code>workbench olmpics curves --out $WORKBENCH_HOME/olmpics/NAME.parquet ...</code> or "
@@ -39,7 +50,9 @@ def olmpics_views(curves: pl.DataFrame) -> Views:
     >>> charts, tables = olmpics_views(pl.read_parquet(home / "olmpics/age.parquet"))  # doctest: +SKIP
     """
     curves = _short_names(curves, "model")
-    tables = {"oLMpics results (percent: zero-shot, WS and MAX per setting, language sensitivity)": results_table(curves)}
+    tables = {
+        "oLMpics results (percent: zero-shot, WS and MAX per setting, language sensitivity)": results_table(curves)
+    }
     charts = {"curves": olmpics_curves(curves)}
     if (curves["control"] != "none").any() and (curves["n"] > 0).any():
         charts["sensitivity"] = language_sensitivity_bars(curves)
@@ -67,7 +80,11 @@ def _short_names(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     """``frame`` with the model paths in ``column`` shortened for display (``short_model``)."""
     if column not in frame.columns:
         return frame
-    return frame.with_columns(pl.col(column).replace_strict({name: short_model(name) for name in frame[column].unique()}, return_dtype=pl.String))
+    return frame.with_columns(
+        pl.col(column).replace_strict(
+            {name: short_model(name) for name in frame[column].unique()}, return_dtype=pl.String
+        )
+    )
 
 
 class ProbingResults:
@@ -97,7 +114,9 @@ class ProbingResults:
     def refresh(self, _=None) -> None:
         """Offer the result files and folders now in the workspace (the chosen one kept if still there)."""
         options = [(f"oLMpics: {path.relative_to(self.home)}", str(path)) for path in olmpics_curve_files(self.home)]
-        options += [(f"edge: {folder.relative_to(self.home)}", str(folder)) for folder in edge_result_folders(self.home)]
+        options += [
+            (f"edge: {folder.relative_to(self.home)}", str(folder)) for folder in edge_result_folders(self.home)
+        ]
         chosen = self.result.value
         self.result.options = options
         if options and chosen not in {value for _, value in options}:

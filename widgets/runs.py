@@ -12,13 +12,13 @@ from pathlib import Path
 import altair as alt
 import ipywidgets as w
 
-from workbench.charts.curves import HUMAN_ACCURACY, learning_curves
-from workbench.inoculation import learning_curve, load_run, summarize
-from workbench.paths import workspace
 from widgets.dashboard import EMBED, offline_charts
 from widgets.files import run_folders
 from widgets.render import table
 from widgets.state import Session
+from workbench.charts.curves import HUMAN_ACCURACY, learning_curves
+from workbench.inoculation import learning_curve, load_run, summarize
+from workbench.paths import workspace
 
 
 def run_probe(folder: Path) -> str | None:
@@ -49,7 +49,13 @@ class RunCurves:
         self.message = w.HTML()
         self.summary = w.HTML()
         self.widget = w.VBox(
-            [w.HTML("<h3>Learning curves of past runs</h3>"), w.HBox([self.run, self.control]), self.message, self.chart, self.summary],
+            [
+                w.HTML("<h3>Learning curves of past runs</h3>"),
+                w.HBox([self.run, self.control]),
+                self.message,
+                self.chart,
+                self.summary,
+            ],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-runs")
@@ -84,10 +90,14 @@ class RunCurves:
             self.chart.layout.display, self.summary.value = "none", ""
             return
         probe = run_probe(folder)
-        self.chart.chart = learning_curves(curve, control=control, human=HUMAN_ACCURACY.get(probe or ""), title=folder.name)
-        self.chart.layout.display = None
-        self.message.value = (
-            f"<span class='wb-run-name'>{escape(folder.name)}</span>: {trials.height} trials"
-            + (f" on {escape(probe)}" if probe else "")
+        self.chart.chart = learning_curves(
+            curve, control=control, human=HUMAN_ACCURACY.get(probe or ""), title=folder.name
         )
-        self.summary.value = "<b>per k: the trial M* selected on dev, its probe score on dev and test, and the inoculation cost (S_orig after − before: negative = the original task got worse)</b>" + table(summary)
+        self.chart.layout.display = None
+        self.message.value = f"<span class='wb-run-name'>{escape(folder.name)}</span>: {trials.height} trials" + (
+            f" on {escape(probe)}" if probe else ""
+        )
+        self.summary.value = (
+            "<b>per k: the trial M* selected on dev, its probe score on dev and test, and the inoculation cost (S_orig after − before: negative = the original task got worse)</b>"
+            + table(summary)
+        )

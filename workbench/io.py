@@ -104,7 +104,9 @@ def exclusive(path: str | Path) -> Iterator[None]:
             ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}))
+        handle.write(
+            json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S")})
+        )
         handle.flush()
         try:
             yield

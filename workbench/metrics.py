@@ -273,13 +273,32 @@ def drilldown(
             pick=pl.col("choices").list.get(pl.col("pred"), null_on_oob=True),
         )
         .sort(
-            pl.col("correct").not_().sum().over("id"), "probe", "cluster_id", "id", *keys,
+            pl.col("correct").not_().sum().over("id"),
+            "probe",
+            "cluster_id",
+            "id",
+            *keys,
             descending=[True] + [False] * (3 + len(keys)),
             nulls_last=True,
         )
         .select(
-            *keys, "label", "id", "probe", "concept", "cluster_id", *CELL_KEYS[1:], "row", "column",
-            "question", "choices", "scores", "answer", "pred", "gold", "pick", "correct",
+            *keys,
+            "label",
+            "id",
+            "probe",
+            "concept",
+            "cluster_id",
+            *CELL_KEYS[1:],
+            "row",
+            "column",
+            "question",
+            "choices",
+            "scores",
+            "answer",
+            "pred",
+            "gold",
+            "pick",
+            "correct",
         )
     )
 
@@ -289,8 +308,7 @@ def _check(preds: pl.DataFrame, columns: Sequence[str]) -> None:
     missing = [name for name in (*columns, "correct") if name not in preds.columns]
     if missing:
         raise WorkbenchError(
-            f"the prediction frame lacks the columns {missing}; "
-            "conform it to workbench.schema.PREDICTION_SCHEMA first."
+            f"the prediction frame lacks the columns {missing}; conform it to workbench.schema.PREDICTION_SCHEMA first."
         )
     unscored = preds["correct"].null_count()
     if unscored:
@@ -355,7 +373,9 @@ def partial_clusters(preds: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
     """
     _check(preds, ["cluster_id", "id"])
     if missing := [name for name in ("cluster_id", "id") if name not in probes.columns]:
-        raise WorkbenchError(f"the probe frame lacks the columns {missing}; pass what workbench.probes.formats.read_probes returns")
+        raise WorkbenchError(
+            f"the probe frame lacks the columns {missing}; pass what workbench.probes.formats.read_probes returns"
+        )
     scored = preds.group_by("cluster_id").agg(scored=pl.col("id").n_unique())
     full = probes.group_by("cluster_id").agg(in_probes=pl.col("id").n_unique())
     return scored.join(full, on="cluster_id").filter(pl.col("scored") < pl.col("in_probes")).sort("cluster_id")

@@ -63,7 +63,11 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
 
 
 def html_report(
-    preds: pl.DataFrame, title: str = "Probe Workbench report", n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None
+    preds: pl.DataFrame,
+    title: str = "Probe Workbench report",
+    n_boot: int = 1000,
+    seed: int = 0,
+    probes: pl.DataFrame | None = None,
 ) -> str:
     """A standalone HTML page (inline JavaScript, works offline) with the tables and the charts.
 
@@ -79,7 +83,11 @@ def html_report(
     body = [
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(_headline(preds))}</p>",
-        *(f'<p class="warning"><b>{html.escape(w)}</b></p>' for w in [metrics.partial_cluster_warning(preds, probes)] if w),
+        *(
+            f'<p class="warning"><b>{html.escape(w)}</b></p>'
+            for w in [metrics.partial_cluster_warning(preds, probes)]
+            if w
+        ),
         "<h2>Summary</h2>",
         f"<p>Accuracy in %; gap = strict cluster minus instance accuracy, in points; {html.escape(_CI_NOTE)}.</p>",
         _html_table(tables["summary"]),
@@ -210,9 +218,7 @@ def _text_table(frame: pl.DataFrame, left: int) -> str:
 def _html_table(frame: pl.DataFrame) -> str:
     """An HTML table of a string frame, every cell escaped."""
     head = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in frame.rows()
-    )
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in frame.rows())
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 

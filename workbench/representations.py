@@ -68,9 +68,13 @@ def load_encoder(name: str | Path, control: str = "none", seed: int = 0, device:
             config = AutoConfig.from_pretrained(source)
             with torch.random.fork_rng():
                 torch.manual_seed(seed)
-                network = AutoModel.from_config(config) if control == "random-weights" else AutoModel.from_pretrained(source)
+                network = (
+                    AutoModel.from_config(config) if control == "random-weights" else AutoModel.from_pretrained(source)
+                )
     except (OSError, ValueError) as err:
-        raise WorkbenchError(f"cannot load the encoder {name} ({str(err).splitlines()[0]}); give a model folder or a cached hub name") from err
+        raise WorkbenchError(
+            f"cannot load the encoder {name} ({str(err).splitlines()[0]}); give a model folder or a cached hub name"
+        ) from err
     check_vocabulary(name, tokenizer, config)
     return as_encoder(network, tokenizer, str(name), control, device)
 
@@ -133,10 +137,14 @@ def token_states(
     with tqdm(total=len(missing), unit="text", desc=f"encoding ({encoder.name})", disable=not progress) as bar:
         for start in range(0, len(missing), batch_size):
             chunk = missing[start : start + batch_size]
-            encoded = encoder.tokenizer(chunk, padding=True, truncation=True, max_length=encoder.max_length, return_tensors="pt")
+            encoded = encoder.tokenizer(
+                chunk, padding=True, truncation=True, max_length=encoder.max_length, return_tensors="pt"
+            )
             keep = encoded["attention_mask"].bool().numpy()
             with torch.inference_mode():
-                hidden = encoder.network(**{k: v.to(encoder.device) for k, v in encoded.items()}, output_hidden_states=True).hidden_states
+                hidden = encoder.network(
+                    **{k: v.to(encoder.device) for k, v in encoded.items()}, output_hidden_states=True
+                ).hidden_states
             done: dict[tuple[str, int], np.ndarray] = {}
             for layer in layers:
                 states = hidden[layer].float().cpu().numpy()
@@ -155,7 +163,13 @@ def word_index(encoder: Encoder, text: str) -> list[int]:
 
     Words are the parts of ``text.split(" ")``; a token belongs to the word its characters fall in.
     """
-    encoded = encoder.tokenizer(text, truncation=True, max_length=encoder.max_length, return_offsets_mapping=True, return_special_tokens_mask=True)
+    encoded = encoder.tokenizer(
+        text,
+        truncation=True,
+        max_length=encoder.max_length,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+    )
     starts, position = [], 0
     for word in text.split(" "):
         starts.append(position)

@@ -65,8 +65,7 @@ def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType], what: str = "fr
     missing = [name for name in schema if name not in frame.columns]
     if missing:
         raise WorkbenchError(
-            f"{what} lacks the columns {missing}; expected the schema "
-            f"{list(schema)} (see workbench.schema)."
+            f"{what} lacks the columns {missing}; expected the schema {list(schema)} (see workbench.schema)."
         )
     try:
         return frame.select(pl.col(name).cast(dtype) for name, dtype in schema.items())

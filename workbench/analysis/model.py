@@ -57,11 +57,15 @@ class PathModel:
             _check_name("latent", latent)
             columns = (columns,) if isinstance(columns, str) else tuple(columns)
             if not columns:
-                raise SpecError(f"the block of latent {latent!r} is empty; give it at least one score column ({latent} =~ column)")
+                raise SpecError(
+                    f"the block of latent {latent!r} is empty; give it at least one score column ({latent} =~ column)"
+                )
             for column in columns:
                 _check_name(f"indicator of {latent}", column)
                 if column in owner:
-                    raise SpecError(f"column {column!r} measures both {owner[column]!r} and {latent!r}; a column may belong to one block only")
+                    raise SpecError(
+                        f"column {column!r} measures both {owner[column]!r} and {latent!r}; a column may belong to one block only"
+                    )
                 owner[column] = latent
             blocks[latent] = columns
         paths = tuple((str(s), str(t)) for s, t in self.paths)
@@ -70,7 +74,9 @@ class PathModel:
         for source, target in paths:
             for end in (source, target):
                 if end not in blocks:
-                    raise SpecError(f"the path {source} -> {target} names {end!r}, which is not a declared latent; declared: {list(blocks)}")
+                    raise SpecError(
+                        f"the path {source} -> {target} names {end!r}, which is not a declared latent; declared: {list(blocks)}"
+                    )
             if source == target:
                 raise SpecError(f"the path {source} -> {target} is a self-loop; a latent cannot explain itself")
         duplicates = sorted({p for p in paths if paths.count(p) > 1})
@@ -78,7 +84,9 @@ class PathModel:
             raise SpecError(f"the paths {duplicates} are declared more than once")
         isolated = [name for name in blocks if not any(name in p for p in paths)]
         if isolated:
-            raise SpecError(f"the latents {isolated} take part in no path; connect them (TARGET ~ SOURCE) or drop their blocks")
+            raise SpecError(
+                f"the latents {isolated} take part in no path; connect them (TARGET ~ SOURCE) or drop their blocks"
+            )
         for latent, mode in dict(self.modes).items():
             if latent not in blocks or mode not in MODES:
                 raise SpecError(f"modes[{latent!r}]={mode!r}: give a declared latent and one of {list(MODES)}")
@@ -108,6 +116,7 @@ class PathModel:
 
     def to_text(self) -> str:
         """The model in the text form that ``parse_model`` reads back."""
+
         def term(column: str) -> str:
             return column if self.scaling[column] == "num" else f"{self.scaling[column]}({column})"
 
@@ -153,9 +162,13 @@ def parse_model(text: str) -> PathModel:
             _check_line_name(target, number, raw)
             paths.extend((source, target) for source in terms)
         else:
-            raise SpecError(f"line {number} ({raw.strip()!r}) is neither a measurement (LATENT =~ col + col) nor a path (TARGET ~ SOURCE + SOURCE)")
+            raise SpecError(
+                f"line {number} ({raw.strip()!r}) is neither a measurement (LATENT =~ col + col) nor a path (TARGET ~ SOURCE + SOURCE)"
+            )
     if not blocks:
-        raise SpecError("the model declares no latent; add measurement lines such as 'TAXONOMY =~ hypernymy + hyponymy'")
+        raise SpecError(
+            "the model declares no latent; add measurement lines such as 'TAXONOMY =~ hypernymy + hyponymy'"
+        )
     return PathModel(blocks=blocks, paths=tuple(paths), modes=modes, scaling=scaling)
 
 
@@ -168,9 +181,15 @@ def check_data(frame: pl.DataFrame, model: PathModel) -> pl.DataFrame:
     unknown = [c for c in model.indicators if c not in frame.columns]
     if unknown:
         raise WorkbenchError(f"the table has no columns {unknown}; its columns are {frame.columns}")
-    numeric = [c for c in model.indicators if not frame.schema[c].is_numeric() and frame.schema[c] != pl.Boolean and model.scaling[c] == "num"]
+    numeric = [
+        c
+        for c in model.indicators
+        if not frame.schema[c].is_numeric() and frame.schema[c] != pl.Boolean and model.scaling[c] == "num"
+    ]
     if numeric:
-        raise WorkbenchError(f"the columns {numeric} are not numeric; indicators must be scores (numbers), or declared nom(column) / ord(column)")
+        raise WorkbenchError(
+            f"the columns {numeric} are not numeric; indicators must be scores (numbers), or declared nom(column) / ord(column)"
+        )
     # a non-metric indicator may be text (an algorithm's name): its categories are coded in sorted order
     coded = [
         pl.col(c).rank("dense").cast(pl.Float64) if not (frame.schema[c].is_numeric() or frame.schema[c] == pl.Boolean) else pl.col(c).cast(pl.Float64)
@@ -181,7 +200,9 @@ def check_data(frame: pl.DataFrame, model: PathModel) -> pl.DataFrame:
     nans = {c: int(data[c].is_nan().sum()) for c in data.columns if data[c].is_nan().any()}
     missing = {c: missing.get(c, 0) + nans.get(c, 0) for c in {**missing, **nans}}
     if missing:
-        raise WorkbenchError(f"the columns {missing} (name: count) have missing values; drop those rows or fill them before fitting")
+        raise WorkbenchError(
+            f"the columns {missing} (name: count) have missing values; drop those rows or fill them before fitting"
+        )
     needed = max(len(model.predecessors(t)) for t in model.endogenous) + 2
     if data.height < max(needed, 3):
         raise WorkbenchError(
@@ -190,7 +211,9 @@ def check_data(frame: pl.DataFrame, model: PathModel) -> pl.DataFrame:
         )
     constant = [c for c in data.columns if data[c].std() == 0]
     if constant:
-        raise WorkbenchError(f"the columns {constant} are constant; a constant score measures nothing: drop it from its block")
+        raise WorkbenchError(
+            f"the columns {constant} are constant; a constant score measures nothing: drop it from its block"
+        )
     return data
 
 
@@ -202,7 +225,9 @@ def _topological(names: tuple[str, ...], paths: tuple[tuple[str, str], ...]) -> 
         ready = [n for n in remaining if not any(t == n and s in remaining for s, t in paths)]
         if not ready:
             cycle = [f"{s} -> {t}" for s, t in paths if s in remaining and t in remaining]
-            raise SpecError(f"the paths form a cycle among {remaining} ({', '.join(cycle)}); PLS path models must be acyclic")
+            raise SpecError(
+                f"the paths form a cycle among {remaining} ({', '.join(cycle)}); PLS path models must be acyclic"
+            )
         order.extend(ready)
         remaining = [n for n in remaining if n not in ready]
     return tuple(order)

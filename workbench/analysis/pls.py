@@ -69,8 +69,14 @@ class PLSSpec:
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
             raise SpecError(f"scheme={self.scheme!r} is not allowed; choose one of {list(SCHEMES)}")
-        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) or not (self.bootstrap == 0 or self.bootstrap >= 10):
-            raise SpecError(f"bootstrap={self.bootstrap!r} must be 0 (no bootstrap) or a whole number of resamples >= 10 (500 or more for p-values)")
+        if (
+            isinstance(self.bootstrap, bool)
+            or not isinstance(self.bootstrap, int)
+            or not (self.bootstrap == 0 or self.bootstrap >= 10)
+        ):
+            raise SpecError(
+                f"bootstrap={self.bootstrap!r} must be 0 (no bootstrap) or a whole number of resamples >= 10 (500 or more for p-values)"
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise SpecError(f"seed={self.seed!r} must be a non-negative whole number")
         if not 0 < self.alpha < 1:
@@ -125,7 +131,12 @@ class PLSResult:
             "loadings": rows(self.loadings),
             "weights": rows(self.weights),
             "reliability": rows(self.reliability),
-            "bootstrap": {"resamples": self.spec.bootstrap, "ok": self.resamples_ok, "seed": self.spec.seed, "alpha": self.spec.alpha},
+            "bootstrap": {
+                "resamples": self.spec.bootstrap,
+                "ok": self.resamples_ok,
+                "seed": self.spec.seed,
+                "alpha": self.spec.alpha,
+            },
         }
 
 
@@ -148,18 +159,42 @@ def fit_pls(frame: pl.DataFrame, model: PathModel, spec: PLSSpec = PLSSpec(), pr
     draws = _bootstrap(data, design, spec, progress) if spec.bootstrap else None
     names = _term_names(model)
     paths = pl.DataFrame(
-        {"source": [s for s, _ in names["paths"]], "target": [t for _, t in names["paths"]], "coef": est["paths"],
-         "p_ols": _ols_p(est, design, n)}  # fmt: skip
+        {
+            "source": [s for s, _ in names["paths"]],
+            "target": [t for _, t in names["paths"]],
+            "coef": est["paths"],
+            "p_ols": _ols_p(est, design, n),
+        }  # fmt: skip
     )
-    loadings = pl.DataFrame({"latent": [l for l, _ in names["outer"]], "indicator": [c for _, c in names["outer"]], "loading": est["loadings"]})
+    loadings = pl.DataFrame(
+        {
+            "latent": [l for l, _ in names["outer"]],
+            "indicator": [c for _, c in names["outer"]],
+            "loading": est["loadings"],
+        }
+    )
     loadings = loadings.with_columns(communality=pl.col("loading") ** 2)
-    weights = pl.DataFrame({"latent": [l for l, _ in names["outer"]], "indicator": [c for _, c in names["outer"]], "weight": est["weights"]})
-    r2 = pl.DataFrame({"latent": list(model.endogenous), "r2": est["r2"], "predictors": [len(model.predecessors(t)) for t in model.endogenous]})
+    weights = pl.DataFrame(
+        {
+            "latent": [l for l, _ in names["outer"]],
+            "indicator": [c for _, c in names["outer"]],
+            "weight": est["weights"],
+        }
+    )
+    r2 = pl.DataFrame(
+        {
+            "latent": list(model.endogenous),
+            "r2": est["r2"],
+            "predictors": [len(model.predecessors(t)) for t in model.endogenous],
+        }
+    )
     ok = 0
     if draws is not None:
         ok = int(np.isfinite(draws[:, 0]).sum())
         if ok < 10:
-            raise WorkbenchError(f"only {ok} of {spec.bootstrap} bootstrap resamples could be fitted (constant columns in resamples?); add rows to the population")
+            raise WorkbenchError(
+                f"only {ok} of {spec.bootstrap} bootstrap resamples could be fitted (constant columns in resamples?); add rows to the population"
+            )
         good = draws[np.isfinite(draws[:, 0])]
         parts = _split(good, design)
         paths = paths.hstack(_summary(est["paths"], parts["paths"]))
@@ -248,7 +283,9 @@ def _estimate(x: np.ndarray | None, design: _Design, scheme: str, tol: float, ma
             fit = _iterate(x, design, scheme, tol, max_iter)
     except np.linalg.LinAlgError:
         return None
-    if fit is None or not all(np.all(np.isfinite(v)) for k, v in fit[0].items() if k != "gof"):  # GoF is NaN without multi-indicator blocks
+    if fit is None or not all(
+        np.all(np.isfinite(v)) for k, v in fit[0].items() if k != "gof"
+    ):  # GoF is NaN without multi-indicator blocks
         return None
     return fit
 
@@ -342,7 +379,13 @@ def _flat(est: dict) -> np.ndarray:
 
 
 def _split(flat: np.ndarray, design: _Design) -> dict[str, np.ndarray]:
-    sizes = {"paths": len(design.edges), "loadings": len(design.block), "weights": len(design.block), "r2": len(design.endogenous), "gof": 1}
+    sizes = {
+        "paths": len(design.edges),
+        "loadings": len(design.block),
+        "weights": len(design.block),
+        "r2": len(design.endogenous),
+        "gof": 1,
+    }
     out, start = {}, 0
     for kind, size in sizes.items():
         out[kind] = flat[:, start : start + size]
@@ -350,7 +393,9 @@ def _split(flat: np.ndarray, design: _Design) -> dict[str, np.ndarray]:
     return out
 
 
-def _resamples(data: np.ndarray, design: _Design, scheme: str, tol: float, max_iter: int, seed: int, indices: list[int]) -> np.ndarray:
+def _resamples(
+    data: np.ndarray, design: _Design, scheme: str, tol: float, max_iter: int, seed: int, indices: list[int]
+) -> np.ndarray:
     """Bootstrap replicates ``indices`` (a row of NaN where a resample cannot be fitted)."""
     n = data.shape[0]
     width = len(design.edges) + 2 * len(design.block) + len(design.endogenous) + 1
@@ -408,7 +453,10 @@ def _draws_frame(draws: np.ndarray, names: dict) -> pl.DataFrame:
     ok = np.isfinite(draws[:, 0])
     resample = np.nonzero(ok)[0]
     return pl.concat(
-        pl.DataFrame({"resample": resample, "kind": kind, "term": term, "value": draws[ok, j]}, schema_overrides={"resample": pl.Int64})
+        pl.DataFrame(
+            {"resample": resample, "kind": kind, "term": term, "value": draws[ok, j]},
+            schema_overrides={"resample": pl.Int64},
+        )
         for j, (kind, term) in enumerate(labels)
     )
 

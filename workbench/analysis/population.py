@@ -52,7 +52,9 @@ def population(
     >>> population(runs=["runs/inoc"]).select("trial", "k", "hypernymy", "orig")  # doctest: +SKIP
     """
     if not predictions and not runs:
-        raise WorkbenchError("give prediction files (predictions=[...]) or inoculation runs (runs=[...]) to build a population from")
+        raise WorkbenchError(
+            "give prediction files (predictions=[...]) or inoculation runs (runs=[...]) to build a population from"
+        )
     parts = [_scored(read_predictions(Path(p)), by_hops) for p in _files(predictions)]
     parts += [_inoculated(Path(r), by_hops) for r in runs]
     frame = pl.concat([p for p in parts if not p.is_empty()], how="diagonal_relaxed")
@@ -74,7 +76,9 @@ def _files(paths: Sequence[str | Path]) -> list[Path]:
         if path.is_dir():
             found = sorted(path.rglob("*.parquet"))
             if not found:
-                raise WorkbenchError(f"{path} holds no .parquet prediction files; give the files `workbench score --out` wrote")
+                raise WorkbenchError(
+                    f"{path} holds no .parquet prediction files; give the files `workbench score --out` wrote"
+                )
             out.extend(found)
         elif path.is_file():
             out.append(path)
@@ -87,7 +91,11 @@ def _accuracy_columns(preds: pl.DataFrame, keys: list[str], by_hops: bool) -> pl
     """Accuracy per probe (or probe x hops), wide: ``keys`` + one column each; ``mcqa`` becomes ``orig``."""
     column = pl.when(pl.col("probe") == "mcqa").then(pl.lit(ORIG))
     column = column.otherwise(pl.col("probe") + "_h" + pl.col("hops").cast(pl.String) if by_hops else pl.col("probe"))
-    long = preds.with_columns(column=column).group_by([*keys, "column"]).agg(accuracy=pl.col("correct").cast(pl.Float64).mean())
+    long = (
+        preds.with_columns(column=column)
+        .group_by([*keys, "column"])
+        .agg(accuracy=pl.col("correct").cast(pl.Float64).mean())
+    )
     return long.pivot(on="column", index=keys, values="accuracy", sort_columns=True)
 
 
@@ -108,7 +116,9 @@ def _inoculated(run: Path, by_hops: bool) -> pl.DataFrame:
     for trial in trials.iter_rows(named=True):
         file = run / "trials" / trial["trial"] / "probe.parquet"
         if not file.is_file():
-            raise WorkbenchError(f"{file} is missing; the run {run} is incomplete (rerun `workbench inoculate` on it to finish)")
+            raise WorkbenchError(
+                f"{file} is missing; the run {run} is incomplete (rerun `workbench inoculate` on it to finish)"
+            )
         preds = read_predictions(file).with_columns(trial=pl.lit(trial["trial"]))
         parts.append(_accuracy_columns(preds, ["trial"], by_hops))
     if not parts:

@@ -65,7 +65,9 @@ class Baseline:
             control=pl.lit("none"),
             fingerprint=pl.lit(self.fingerprint_),
         ).with_columns(pred=pl.col("scores").list.arg_max())
-        return conform(result.with_columns(correct=pl.col("pred") == pl.col("answer")), PREDICTION_SCHEMA, "predictions")
+        return conform(
+            result.with_columns(correct=pl.col("pred") == pl.col("answer")), PREDICTION_SCHEMA, "predictions"
+        )
 
     def params(self) -> dict:
         """The settings that shape what the baseline learns (part of its fingerprint)."""

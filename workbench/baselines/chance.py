@@ -36,10 +36,11 @@ class Random(Baseline):
         pass
 
     def _scores(self, pairs: pl.DataFrame) -> np.ndarray:
-        keys = (f"{self.seed}\x1f{question}\x1f{position}" for question, position in pairs.select("id", "position").iter_rows())
-        return np.array(
-            [int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest()) / 2**64 for key in keys]
+        keys = (
+            f"{self.seed}\x1f{question}\x1f{position}"
+            for question, position in pairs.select("id", "position").iter_rows()
         )
+        return np.array([int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest()) / 2**64 for key in keys])
 
 
 @dataclass(eq=False)

@@ -99,7 +99,9 @@ def make_baselines(
     if isinstance(names, str) or unknown:
         raise SpecError(f"baselines={names!r} names unknown baselines; choose from {list(BASELINES)}")
     if "choice-only-transformer" in names and model is None:
-        raise SpecError("the choice-only-transformer baseline needs model=PATH (an encoder folder, e.g. the offline MiniLM)")
+        raise SpecError(
+            "the choice-only-transformer baseline needs model=PATH (an encoder folder, e.g. the offline MiniLM)"
+        )
     made: list[Baseline] = []
     for name in names:
         if name == "choice-only-transformer":
@@ -107,8 +109,13 @@ def make_baselines(
 
             made.append(TransformerChoiceOnly(model, seed=seed, **transformer))
         else:
-            cls = {"random": Random, "majority-position": MajorityPosition, "choice-only": ChoiceOnly,
-                   "choice-to-choice": ChoiceToChoice, "question-to-choice": QuestionToChoice}[name]
+            cls = {
+                "random": Random,
+                "majority-position": MajorityPosition,
+                "choice-only": ChoiceOnly,
+                "choice-to-choice": ChoiceToChoice,
+                "question-to-choice": QuestionToChoice,
+            }[name]
             made.append(cls() if cls is MajorityPosition else cls(seed=seed))
     return made
 
@@ -245,4 +252,6 @@ def _names(probes: list[str]) -> str:
 
 
 def _pairs_of(frame: pl.DataFrame) -> list[str]:
-    return [f"{probe}/{split}" for probe, split in frame.select("probe", "split").unique().sort("probe", "split").rows()]
+    return [
+        f"{probe}/{split}" for probe, split in frame.select("probe", "split").unique().sort("probe", "split").rows()
+    ]

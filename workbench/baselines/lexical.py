@@ -114,7 +114,9 @@ class ChoiceToChoice(_Logistic):
         self.char_tfidf_ = _char_tfidf().fit(texts)
         features = self._features(pairs)
         self.scaler_ = StandardScaler().fit(features)
-        self.classifier_ = _classifier(self.C, self.seed).fit(self.scaler_.transform(features), pairs["gold"].to_numpy())
+        self.classifier_ = _classifier(self.C, self.seed).fit(
+            self.scaler_.transform(features), pairs["gold"].to_numpy()
+        )
 
     def _scores(self, pairs: pl.DataFrame) -> np.ndarray:
         return self.classifier_.decision_function(self.scaler_.transform(self._features(pairs)))
@@ -196,6 +198,12 @@ class QuestionToChoice(_Logistic):
             return np.divide(part, whole, out=np.zeros_like(part), where=whole > 0)
 
         dense = np.column_stack(
-            [*cosines, np.log1p(n_shared), share(n_shared, n_choice), share(n_shared, n_question), share(n_shared, union)]
+            [
+                *cosines,
+                np.log1p(n_shared),
+                share(n_shared, n_choice),
+                share(n_shared, n_question),
+                share(n_shared, union),
+            ]
         )
         return dense, shared

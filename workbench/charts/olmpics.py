@@ -23,7 +23,12 @@ def olmpics_curves(curves: pl.DataFrame) -> Chart:
     points = (
         curves.filter(pl.col("n") > 0)
         .group_by("model", "probe", "control", "setting", "n")
-        .agg(accuracy=pl.col("accuracy").mean(), low=pl.col("accuracy").min(), high=pl.col("accuracy").max(), seeds=pl.len())
+        .agg(
+            accuracy=pl.col("accuracy").mean(),
+            low=pl.col("accuracy").min(),
+            high=pl.col("accuracy").max(),
+            seeds=pl.len(),
+        )
         .sort("probe", "control", "setting", "n")
     )
     zero = curves.filter(pl.col("setting") == "zero-shot").select("model", "probe", "control", "accuracy")
@@ -31,22 +36,40 @@ def olmpics_curves(curves: pl.DataFrame) -> Chart:
     y = alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1]), title="dev accuracy")
     dash = alt.StrokeDash("control:N", sort=["none", "perturbed-lang", "no-lang"], title="input")
     tooltip = ["model", "probe", "control", "setting", "n", alt.Tooltip("accuracy:Q", format=".3f"), "seeds"]
-    line = alt.Chart().mark_line(point=True).encode(x=x, y=y, color=alt.Color("setting:N", title="trained"), strokeDash=dash, tooltip=tooltip)
-    band = alt.Chart().mark_errorband(opacity=0.15).encode(x=x, y=alt.Y("low:Q", title="dev accuracy"), y2="high:Q", color="setting:N", detail="control:N")
+    line = (
+        alt.Chart()
+        .mark_line(point=True)
+        .encode(x=x, y=y, color=alt.Color("setting:N", title="trained"), strokeDash=dash, tooltip=tooltip)
+    )
+    band = (
+        alt.Chart()
+        .mark_errorband(opacity=0.15)
+        .encode(x=x, y=alt.Y("low:Q", title="dev accuracy"), y2="high:Q", color="setting:N", detail="control:N")
+    )
     layers = [band, line]
     if not zero.is_empty():  # the zero-shot accuracy as a dotted rule across the panel
         points = points.join(zero.rename({"accuracy": "zero_shot"}), on=["model", "probe", "control"], how="left")
-        rule = alt.Chart().mark_rule(color="black", strokeDash=[2, 2]).encode(
-            y="zero_shot:Q", detail="control:N", tooltip=[alt.Tooltip("zero_shot:Q", format=".3f", title="zero-shot")]
+        rule = (
+            alt.Chart()
+            .mark_rule(color="black", strokeDash=[2, 2])
+            .encode(
+                y="zero_shot:Q",
+                detail="control:N",
+                tooltip=[alt.Tooltip("zero_shot:Q", format=".3f", title="zero-shot")],
+            )
         )
         layers.append(rule)
     chart = alt.layer(*layers, data=points)
-    return chart.properties(width=260, height=200).facet(column=alt.Column("probe:N", title=None), row=alt.Row("model:N", title=None))
+    return chart.properties(width=260, height=200).facet(
+        column=alt.Column("probe:N", title=None), row=alt.Row("model:N", title=None)
+    )
 
 
 def language_sensitivity_bars(curves: pl.DataFrame, setting: str = "mlp") -> Chart:
     """LANGSENSE per probe and control (oLMpics Tables 2-9, in points): how much the curve drops without language."""
-    sense = language_sensitivity(curves).filter(pl.col("setting") == setting).with_columns(points=pl.col("LANGSENSE") * 100)
+    sense = (
+        language_sensitivity(curves).filter(pl.col("setting") == setting).with_columns(points=pl.col("LANGSENSE") * 100)
+    )
     return (
         alt.Chart(sense)
         .mark_bar()

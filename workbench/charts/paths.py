@@ -60,7 +60,11 @@ def path_diagram(result: PLSResult, width: int = 520, height: int = 360) -> alt.
     edges = pl.DataFrame(edges)
     x = alt.X("x:Q", scale=alt.Scale(domain=list(x_span)), axis=None)
     y = alt.Y("y:Q", scale=alt.Scale(domain=list(y_span)), axis=None)
-    colour = alt.Color("significant:N", scale=alt.Scale(domain=[True, False], range=[SIGNIFICANT, NOT_SIGNIFICANT]), title=f"p <= {result.spec.alpha:g}")
+    colour = alt.Color(
+        "significant:N",
+        scale=alt.Scale(domain=[True, False], range=[SIGNIFICANT, NOT_SIGNIFICANT]),
+        title=f"p <= {result.spec.alpha:g}",
+    )
     tooltip = ["path:N", alt.Tooltip("coef:Q", format="+.3f"), alt.Tooltip("p:Q", format=".4f", title=p_column)]
     base = alt.Chart(edges)
     lines = base.mark_rule().encode(
@@ -77,13 +81,17 @@ def path_diagram(result: PLSResult, width: int = 520, height: int = 360) -> alt.
         text="label:N", color=colour, tooltip=tooltip,
     )  # fmt: skip
     node_frame = nodes.with_columns(
-        caption=pl.when(pl.col("r2").is_not_null()).then(pl.format("R² = {}", pl.col("r2").round(3))).otherwise(pl.lit(""))
+        caption=pl.when(pl.col("r2").is_not_null())
+        .then(pl.format("R² = {}", pl.col("r2").round(3)))
+        .otherwise(pl.lit(""))
     )
     node_base = alt.Chart(node_frame).encode(x=x, y=y)
     circles = node_base.mark_circle(size=2600, color="#f3f6fa", stroke="#1f4e79", strokeWidth=1.5, opacity=1)
     names = node_base.mark_text(fontSize=12, fontWeight="bold").encode(text="latent:N")
     r2_text = node_base.mark_text(fontSize=11, dy=36).encode(text="caption:N")
-    return alt.layer(lines, heads, labels, circles, names, r2_text).properties(width=width, height=height, title="PLS path model")
+    return alt.layer(lines, heads, labels, circles, names, r2_text).properties(
+        width=width, height=height, title="PLS path model"
+    )
 
 
 def loading_bars(loadings: pl.DataFrame) -> alt.FacetChart:
@@ -121,7 +129,9 @@ def bootstrap_histograms(draws: pl.DataFrame, kind: str = "paths", columns: int 
     """
     frame = draws.filter(pl.col("kind") == kind)
     if frame.is_empty():
-        raise WorkbenchError(f"the draws hold no replicates of kind {kind!r}; kinds: {draws['kind'].unique().sort().to_list()}")
+        raise WorkbenchError(
+            f"the draws hold no replicates of kind {kind!r}; kinds: {draws['kind'].unique().sort().to_list()}"
+        )
     bars = alt.Chart().mark_bar(color=SIGNIFICANT, opacity=0.8).encode(
         x=alt.X("value:Q", bin=alt.Bin(maxbins=30), title="bootstrap replicate"), y=alt.Y("count():Q", title="resamples"),
     )  # fmt: skip

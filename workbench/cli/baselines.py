@@ -10,11 +10,17 @@ def baselines(
     probes: list[Path] = typer.Option(
         ..., help="Probe file(s) or folder(s) with a train split and a dev or test split; repeat for several files."
     ),
-    model: Path | None = typer.Option(None, help="Encoder folder for the transformer Choice-Only (e.g. the offline MiniLM)."),
-    predictions: Path | None = typer.Option(None, help="A model's prediction Parquet file to show beside the baselines."),
+    model: Path | None = typer.Option(
+        None, help="Encoder folder for the transformer Choice-Only (e.g. the offline MiniLM)."
+    ),
+    predictions: Path | None = typer.Option(
+        None, help="A model's prediction Parquet file to show beside the baselines."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON rows instead of text."),
     out: Path | None = typer.Option(None, help="Also write the health table here (.parquet)."),
-    margin: float = typer.Option(0.10, help="Flag a question-blind baseline whose CI lower bound is this far above chance."),
+    margin: float = typer.Option(
+        0.10, help="Flag a question-blind baseline whose CI lower bound is this far above chance."
+    ),
     n_boot: int = typer.Option(1000, help="Bootstrap resamples for the confidence intervals."),
     seed: int = typer.Option(0, help="Seed of the baselines and the bootstrap."),
     batch_size: int = typer.Option(64, help="Texts per forward pass of the encoder."),
@@ -24,8 +30,7 @@ def baselines(
     import polars as pl
 
     from workbench.baselines import probe_health
-    from workbench.io import read_predictions
-    from workbench.io import write_parquet
+    from workbench.io import read_predictions, write_parquet
     from workbench.probes.formats import read_probes
 
     frame = pl.concat([read_probes(path) for path in probes])
@@ -54,8 +59,15 @@ def _text(table, margin: float) -> str:
         chance=pl.col("chance").mul(100).round(1),
         flag=pl.when("flagged").then(pl.lit("LEAKS")).otherwise(pl.lit("")),
     )
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
-                   tbl_formatting="ASCII_MARKDOWN", tbl_width_chars=200, fmt_str_lengths=80):
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_width_chars=200,
+        fmt_str_lengths=80,
+    ):
         body = str(shown)
     flagged = table.filter("flagged").select("probe", "split").unique(maintain_order=True).rows()
     verdict = (

@@ -4,13 +4,24 @@ from pathlib import Path
 
 import typer
 
-edge_app = typer.Typer(help="Edge probing: build tasks (jiant JSONL), span probes with controls and MDL, memorisation audit.", no_args_is_help=True)
+edge_app = typer.Typer(
+    help="Edge probing: build tasks (jiant JSONL), span probes with controls and MDL, memorisation audit.",
+    no_args_is_help=True,
+)
 
 
 def _table(frame) -> None:
     import polars as pl
 
-    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=240, tbl_formatting="ASCII_MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=3):
+    with pl.Config(
+        tbl_rows=100,
+        tbl_cols=30,
+        tbl_width_chars=240,
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        float_precision=3,
+    ):
         typer.echo(frame)
 
 
@@ -28,7 +39,11 @@ def build(
 
     if task not in EDGE_TASKS:
         raise SpecError(f"--task {task!r} is not allowed; choose one of {list(EDGE_TASKS)}")
-    frame = supersense_task(load_graph("wordnet"), n, seed) if task == "supersense" else gcide_pos_task(load_graph("gcide"), n, seed)
+    frame = (
+        supersense_task(load_graph("wordnet"), n, seed)
+        if task == "supersense"
+        else gcide_pos_task(load_graph("gcide"), n, seed)
+    )
     for path in write_jiant(frame, out):
         typer.echo(f"{path} ({frame.filter(frame['split'] == path.stem).height} targets)")
 
@@ -59,14 +74,34 @@ def probe(
     for control in ("none", "random-weights") if random_control else ("none",):
         encoder = load_encoder(model, control=control, seed=seed)
         for kind in (part.strip() for part in probes.split(",")):
-            result = probe_task(encoder, frame, EdgeSpec(probe=kind, layer=layer_value, epochs=epochs, seed=seed), control_seed=seed, mdl=mdl, cache=cache)
+            result = probe_task(
+                encoder,
+                frame,
+                EdgeSpec(probe=kind, layer=layer_value, epochs=epochs, seed=seed),
+                control_seed=seed,
+                mdl=mdl,
+                cache=cache,
+            )
             summaries.append(result["summary"])
             predictions.append(result["predictions"])
     summary, stacked = pl.concat(summaries, how="diagonal_relaxed"), pl.concat(predictions, how="diagonal_relaxed")
     audit = audit_table(frame.filter(pl.col("split") == "train"), stacked, seed)
     for name, table in (("summary", summary), ("predictions", stacked), ("audit", audit)):
         write_parquet(table, out / f"{name}.parquet")
-    shown = [c for c in ("control", "probe", "layer", "accuracy", "control_accuracy", "selectivity", "codelength_bits", "compression") if c in summary.columns]
+    shown = [
+        c
+        for c in (
+            "control",
+            "probe",
+            "layer",
+            "accuracy",
+            "control_accuracy",
+            "selectivity",
+            "codelength_bits",
+            "compression",
+        )
+        if c in summary.columns
+    ]
     _table(summary.select(shown))
     _table(audit)
     typer.echo(f"-> {out}")

@@ -22,12 +22,16 @@ def _numbers(text: str, kind: type, name: str) -> list:
     try:
         return [kind(part) for part in text.split(",") if part.strip()]
     except ValueError as err:
-        raise SpecError(f"--{name} {text!r} is not a comma-separated list of {'whole ' if kind is int else ''}numbers") from err
+        raise SpecError(
+            f"--{name} {text!r} is not a comma-separated list of {'whole ' if kind is int else ''}numbers"
+        ) from err
 
 
 def train_source(
     model: Path = typer.Option(..., help="The pretrained model folder (a multiple-choice head is added if missing)."),
-    data: list[Path] = typer.Option(..., help="Original-task folder(s) of ARC-style {train,dev}.jsonl; repeat for several."),
+    data: list[Path] = typer.Option(
+        ..., help="Original-task folder(s) of ARC-style {train,dev}.jsonl; repeat for several."
+    ),
     out: Path = typer.Option(..., help="The run folder to write (config.json, model/, metrics.json, log.txt)."),
     eval_data: list[Path] = typer.Option([], "--eval", help="More folders whose dev split to report (e.g. sciq)."),
     lr: float = typer.Option(1e-4, help="Peak learning rate (AdamW, linear warmup then decay)."),
@@ -52,21 +56,34 @@ def train_source(
 def inoculate(
     model: Path = typer.Option(..., help="A train-source run folder (or a model folder) to inoculate."),
     probes: list[Path] = typer.Option(..., help="Probe file or folder with train and dev splits; repeat for several."),
-    orig: list[Path] = typer.Option(..., help="A science QA folder with dev.jsonl; repeat for several: S_orig is on the union of their dev sets, 5-way."),
+    orig: list[Path] = typer.Option(
+        ...,
+        help="A science QA folder with dev.jsonl; repeat for several: S_orig is on the union of their dev sets, 5-way.",
+    ),
     out: Path = typer.Option(..., help="The run folder; an interrupted run resumes from it."),
     k: str = typer.Option("100,500,1000,3000", help="Probe training sizes, comma-separated."),
     lr: str = typer.Option("1e-5,3e-5", help="Learning rates, comma-separated."),
     epochs: str = typer.Option("1,3", help="Epochs, comma-separated."),
     seeds: str = typer.Option("0", help="Seeds, comma-separated."),
-    add_some: AddSome | None = typer.Option(None, help="Mix in original examples: x1 (one per probe example) or x2 (two), from --add-some-data."),
-    add_some_data: Path | None = typer.Option(None, help="With --add-some: a science QA folder held out from training and evaluation."),
-    max_eval: int | None = typer.Option(None, help="Score at most this many questions of each evaluation set (whole clusters)."),
+    add_some: AddSome | None = typer.Option(
+        None, help="Mix in original examples: x1 (one per probe example) or x2 (two), from --add-some-data."
+    ),
+    add_some_data: Path | None = typer.Option(
+        None, help="With --add-some: a science QA folder held out from training and evaluation."
+    ),
+    max_eval: int | None = typer.Option(
+        None, help="Score at most this many questions of each evaluation set (whole clusters)."
+    ),
     batch_size: int = typer.Option(16, help="Questions per step."),
     max_length: int = typer.Option(128, help="Most tokens per question-choice pair."),
     backend: Backend = typer.Option(Backend.local, help="Where trials run: local (this machine) or ray (Ray Tune)."),
-    address: str | None = typer.Option(None, help="Ray cluster address for --backend ray: auto, or ray://HEAD:10001 (default: a local Ray)."),
+    address: str | None = typer.Option(
+        None, help="Ray cluster address for --backend ray: auto, or ray://HEAD:10001 (default: a local Ray)."
+    ),
     workers: int = typer.Option(1, help="Trials at once: local processes, or concurrent Ray trials."),
-    threads: int | None = typer.Option(None, help="Torch threads per trial (default: the cores shared among the workers; 1 CPU per Ray trial)."),
+    threads: int | None = typer.Option(
+        None, help="Torch threads per trial (default: the cores shared among the workers; 1 CPU per Ray trial)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the per-k summary as JSON."),
 ) -> None:
     """Continue training on k probe examples over a grid; select M* = argmax AVG(S_new, S_orig) per k."""

@@ -4,13 +4,22 @@ from pathlib import Path
 
 import typer
 
-olmpics_app = typer.Typer(help="oLMpics MC-MLM probes: build, zero-shot, learning curves (MLP / LINEAR), results table.", no_args_is_help=True)
+olmpics_app = typer.Typer(
+    help="oLMpics MC-MLM probes: build, zero-shot, learning curves (MLP / LINEAR), results table.", no_args_is_help=True
+)
 
 
 def _table(frame) -> None:
     import polars as pl
 
-    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=240, tbl_formatting="ASCII_MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    with pl.Config(
+        tbl_rows=100,
+        tbl_cols=30,
+        tbl_width_chars=240,
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    ):
         typer.echo(frame)
 
 
@@ -35,13 +44,18 @@ def _read(paths: list[Path]):
 @olmpics_app.command("build")
 def build(
     out: Path = typer.Option(..., help="Folder for <probe>.jsonl files (the user format of docs/OLMPICS.md)."),
-    probe: str = typer.Option("all", help="age-compare, antonym-negation, taxonomy-conjunction, multi-hop-comparison, comma-separated, or 'all'."),
+    probe: str = typer.Option(
+        "all",
+        help="age-compare, antonym-negation, taxonomy-conjunction, multi-hop-comparison, comma-separated, or 'all'.",
+    ),
     n_train: int = typer.Option(4000, help="Training statements per probe (fewer when the source runs out)."),
     n_dev: int = typer.Option(500, help="Dev statements per probe."),
     seed: int = typer.Option(0, help="Seed of every random choice."),
     min_count: int = typer.Option(0, help="WordNet words need at least this SemCor count (0: all)."),
     controls: bool = typer.Option(True, help="Append the NO-LANG and PERTURBED-LANG rows."),
-    vocab_model: Path | None = typer.Option(None, help="Keep only candidates that are one token for this model's tokenizer."),
+    vocab_model: Path | None = typer.Option(
+        None, help="Keep only candidates that are one token for this model's tokenizer."
+    ),
 ) -> None:
     """Generate oLMpics probes (train/dev value ranges apart) and write them as JSONL."""
     from workbench.errors import SpecError
@@ -61,7 +75,14 @@ def build(
         if controls:
             frame = with_controls(frame, seed)
         path = write_jsonl(frame, out / f"{name}.jsonl")
-        counts = ", ".join(f"{split} {count}" for split, count in frame.filter(frame["control"] == "none").group_by("split").len().sort("split").iter_rows())
+        counts = ", ".join(
+            f"{split} {count}"
+            for split, count in frame.filter(frame["control"] == "none")
+            .group_by("split")
+            .len()
+            .sort("split")
+            .iter_rows()
+        )
         typer.echo(f"{name}: {counts} statements{' (+ NO-LANG, PERTURBED-LANG)' if controls else ''} -> {path}")
 
 
@@ -81,16 +102,24 @@ def zero_shot(
     frame = _read(probes).filter(pl.col("split") == split)
     predictions = run(frame, model)
     if predictions is None:
-        typer.echo(f"zero-shot is unavailable: {model} has no trained MLM head (run `workbench olmpics curves` instead)")
+        typer.echo(
+            f"zero-shot is unavailable: {model} has no trained MLM head (run `workbench olmpics curves` instead)"
+        )
         raise typer.Exit(0)
     write_parquet(predictions, out)
-    _table(predictions.group_by("probe", pl.col("template").alias("control")).agg(accuracy=pl.col("correct").mean(), n=pl.len()).sort("probe", "control"))
+    _table(
+        predictions.group_by("probe", pl.col("template").alias("control"))
+        .agg(accuracy=pl.col("correct").mean(), n=pl.len())
+        .sort("probe", "control")
+    )
     typer.echo(f"-> {out}")
 
 
 @olmpics_app.command("curves")
 def curves(
-    model: str = typer.Option(..., help="A masked LM folder (no MLM head: one is initialised and zero-shot is skipped)."),
+    model: str = typer.Option(
+        ..., help="A masked LM folder (no MLM head: one is initialised and zero-shot is skipped)."
+    ),
     probes: list[Path] = typer.Option(..., help="oLMpics JSONL file(s) or folder(s); repeat for several."),
     out: Path = typer.Option(..., help="Learning curves (.parquet, one row per setting x N x seed)."),
     ns: str = typer.Option("62,125,250,500,1000,2000,4000", help="Training sizes N."),
@@ -105,7 +134,14 @@ def curves(
     from workbench.io import write_parquet
     from workbench.olmpics import CurveSpec, learning_curves, load_masked_lm, results_table
 
-    spec = CurveSpec(_numbers(ns, "ns"), _numbers(seeds, "seeds"), tuple(s.strip() for s in settings.split(",")), lr, epochs, min_steps)
+    spec = CurveSpec(
+        _numbers(ns, "ns"),
+        _numbers(seeds, "seeds"),
+        tuple(s.strip() for s in settings.split(",")),
+        lr,
+        epochs,
+        min_steps,
+    )
     loaded = load_masked_lm(model, control=control)
     if loaded.fresh_head:
         typer.echo(f"note: {model} has no MLM head; it was initialised fresh, so zero-shot is unavailable")
@@ -116,7 +152,9 @@ def curves(
 
 
 @olmpics_app.command("table")
-def table(curves_file: Path = typer.Argument(..., help="A curves .parquet written by `workbench olmpics curves`.")) -> None:
+def table(
+    curves_file: Path = typer.Argument(..., help="A curves .parquet written by `workbench olmpics curves`."),
+) -> None:
     """Print the oLMpics results table (zero-shot, MLP/LINEAR WS and MAX, LANGSENSE) of a curves file."""
     import polars as pl
 

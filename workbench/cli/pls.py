@@ -15,21 +15,31 @@ class Scheme(str, Enum):
 
 
 def pls(
-    data: Path = typer.Option(..., help="The population table: .csv or .parquet, one row per model, one column per score."),
-    model: Path = typer.Option(..., help="The model in text form: 'LATENT =~ col + col' and 'TARGET ~ SOURCE + SOURCE' lines."),
+    data: Path = typer.Option(
+        ..., help="The population table: .csv or .parquet, one row per model, one column per score."
+    ),
+    model: Path = typer.Option(
+        ..., help="The model in text form: 'LATENT =~ col + col' and 'TARGET ~ SOURCE + SOURCE' lines."
+    ),
     scheme: Scheme = typer.Option(Scheme.path, help="Inner weighting scheme."),
-    bootstrap: int = typer.Option(500, help="Bootstrap resamples for standard errors, intervals and p-values (0: none)."),
+    bootstrap: int = typer.Option(
+        500, help="Bootstrap resamples for standard errors, intervals and p-values (0: none)."
+    ),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
     workers: int | None = typer.Option(None, help="Processes for the bootstrap (default: automatic)."),
     alpha: float = typer.Option(0.05, help="Paths with p above this are marked not significant."),
-    as_json: bool = typer.Option(False, "--json", help="Print path coefficients, R², GoF, loadings, weights and reliability as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print path coefficients, R², GoF, loadings, weights and reliability as JSON."
+    ),
 ) -> None:
     """Fit a PLS path model (mode A, SPEC §8) and print its paths, R², GoF and block reliability."""
     from workbench.analysis import PLSSpec, fit_pls, parse_model
     from workbench.errors import WorkbenchError
 
     if not model.is_file():
-        raise WorkbenchError(f"no model file at {model}; write one with lines like 'TAXONOMY =~ hypernymy + hyponymy' and 'SCIENCE ~ TAXONOMY'")
+        raise WorkbenchError(
+            f"no model file at {model}; write one with lines like 'TAXONOMY =~ hypernymy + hyponymy' and 'SCIENCE ~ TAXONOMY'"
+        )
     result = fit_pls(read_table(data), parse_model(model.read_text(encoding="utf-8")),
                      PLSSpec(scheme=scheme.value, bootstrap=bootstrap, seed=seed, workers=workers, alpha=alpha), progress=not as_json)  # fmt: skip
     if as_json:
@@ -39,7 +49,9 @@ def pls(
 
 
 def population(
-    predictions: list[Path] = typer.Option([], help="Prediction Parquet file or folder (workbench score --out); repeat for several."),
+    predictions: list[Path] = typer.Option(
+        [], help="Prediction Parquet file or folder (workbench score --out); repeat for several."
+    ),
     runs: list[Path] = typer.Option([], help="Inoculation run folder (workbench inoculate --out); repeat for several."),
     by_hops: bool = typer.Option(False, help="One column per probe and hop count (hypernymy_h1, ...)."),
     out: Path = typer.Option(..., help="Where to write the population table (.parquet or .csv)."),
@@ -83,8 +95,14 @@ def text_summary(result) -> str:
     lines += ["", "paths (* p <= {:g}):".format(result.spec.alpha)]
     boot = "se" in result.paths.columns
     for row in result.paths.iter_rows(named=True):
-        extra = f"  se {row['se']:.3f}  95% [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  p {row['p_value']:.4f}" if boot else f"  p(ols) {row['p_ols']:.4f}"
-        lines.append(f"  {row['source']:>12} -> {row['target']:<12} {row['coef']:+.3f}{extra} {'*' if row['significant'] else ' (n.s.)'}")
+        extra = (
+            f"  se {row['se']:.3f}  95% [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  p {row['p_value']:.4f}"
+            if boot
+            else f"  p(ols) {row['p_ols']:.4f}"
+        )
+        lines.append(
+            f"  {row['source']:>12} -> {row['target']:<12} {row['coef']:+.3f}{extra} {'*' if row['significant'] else ' (n.s.)'}"
+        )
     lines += ["", "R²:"] + [f"  {row['latent']:>12}  {row['r2']:.3f}" for row in result.r2.iter_rows(named=True)]
     lines += ["", f"GoF: {result.gof:.4f}", "", "reliability (alpha, DG rho, AVE):"]
     for row in result.reliability.iter_rows(named=True):

@@ -7,7 +7,10 @@ import typer
 
 from workbench.schema import PROBES
 
-probes_app = typer.Typer(help="Build probe sets from WordNet and GCIDE, load probe files, print statistics.", no_args_is_help=True)
+probes_app = typer.Typer(
+    help="Build probe sets from WordNet and GCIDE, load probe files, print statistics.", no_args_is_help=True
+)
+
 
 class Format(str, Enum):
     parquet = "parquet"
@@ -24,7 +27,14 @@ def _print_stats(frame) -> None:
 
     from workbench.probes.stats import hops_by_family, table4
 
-    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=240, tbl_formatting="ASCII_MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    with pl.Config(
+        tbl_rows=100,
+        tbl_cols=30,
+        tbl_width_chars=240,
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+    ):
         typer.echo(table4(frame))
         typer.echo(hops_by_family(frame))
 
@@ -32,32 +42,52 @@ def _print_stats(frame) -> None:
 @probes_app.command("build")
 def build(
     probe: str = typer.Option(..., help=f"Which probe(s): {', '.join(PROBES)}, comma-separated, or 'all'."),
-    out: Path = typer.Option(..., help="Folder for {train,dev,test}.parquet (or .jsonl); one sub-folder per probe when several."),
-    preset: Preset = typer.Option(Preset.default, help="Starting settings: 'default', or 'paper' (the released data's); options given override them."),
-    max_hops: int | None = typer.Option(None, help="Largest hop count k of the gold answer (hypernymy, hyponymy): 1..5 [default: 3]."),
-    distractors: str | None = typer.Option(None, help="Distractor families, comma-separated: random, sister, isa [default: all three]."),
+    out: Path = typer.Option(
+        ..., help="Folder for {train,dev,test}.parquet (or .jsonl); one sub-folder per probe when several."
+    ),
+    preset: Preset = typer.Option(
+        Preset.default,
+        help="Starting settings: 'default', or 'paper' (the released data's); options given override them.",
+    ),
+    max_hops: int | None = typer.Option(
+        None, help="Largest hop count k of the gold answer (hypernymy, hyponymy): 1..5 [default: 3]."
+    ),
+    distractors: str | None = typer.Option(
+        None, help="Distractor families, comma-separated: random, sister, isa [default: all three]."
+    ),
     max_depth: int | None = typer.Option(None, help="Largest depth l of sister_l and k' of isa_k': 1..5 [default: 3]."),
-    perturbations: str | None = typer.Option(None, help="Distractor variants per question (a number), or 'all' [default: 2]."),
-    golds_per_hop: int | None = typer.Option(None, help="Gold answers per hop count [default: the released data's: 10 for hyponymy, 1 for hypernymy]."),
-    instance_links: bool | None = typer.Option(None, "--instance-links/--no-instance-links", help="Follow WordNet instance-hypernym links [default: no, as the released data]."),
+    perturbations: str | None = typer.Option(
+        None, help="Distractor variants per question (a number), or 'all' [default: 2]."
+    ),
+    golds_per_hop: int | None = typer.Option(
+        None, help="Gold answers per hop count [default: the released data's: 10 for hyponymy, 1 for hypernymy]."
+    ),
+    instance_links: bool | None = typer.Option(
+        None,
+        "--instance-links/--no-instance-links",
+        help="Follow WordNet instance-hypernym links [default: no, as the released data].",
+    ),
     seed: int | None = typer.Option(None, help="Seed of every random choice; same seed, same bytes [default: 0]."),
     train_size: int | None = typer.Option(None, help="Most questions in the train split [default: 3000]."),
     templates: Path | None = typer.Option(None, help="A template JSON file to use instead of the default."),
-    concepts: str | None = typer.Option(None, help="Ask only about these concepts, comma-separated (e.g. dog.n.01,car.n.01)."),
+    concepts: str | None = typer.Option(
+        None, help="Ask only about these concepts, comma-separated (e.g. dog.n.01,car.n.01)."
+    ),
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
 ) -> None:
     """Build probe sets from the cached graphs and write each split into train, dev and test."""
     import polars as pl
 
+    from workbench.errors import SpecError
+    from workbench.io import check_output
     from workbench.probes import ProbeSpec, build_probes
     from workbench.probes.formats import write_probe_sets
 
-    from workbench.errors import SpecError
-    from workbench.io import check_output
-
     names = list(PROBES) if probe == "all" else [part.strip() for part in probe.split(",") if part.strip()]
     if not names:
-        raise SpecError(f"--probe {probe!r} names no probe; choose one or more of {', '.join(PROBES)} (comma-separated), or 'all'")
+        raise SpecError(
+            f"--probe {probe!r} names no probe; choose one or more of {', '.join(PROBES)} (comma-separated), or 'all'"
+        )
     check_output(out, folder=True)
     given = {
         "max_hops": max_hops,
@@ -106,7 +136,11 @@ def load(
     frame = read_probes(path)
     typer.echo(f"{frame.height:,} questions from {path}")
     with pl.Config(tbl_rows=rows, fmt_str_lengths=80, tbl_hide_column_data_types=True):
-        typer.echo(frame.select("id", "probe", "split", "question", "choices", "answer", "hops", "distractor_family").head(rows))
+        typer.echo(
+            frame.select("id", "probe", "split", "question", "choices", "answer", "hops", "distractor_family").head(
+                rows
+            )
+        )
 
 
 @probes_app.command("stats")
@@ -141,11 +175,15 @@ class ControlKind(str, Enum):
 
 @probes_app.command("control")
 def control(
-    kind: ControlKind = typer.Option(..., help="no-lang (keep only the task's arguments) or perturbed-lang (template words become nonsense words)."),
+    kind: ControlKind = typer.Option(
+        ..., help="no-lang (keep only the task's arguments) or perturbed-lang (template words become nonsense words)."
+    ),
     probes: Path = typer.Option(..., help="The probe folder or file to make a control of."),
     out: Path = typer.Option(..., help="Folder for the control's {train,dev,test} files."),
     seed: int = typer.Option(0, help="Seed of the nonsense words (perturbed-lang)."),
-    templates: Path | None = typer.Option(None, help="The template JSON file the probes were built with (default: the packaged one)."),
+    templates: Path | None = typer.Option(
+        None, help="The template JSON file the probes were built with (default: the packaged one)."
+    ),
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
 ) -> None:
     """Write the oLMpics NO-LANG or PERTURBED-LANG control of a probe set (same choices, answers and splits)."""

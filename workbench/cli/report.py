@@ -7,20 +7,22 @@ import typer
 
 
 def report(
-    preds: list[Path] = typer.Argument(..., help="Prediction Parquet file(s); several models are reported side by side."),
+    preds: list[Path] = typer.Argument(
+        ..., help="Prediction Parquet file(s); several models are reported side by side."
+    ),
     html: Path | None = typer.Option(None, "--html", help="Also write a standalone HTML report here."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of text."),
     n_boot: int = typer.Option(1000, help="Bootstrap resamples for the confidence intervals."),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
-    probes: Path | None = typer.Option(None, help="The probe set the predictions came from: warns loudly about clusters scored only in part."),
+    probes: Path | None = typer.Option(
+        None, help="The probe set the predictions came from: warns loudly about clusters scored only in part."
+    ),
 ) -> None:
     """Instance and strict cluster accuracy, per probe and per heat-map cell, of prediction files."""
-    from workbench.io import read_predictions
-    from workbench.report import json_report, text_report, write_html_report
-
-    from workbench.io import check_output
+    from workbench.io import check_output, read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
+    from workbench.report import json_report, text_report, write_html_report
 
     if html is not None:
         check_output(html)
@@ -29,7 +31,9 @@ def report(
     if (warning := partial_cluster_warning(frame, probe_set)) is not None:
         typer.echo(warning, err=True)
     if as_json:
-        typer.echo(json.dumps(json_report(frame, n_boot=n_boot, seed=seed, probes=probe_set), indent=2, allow_nan=False))
+        typer.echo(
+            json.dumps(json_report(frame, n_boot=n_boot, seed=seed, probes=probe_set), indent=2, allow_nan=False)
+        )
     else:
         typer.echo(text_report(frame, n_boot=n_boot, seed=seed, probes=probe_set), nl=False)
     if html is not None:

@@ -23,7 +23,8 @@ class Control(str, Enum):
 def score(
     model: str = typer.Option(..., help="A model folder, or a hub name in the local Hugging Face cache."),
     scorer: Scorer = typer.Option(
-        ..., help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine), causal (decoder-only LM), seq2seq (encoder-decoder LM)."
+        ...,
+        help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine), causal (decoder-only LM), seq2seq (encoder-decoder LM).",
     ),
     probes: Path = typer.Option(..., help="Probe file (.parquet, ARC-style .jsonl) or a folder of split files."),
     out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
@@ -35,11 +36,16 @@ def score(
         "(auto), mean-token, mean-char, mi, or all (one row per question and rule).",
     ),
     prompts: Path | None = typer.Option(
-        None, help="causal, seq2seq: a prompt template file (JSON like workbench/scoring/prompt_templates/default.json)."
+        None,
+        help="causal, seq2seq: a prompt template file (JSON like workbench/scoring/prompt_templates/default.json).",
     ),
     batch_size: int = typer.Option(32, help="Inputs per forward pass."),
-    max_length: int | None = typer.Option(None, help="Most tokens per input (default 512, or less if the model allows less)."),
-    seed: int = typer.Option(0, help="Seed of weights initialised rather than loaded (random-weights, a missing head)."),
+    max_length: int | None = typer.Option(
+        None, help="Most tokens per input (default 512, or less if the model allows less)."
+    ),
+    seed: int = typer.Option(
+        0, help="Seed of weights initialised rather than loaded (random-weights, a missing head)."
+    ),
     device: str | None = typer.Option(None, help="Torch device: cpu, cuda, cuda:N (default: cuda if there is a GPU)."),
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
 ) -> None:

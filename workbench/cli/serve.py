@@ -31,7 +31,9 @@ def stage_app(app: str, home: Path, apps_dir: Path = APPS_DIR) -> Path:
 
     source = apps_dir / f"{app}.ipynb"
     if not source.is_file():
-        raise WorkbenchError(f"the app notebook {source} is missing; run from a checkout of Probe Workbench (voila_apps/).")
+        raise WorkbenchError(
+            f"the app notebook {source} is missing; run from a checkout of Probe Workbench (voila_apps/)."
+        )
     return write_text(source.read_text(), home / "apps" / source.name)
 
 

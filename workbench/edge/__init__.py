@@ -7,7 +7,15 @@
 """
 
 from workbench.edge.audit import HEURISTICS, audit_table, memorisation_flags, memorisation_shares
-from workbench.edge.data import EDGE_SCHEMA, EDGE_TASKS, gcide_pos_task, read_jiant, supersense_task, words_of, write_jiant
+from workbench.edge.data import (
+    EDGE_SCHEMA,
+    EDGE_TASKS,
+    gcide_pos_task,
+    read_jiant,
+    supersense_task,
+    words_of,
+    write_jiant,
+)
 from workbench.edge.probes import (
     MDL_SCHEDULE,
     EdgeSpec,

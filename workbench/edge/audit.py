@@ -35,13 +35,17 @@ def memorisation_flags(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -
     rng = np.random.default_rng(seed)
     uniform = [None if labels is None else labels[rng.integers(len(labels))] for labels in joined["labels"].to_list()]
     seen = pl.col("n_labels").is_not_null()
-    return joined.with_columns(uniform=pl.Series(uniform, dtype=pl.String)).with_columns(
-        **{
-            "Mem-Exact": pl.col("pair_seen").fill_null(False),
-            "Mem-Freq": (seen & (pl.col("majority") == pl.col("label"))).fill_null(False),
-            "Mem-Uniform": (seen & (pl.col("uniform") == pl.col("label"))).fill_null(False),
-        }
-    ).drop("labels", "majority", "n_labels", "uniform", "pair_seen")
+    return (
+        joined.with_columns(uniform=pl.Series(uniform, dtype=pl.String))
+        .with_columns(
+            **{
+                "Mem-Exact": pl.col("pair_seen").fill_null(False),
+                "Mem-Freq": (seen & (pl.col("majority") == pl.col("label"))).fill_null(False),
+                "Mem-Uniform": (seen & (pl.col("uniform") == pl.col("label"))).fill_null(False),
+            }
+        )
+        .drop("labels", "majority", "n_labels", "uniform", "pair_seen")
+    )
 
 
 def memorisation_shares(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
@@ -59,7 +63,9 @@ def audit_table(train: pl.DataFrame, predictions: pl.DataFrame, seed: int = 0) -
     and ``probe`` (from ``probe_task``), several encoders and probes stacked."""
     needed = {"correct", "encoder_control", "probe", "word", "label"}
     if not needed <= set(predictions.columns):
-        raise WorkbenchError(f"predictions lack {sorted(needed - set(predictions.columns))}; pass the 'predictions' of probe_task")
+        raise WorkbenchError(
+            f"predictions lack {sorted(needed - set(predictions.columns))}; pass the 'predictions' of probe_task"
+        )
     flags = memorisation_flags(train, predictions, seed)
     rows = []
     for (control, probe), group in flags.group_by("encoder_control", "probe", maintain_order=True):

@@ -101,10 +101,19 @@ def gcide_pos_task(graph, n: int | None = 5000, seed: int = 0) -> pl.DataFrame:
 
 def _with_ids(frame: pl.DataFrame) -> pl.DataFrame:
     key = pl.concat_str(
-        [pl.col("task"), pl.col("text"), *(pl.col(c).cast(pl.String).fill_null("") for c in ("span1_start", "span1_end", "span2_start", "span2_end"))],
+        [
+            pl.col("task"),
+            pl.col("text"),
+            *(
+                pl.col(c).cast(pl.String).fill_null("")
+                for c in ("span1_start", "span1_end", "span2_start", "span2_end")
+            ),
+        ],
         separator="\x1f",
     )
-    frame = frame.with_columns(id=key.map_elements(lambda s: hashlib.sha256(s.encode()).hexdigest()[:16], return_dtype=pl.String))
+    frame = frame.with_columns(
+        id=key.map_elements(lambda s: hashlib.sha256(s.encode()).hexdigest()[:16], return_dtype=pl.String)
+    )
     return conform(frame, EDGE_SCHEMA, "edge frame")
 
 
@@ -116,9 +125,15 @@ def read_jiant(path: str | Path, task: str | None = None) -> pl.DataFrame:
     ``task``, else ``info.task``, else the folder's name.
     """
     path = Path(path)
-    files = [path / f"{split}.jsonl" for split in EDGE_SPLITS if (path / f"{split}.jsonl").is_file()] if path.is_dir() else [path]
+    files = (
+        [path / f"{split}.jsonl" for split in EDGE_SPLITS if (path / f"{split}.jsonl").is_file()]
+        if path.is_dir()
+        else [path]
+    )
     if not files:
-        raise ProbeFormatError(f"{path} holds no train.jsonl, dev.jsonl or test.jsonl; give a jiant JSONL file or such a folder")
+        raise ProbeFormatError(
+            f"{path} holds no train.jsonl, dev.jsonl or test.jsonl; give a jiant JSONL file or such a folder"
+        )
     rows = []
     for file in files:
         default_split = file.stem if file.stem in EDGE_SPLITS else "test"
@@ -132,7 +147,9 @@ def read_jiant(path: str | Path, task: str | None = None) -> pl.DataFrame:
             try:
                 rows.extend(_jiant_rows(json.loads(line), task, file.parent.name or "edge", default_split))
             except (ValueError, KeyError, TypeError, IndexError) as err:
-                raise ProbeFormatError(f"{file}, line {number}: {err}. Expected jiant edge-probing JSONL (docs/EDGE.md).") from err
+                raise ProbeFormatError(
+                    f"{file}, line {number}: {err}. Expected jiant edge-probing JSONL (docs/EDGE.md)."
+                ) from err
     if not rows:
         raise ProbeFormatError(f"{path} has no targets to probe")
     return _with_ids(pl.DataFrame(rows, schema_overrides={k: v for k, v in EDGE_SCHEMA.items() if k != "id"}))
@@ -180,6 +197,11 @@ def write_jiant(frame: pl.DataFrame, folder: str | Path) -> list[Path]:
                 if row["span2_start"] is not None:
                     target["span2"] = [row["span2_start"], row["span2_end"]]
                 targets.append(target)
-            lines.append(json.dumps({"text": text, "targets": targets, "info": {"split": split, "task": group["task"][0]}}, ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {"text": text, "targets": targets, "info": {"split": split, "task": group["task"][0]}},
+                    ensure_ascii=False,
+                )
+            )
         written.append(write_text("\n".join(lines) + "\n", Path(folder) / f"{split}.jsonl"))
     return written

@@ -56,7 +56,9 @@ class EdgeSpec:
         if self.probe not in PROBES:
             raise SpecError(f"probe={self.probe!r} is not allowed; choose one of {list(PROBES)}")
         if not (self.layer == "mix" or (isinstance(self.layer, int) and self.layer >= -1)):
-            raise SpecError(f"layer={self.layer!r} is not allowed; use a layer number (0 = embeddings, -1 = last) or 'mix'")
+            raise SpecError(
+                f"layer={self.layer!r} is not allowed; use a layer number (0 = embeddings, -1 = last) or 'mix'"
+            )
         for name, low in (("hidden", 1), ("epochs", 1), ("min_steps", 0), ("batch_size", 1), ("seed", 0)):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < low:
                 raise SpecError(f"{name}={getattr(self, name)!r} is out of range; use a whole number >= {low}")
@@ -76,7 +78,11 @@ class EdgeSpec:
 
 
 def span_features(
-    encoder: Encoder, frame: pl.DataFrame, layers: list[int], cache: RepresentationCache | None = None, progress: bool = True
+    encoder: Encoder,
+    frame: pl.DataFrame,
+    layers: list[int],
+    cache: RepresentationCache | None = None,
+    progress: bool = True,
 ) -> np.ndarray:
     """``[rows, len(layers), hidden]``: each row's mean-pooled span state at each layer."""
     frame = conform(frame, EDGE_SCHEMA, "edge frame")
@@ -93,7 +99,9 @@ def span_features(
                 continue
             tokens = np.nonzero((words >= start) & (words < end))[0]
             if len(tokens) == 0:
-                raise WorkbenchError(f"the span [{start}, {end}) of {text!r} has no tokens (truncated?); shorten the text")
+                raise WorkbenchError(
+                    f"the span [{start}, {end}) of {text!r} has no tokens (truncated?); shorten the text"
+                )
             pooled.append(np.stack([states[(text, layer)][tokens].mean(axis=0) for layer in layers]))
         out[row] = np.mean(pooled, axis=0)
     return out
@@ -105,10 +113,15 @@ class _Network(torch.nn.Module):
         self.mix = torch.nn.Parameter(torch.zeros(n_layers)) if n_layers > 1 else None
         self.gamma = torch.nn.Parameter(torch.ones(1)) if n_layers > 1 else None
         if spec.probe == "linear":
-            self.classifier = torch.nn.Sequential(torch.nn.Dropout(spec.dropout), torch.nn.Linear(hidden_size, n_labels))
+            self.classifier = torch.nn.Sequential(
+                torch.nn.Dropout(spec.dropout), torch.nn.Linear(hidden_size, n_labels)
+            )
         else:
             self.classifier = torch.nn.Sequential(
-                torch.nn.Linear(hidden_size, spec.hidden), torch.nn.ReLU(), torch.nn.Dropout(spec.dropout), torch.nn.Linear(spec.hidden, n_labels)
+                torch.nn.Linear(hidden_size, spec.hidden),
+                torch.nn.ReLU(),
+                torch.nn.Dropout(spec.dropout),
+                torch.nn.Linear(spec.hidden, n_labels),
             )
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
@@ -193,9 +206,13 @@ def evaluate(
     train_x, train_y = _split(frame, features, "train")
     test_x, _ = _split(frame, features, test_split)
     if len(train_y) == 0 or len(test_x) == 0:
-        raise WorkbenchError(f"the edge frame needs train and {test_split} rows; it has splits {sorted(set(frame['split']))}")
+        raise WorkbenchError(
+            f"the edge frame needs train and {test_split} rows; it has splits {sorted(set(frame['split']))}"
+        )
     probe = SpanProbe(spec, labels=sorted(set(frame["label"]))).fit(train_x, train_y)
-    rows = frame.filter(pl.col("split") == test_split).with_columns(pred=pl.Series(probe.predict(test_x), dtype=pl.String))
+    rows = frame.filter(pl.col("split") == test_split).with_columns(
+        pred=pl.Series(probe.predict(test_x), dtype=pl.String)
+    )
     return probe, rows.with_columns(correct=pl.col("pred") == pl.col("label"))
 
 
@@ -226,12 +243,20 @@ def probe_task(
     if mdl:
         train_x, train_y = _split(frame, features, "train")
         code = online_codelength(train_x, train_y, spec, label_set=sorted(set(frame["label"])))
-        summary.update(codelength_bits=code["codelength_bits"], uniform_bits=code["uniform_bits"], compression=code["compression"])
+        summary.update(
+            codelength_bits=code["codelength_bits"], uniform_bits=code["uniform_bits"], compression=code["compression"]
+        )
     predictions = predictions.with_columns(
-        encoder=pl.lit(encoder.name), encoder_control=pl.lit(encoder.control), probe=pl.lit(spec.probe), layer=pl.lit(str(spec.layer))
+        encoder=pl.lit(encoder.name),
+        encoder_control=pl.lit(encoder.control),
+        probe=pl.lit(spec.probe),
+        layer=pl.lit(str(spec.layer)),
     )
     mix = {"mix_weights": [probe.mix_weights_.tolist()]} if probe.mix_weights_ is not None else {}
-    return {"predictions": predictions, "summary": pl.DataFrame([summary]).with_columns(**{k: pl.lit(pl.Series(v)) for k, v in mix.items()})}
+    return {
+        "predictions": predictions,
+        "summary": pl.DataFrame([summary]).with_columns(**{k: pl.lit(pl.Series(v)) for k, v in mix.items()}),
+    }
 
 
 def mdl_blocks(n: int) -> list[int]:
@@ -265,4 +290,10 @@ def online_codelength(
         block_bits.append(float(-sum(log_p[row, index[label]] for row, label in enumerate(y[start:end])) / math.log(2)))
     codelength = float(sum(block_bits))
     uniform = n * math.log2(k)
-    return {"blocks": ends, "block_bits": block_bits, "codelength_bits": codelength, "uniform_bits": uniform, "compression": uniform / codelength}
+    return {
+        "blocks": ends,
+        "block_bits": block_bits,
+        "codelength_bits": codelength,
+        "uniform_bits": uniform,
+        "compression": uniform / codelength,
+    }

@@ -12,9 +12,9 @@ it on k probe examples over a hyperparameter grid, and read back learning curves
 >>> inoculate("runs/src", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")  # doctest: +SKIP
 """
 
+from workbench.inoculation.backends import BACKENDS
 from workbench.inoculation.curves import curve_summaries, learning_curve
 from workbench.inoculation.data import read_mcqa, read_mcqa_dir
-from workbench.inoculation.backends import BACKENDS
 from workbench.inoculation.runs import (
     TRIALS_SCHEMA,
     DiskFullError,

@@ -35,7 +35,14 @@ BACKENDS = ("local", "ray")
 Record = Callable[[dict], None]
 
 
-def run_local(trials: Sequence[Trial], data: TrialData, record: Record, workers: int = 1, stop: Event | None = None, progress: bool = True) -> None:
+def run_local(
+    trials: Sequence[Trial],
+    data: TrialData,
+    record: Record,
+    workers: int = 1,
+    stop: Event | None = None,
+    progress: bool = True,
+) -> None:
     """Run ``trials`` here (``workers=1``) or on a pool of ``workers`` processes, recording each row as it finishes."""
     if workers == 1:
         for trial in trials:
@@ -49,7 +56,9 @@ def run_local(trials: Sequence[Trial], data: TrialData, record: Record, workers:
         return
     cores = len(os.sched_getaffinity(0))
     data = replace(data, threads=data.threads or max(1, cores // workers))
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker, initargs=(data,))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker, initargs=(data,)
+    )
     pending = {pool.submit(_pool_trial, trial): trial for trial in trials}
     finished = False
     try:
@@ -78,7 +87,12 @@ def _pool_trial(trial: Trial) -> dict:
 
 
 def run_ray(
-    trials: Sequence[Trial], data: TrialData, record: Record, workers: int = 1, stop: Event | None = None, address: str | None = None
+    trials: Sequence[Trial],
+    data: TrialData,
+    record: Record,
+    workers: int = 1,
+    stop: Event | None = None,
+    address: str | None = None,
 ) -> None:
     """Run ``trials`` as Ray Tune trials (same ``run_trial``), recording each row in this process.
 
@@ -90,13 +104,17 @@ def run_ray(
         import ray
         from ray import tune
     except ImportError as err:
-        raise WorkbenchError('backend="ray" needs Ray Tune; install the extra with pip install "probe-workbench[ray]" (or pip install "ray[tune]")') from err
+        raise WorkbenchError(
+            'backend="ray" needs Ray Tune; install the extra with pip install "probe-workbench[ray]" (or pip install "ray[tune]")'
+        ) from err
 
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         except (ConnectionError, ValueError, RuntimeError) as err:
-            raise WorkbenchError(f"cannot reach a Ray cluster at address={address!r} ({err}); start one with `ray start --head` or leave --address out for a local Ray") from err
+            raise WorkbenchError(
+                f"cannot reach a Ray cluster at address={address!r} ({err}); start one with `ray start --head` or leave --address out for a local Ray"
+            ) from err
     cpus = data.threads or 1
     data = replace(data, threads=cpus)
     token = f"{os.getpid()}-{time.monotonic_ns()}"
@@ -119,7 +137,9 @@ def run_ray(
         raise live.error
     failed = [result.error for result in results if result.error is not None]
     if failed and not (stop is not None and stop.is_set()):
-        raise WorkbenchError(f"{len(failed)} trial(s) failed on Ray; the first: {str(failed[0]).strip().splitlines()[-1]}")
+        raise WorkbenchError(
+            f"{len(failed)} trial(s) failed on Ray; the first: {str(failed[0]).strip().splitlines()[-1]}"
+        )
 
 
 def _tune_trial(config: dict, data: TrialData) -> None:

@@ -62,8 +62,10 @@ def learning_curve(trials: pl.DataFrame, zero_shot: pl.DataFrame | None = None) 
             "the run has no baseline row (k=0); rerun inoculate to measure the source model first, "
             "or pass zero_shot=zero_shot_accuracy(preds) to start the curve at a zero-shot score"
         )
-    zero = base.head(1).select("k", "S_new", "S_orig").with_columns(
-        S_new_std=pl.lit(0.0), S_orig_std=pl.lit(0.0), n_seeds=pl.lit(1, pl.Int64)
+    zero = (
+        base.head(1)
+        .select("k", "S_new", "S_orig")
+        .with_columns(S_new_std=pl.lit(0.0), S_orig_std=pl.lit(0.0), n_seeds=pl.lit(1, pl.Int64))
     )
     return pl.concat([zero, inoculated(trials)], how="diagonal_relaxed").select(COLUMNS).sort("k")
 
@@ -74,8 +76,11 @@ def inoculated(trials: pl.DataFrame) -> pl.DataFrame:
         per_seed_curve(trials)
         .group_by("k")
         .agg(
-            S_new=pl.col("S_new").mean(), S_new_std=pl.col("S_new").std(ddof=0),
-            S_orig=pl.col("S_orig").mean(), S_orig_std=pl.col("S_orig").std(ddof=0), n_seeds=pl.len().cast(pl.Int64),
+            S_new=pl.col("S_new").mean(),
+            S_new_std=pl.col("S_new").std(ddof=0),
+            S_orig=pl.col("S_orig").mean(),
+            S_orig_std=pl.col("S_orig").std(ddof=0),
+            n_seeds=pl.len().cast(pl.Int64),
         )  # fmt: skip
         .select(COLUMNS)
         .sort("k")
@@ -93,9 +98,13 @@ def with_zero_shot(curve: pl.DataFrame, zero_shot: pl.DataFrame) -> pl.DataFrame
     """
     missing = [name for name in ("rule", "k", "S_new") if name not in zero_shot.columns]
     if missing:
-        raise WorkbenchError(f"zero_shot lacks the columns {missing}; pass what workbench.scoring.zero_shot_accuracy returns")
+        raise WorkbenchError(
+            f"zero_shot lacks the columns {missing}; pass what workbench.scoring.zero_shot_accuracy returns"
+        )
     if zero_shot.filter(pl.col("k") != 0).height:
-        raise WorkbenchError("zero_shot has rows with k != 0; zero-shot points are the k=0 of a curve, pass zero_shot_accuracy(preds)")
+        raise WorkbenchError(
+            "zero_shot has rows with k != 0; zero-shot points are the k=0 of a curve, pass zero_shot_accuracy(preds)"
+        )
     repeated = zero_shot.group_by("rule").len().filter(pl.col("len") > 1)["rule"].to_list()
     if repeated:
         raise WorkbenchError(
@@ -108,7 +117,12 @@ def with_zero_shot(curve: pl.DataFrame, zero_shot: pl.DataFrame) -> pl.DataFrame
         S_orig=pl.lit(None, pl.Float64), S_orig_std=pl.lit(None, pl.Float64), n_seeds=pl.lit(1, pl.Int64),
     )  # fmt: skip
     later = curve.filter(pl.col("k") > 0).select(COLUMNS).join(rules.select("rule"), how="cross")
-    return pl.concat([zeros, later], how="diagonal_relaxed").join(rules, on="rule").sort("order", "k").select("rule", *COLUMNS)
+    return (
+        pl.concat([zeros, later], how="diagonal_relaxed")
+        .join(rules, on="rule")
+        .sort("order", "k")
+        .select("rule", *COLUMNS)
+    )
 
 
 def seed_averaged_summary(points: pl.DataFrame, keys: list[str], x: str, y: str) -> pl.DataFrame:
@@ -129,8 +143,10 @@ def seed_averaged_summary(points: pl.DataFrame, keys: list[str], x: str, y: str)
     best = means.sort("mean", descending=True).group_by(keys, maintain_order=True).first()
     summary = means.group_by(keys).agg(WS=(pl.col("mean") * pl.col("w")).sum() / pl.col("w").sum())
     per_seed = (
-        weighted.group_by([*keys, "seed"]).agg(WS=(pl.col(y) * pl.col("w")).sum() / pl.col("w").sum())
-        .group_by(keys).agg(WS_std=pl.col("WS").std(ddof=0), n_seeds=pl.len().cast(pl.Int64))
+        weighted.group_by([*keys, "seed"])
+        .agg(WS=(pl.col(y) * pl.col("w")).sum() / pl.col("w").sum())
+        .group_by(keys)
+        .agg(WS_std=pl.col("WS").std(ddof=0), n_seeds=pl.len().cast(pl.Int64))
     )
     return (
         summary.join(per_seed, on=keys)

@@ -71,7 +71,9 @@ def read_mcqa_dir(folder: str | Path, splits: Sequence[str] = SPLITS, n_choices:
     folder = Path(folder)
     files = [folder / f"{split}.jsonl" for split in splits if (folder / f"{split}.jsonl").is_file()]
     if not files:
-        raise WorkbenchError(f"{folder} has none of {[f'{s}.jsonl' for s in splits]}; point at a folder of ARC-style JSONL splits")
+        raise WorkbenchError(
+            f"{folder} has none of {[f'{s}.jsonl' for s in splits]}; point at a folder of ARC-style JSONL splits"
+        )
     return pl.concat([read_mcqa(file, n_choices) for file in files])
 
 
@@ -82,7 +84,9 @@ def _row(line: str, path: Path, number: int, n_choices: int | None, split: str, 
     try:
         record = json.loads(line)
     except json.JSONDecodeError as err:
-        raise fail(f"not valid JSON ({err.msg} at column {err.colno})", f"write one object per line: {ARC_FORMAT}") from err
+        raise fail(
+            f"not valid JSON ({err.msg} at column {err.colno})", f"write one object per line: {ARC_FORMAT}"
+        ) from err
     if not isinstance(record, dict):
         raise fail(f"a JSON {type(record).__name__}, not an object", f"write {ARC_FORMAT}")
     if "correct_answer" in record:
@@ -92,7 +96,9 @@ def _row(line: str, path: Path, number: int, n_choices: int | None, split: str, 
     if not 2 <= len(choices) <= MAX_CHOICES:
         raise fail(f"{len(choices)} choices", f"give 2 to {MAX_CHOICES} choices")
     if n_choices is not None and len(choices) != n_choices:
-        raise fail(f"{len(choices)} choices where {n_choices} were asked for", "drop the question or pass n_choices=None")
+        raise fail(
+            f"{len(choices)} choices where {n_choices} were asked for", "drop the question or pass n_choices=None"
+        )
     return {
         "id": record_id, "probe": "mcqa", "source": source, "split": split, "cluster_id": f"mcqa:{record_id}",
         "concept": "", "pos": "", "word": "", "context": "", "template": "mcqa", "question": stem,
@@ -114,7 +120,9 @@ def _arc(record: dict, fail) -> tuple[str, list[str], int, str]:
     labels = [str(c["label"]) for c in choices]
     key = str(record.get("answerKey"))
     if key not in labels:
-        raise fail(f"answerKey {record.get('answerKey')!r} is not among the labels {labels}", "fix the answerKey or the labels")
+        raise fail(
+            f"answerKey {record.get('answerKey')!r} is not among the labels {labels}", "fix the answerKey or the labels"
+        )
     record_id = str(record.get("id") or hashlib.sha1(stem.encode()).hexdigest()[:16])
     return stem, [c["text"] for c in choices], labels.index(key), record_id
 

@@ -51,7 +51,18 @@ from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.formats import read_probes
 from workbench.probes.select import sample_clusters
 
-__all__ = ["ADD_SOME", "MAX_ADDED", "TRIALS_SCHEMA", "DiskFullError", "add_some_mix", "inoculate", "load_run", "select", "summarize", "trial_id"]
+__all__ = [
+    "ADD_SOME",
+    "MAX_ADDED",
+    "TRIALS_SCHEMA",
+    "DiskFullError",
+    "add_some_mix",
+    "inoculate",
+    "load_run",
+    "select",
+    "summarize",
+    "trial_id",
+]
 TRIALS_SCHEMA: dict[str, pl.DataType] = {
     "trial": pl.String(),  # k100-lr3e-05-ep1-s0-x1
     "k": pl.Int64(),  # probe training examples (0: the source model, not trained here)
@@ -120,7 +131,12 @@ def inoculate(
         raise SpecError(f"workers={workers!r} is out of range; use a whole number >= 1")
     if address is not None and backend != "ray":
         raise SpecError(f"address={address!r} is only for backend='ray'; leave it out or choose backend='ray'")
-    ks, lrs, epochs, seeds = _grid("ks", ks, int), _grid("lrs", lrs, float), _grid("epochs", epochs, int), _grid("seeds", seeds, int)
+    ks, lrs, epochs, seeds = (
+        _grid("ks", ks, int),
+        _grid("lrs", lrs, float),
+        _grid("epochs", epochs, int),
+        _grid("seeds", seeds, int),
+    )
     if any(k < 1 for k in ks):
         raise SpecError(f"ks={list(ks)} must all be at least 1")
     for lr in lrs:  # every grid setting is validated before anything is written or loaded
@@ -133,7 +149,9 @@ def inoculate(
     probes = pl.concat([read_probes(p) for p in paths])
     probe_train, probe_dev = probes.filter(pl.col("split") == "train"), probes.filter(pl.col("split") == "dev")
     if probe_dev.is_empty():
-        raise WorkbenchError(f"the probes {[str(p) for p in paths]} have no dev split; S_new is measured on it (split the probes with workbench probes)")
+        raise WorkbenchError(
+            f"the probes {[str(p) for p in paths]} have no dev split; S_new is measured on it (split the probes with workbench probes)"
+        )
     if max(ks) > probe_train.height:
         raise WorkbenchError(
             f"k={max(ks)} is larger than the probe train split ({probe_train.height} questions); "
@@ -145,7 +163,9 @@ def inoculate(
     orig_train = _held_out(add_some_dir, orig_dirs) if add_some else probe_train.clear()
     needed = min(ADD_SOME[add_some] * max(ks), MAX_ADDED)
     if needed > orig_train.height:
-        raise WorkbenchError(f"add_some={add_some} needs {needed} held-out original questions for k={max(ks)}, but {add_some_dir} has {orig_train.height}")
+        raise WorkbenchError(
+            f"add_some={add_some} needs {needed} held-out original questions for k={max(ks)}, but {add_some_dir} has {orig_train.height}"
+        )
 
     out = check_output(out, folder=True).resolve()
     config = {
@@ -170,7 +190,9 @@ def inoculate(
                 probe_test=sample_clusters(probe_test, max_eval, data_seed),
                 batch_size=batch_size, max_length=max_length, threads=threads,
             )  # fmt: skip
-            grid = [Trial(0, add_some=add_some)] + [Trial(k, lr, ep, seed, add_some) for k in ks for lr in lrs for ep in epochs for seed in seeds]
+            grid = [Trial(0, add_some=add_some)] + [
+                Trial(k, lr, ep, seed, add_some) for k in ks for lr in lrs for ep in epochs for seed in seeds
+            ]
             todo = [trial for trial in grid if trial.name not in done]
             skipped = len([trial for trial in grid[1:] if trial.name in done])
             log(f"inoculate: {len(grid) - 1} trials in the grid, {skipped} already finished (skipped), {len(grid) - 1 - skipped} to run "
@@ -189,7 +211,9 @@ def inoculate(
                     if row["status"] == "diverged":
                         log(f"{row['trial']}: {result.get('message', 'diverged')}")
                     else:
-                        log(f"{row['trial']}: S_new={row['S_new']:.4f} S_orig={row['S_orig']:.4f} avg={row['avg']:.4f} ({row['seconds']:.0f}s)")
+                        log(
+                            f"{row['trial']}: S_new={row['S_new']:.4f} S_orig={row['S_orig']:.4f} avg={row['avg']:.4f} ({row['seconds']:.0f}s)"
+                        )
                     bar.update(1)
                     if on_trial is not None:
                         on_trial(row)
@@ -214,7 +238,9 @@ def _held_out(folder: str | Path | None, orig_dirs: list[str | Path]) -> pl.Data
             "MCQL for it); pass add_some_dir=FOLDER (--add-some-data FOLDER), a science QA set the source model never saw"
         )
     if Path(folder).resolve() in {Path(p).resolve() for p in orig_dirs}:
-        raise SpecError(f"add_some_dir={str(folder)!r} is also an evaluation set (orig); hold out a different science QA folder")
+        raise SpecError(
+            f"add_some_dir={str(folder)!r} is also an evaluation set (orig); hold out a different science QA folder"
+        )
     return five_way(read_mcqa_dir(folder))
 
 
@@ -242,7 +268,10 @@ def _keep_checkpoint_if_best(out: Path, row: dict, trials: pl.DataFrame) -> None
     checkpoint = out / "trials" / row["trial"] / "model"
     best = trials.filter((pl.col("k") == row["k"]) & (pl.col("status") == "ok"))["avg"].max()
     if best is None or row["avg"] > best:
-        chosen = {name: row[name] for name in ("trial", "k", "lr", "epochs", "seed", "add_some", "n_orig_added", "S_new", "S_orig", "avg")}
+        chosen = {
+            name: row[name]
+            for name in ("trial", "k", "lr", "epochs", "seed", "add_some", "n_orig_added", "S_new", "S_orig", "avg")
+        }
         write_text(json.dumps(chosen, indent=2) + "\n", checkpoint / "trial.json")
         swap_in(checkpoint, out / "best" / f"k{row['k']}")
     else:
@@ -263,7 +292,9 @@ def load_run(path: str | Path) -> pl.DataFrame:
     path = Path(path)
     file = path / "trials.parquet"
     if not file.is_file():
-        raise WorkbenchError(f"{path} is not an inoculation run (no trials.parquet); give the --out folder of `workbench inoculate`")
+        raise WorkbenchError(
+            f"{path} is not an inoculation run (no trials.parquet); give the --out folder of `workbench inoculate`"
+        )
     frame = pl.read_parquet(file)
     if "S_new_test" not in frame.columns:  # a run folder from before test scores were recorded
         frame = frame.with_columns(S_new_test=pl.lit(None, pl.Float64))
@@ -318,7 +349,9 @@ def stage_predictions(path: str | Path, which: str = "probe") -> pl.DataFrame:
         raise SpecError(f"which={which!r} is not allowed; choose 'probe' or 'orig'")
     path = Path(path)
     trials = load_run(path)
-    stages = pl.concat([trials.filter(pl.col("status") == "baseline").select("k", "trial"), select(trials).select("k", "trial")])
+    stages = pl.concat(
+        [trials.filter(pl.col("status") == "baseline").select("k", "trial"), select(trials).select("k", "trial")]
+    )
     return pl.concat(
         read_predictions(path / "trials" / trial / f"{which}.parquet").with_columns(k_examples=pl.lit(k, pl.Int64))
         for k, trial in stages.iter_rows()
@@ -329,7 +362,11 @@ def _grid(name: str, values: Sequence, kind: type) -> tuple:
     values = tuple(values) if not isinstance(values, (int, float)) else (values,)
     if not values:
         raise SpecError(f"{name} is empty; give at least one value")
-    bad = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind is int and int(v) != v) or v < 0]
+    bad = [
+        v
+        for v in values
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind is int and int(v) != v) or v < 0
+    ]
     if bad:
         raise SpecError(f"{name} has values {bad} that are not {'whole ' if kind is int else ''}non-negative numbers")
     return tuple(dict.fromkeys(kind(v) for v in values))
@@ -341,7 +378,9 @@ def _model_folder(model_run: str | Path) -> Path:
         return path / "model"
     if (path / "config.json").is_file() and not (path / "trials.parquet").is_file():
         return path
-    raise WorkbenchError(f"{path} is neither a train-source run (with model/) nor a model folder; run `workbench train-source` first")
+    raise WorkbenchError(
+        f"{path} is neither a train-source run (with model/) nor a model folder; run `workbench train-source` first"
+    )
 
 
 def _check_config(out: Path, config: dict) -> None:

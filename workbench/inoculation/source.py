@@ -19,8 +19,8 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.data import five_way, read_mcqa_dir
 from workbench.inoculation.train import TrainSpec, accuracy, fit, load_for_training, save_model, score_frame
 from workbench.io import check_output, exclusive, write_parquet, write_text
-from workbench.scoring.models import model_source
 from workbench.probes.select import sample_clusters
+from workbench.scoring.models import model_source
 
 
 def train_source(
@@ -48,9 +48,14 @@ def train_source(
     dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
     out = check_output(out_dir, folder=True)
     model_source(model_path)
-    train = pl.concat([read_mcqa_dir(d, ("train",)) for d in dirs if (d / "train.jsonl").is_file()] or [pl.DataFrame()], how="diagonal_relaxed")
+    train = pl.concat(
+        [read_mcqa_dir(d, ("train",)) for d in dirs if (d / "train.jsonl").is_file()] or [pl.DataFrame()],
+        how="diagonal_relaxed",
+    )
     if train.is_empty():
-        raise WorkbenchError(f"none of {[str(d) for d in dirs]} has a train.jsonl; give at least one folder with a train split")
+        raise WorkbenchError(
+            f"none of {[str(d) for d in dirs]} has a train.jsonl; give at least one folder with a train split"
+        )
     train = five_way(train)
     if max_train is not None and max_train < train.height:
         train = train.sample(max_train, seed=spec.seed, shuffle=True)
@@ -63,8 +68,16 @@ def train_source(
         return _train(model_path, out, config, train, dev_dirs, spec, max_eval, progress)
 
 
-def _train(model_path, out: Path, config: dict, train: pl.DataFrame, dev_dirs: list[Path], spec: TrainSpec,
-           max_eval: int | None, progress: bool) -> dict[str, float]:
+def _train(
+    model_path,
+    out: Path,
+    config: dict,
+    train: pl.DataFrame,
+    dev_dirs: list[Path],
+    spec: TrainSpec,
+    max_eval: int | None,
+    progress: bool,
+) -> dict[str, float]:
     write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
     log = _Log(out / "log.txt")
     log(f"train-source: {train.height} training questions from {config['data']}, {spec}")

@@ -66,9 +66,17 @@ class TrainSpec:
             "weight_decay": (self.weight_decay, 0.0, 1.0, float),
         }
         for name, (value, low, high, kind) in checks.items():
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or isinstance(value, int))
+            ok = (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and (kind is float or isinstance(value, int))
+            )
             if not ok or not low <= value <= high or (name == "lr" and value <= 0):
-                raise SpecError(f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number in ({low}, {high}]" if name == "lr" else f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number from {low} to {high}")
+                raise SpecError(
+                    f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number in ({low}, {high}]"
+                    if name == "lr"
+                    else f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number from {low} to {high}"
+                )
         if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
             raise SpecError(f"threads={self.threads!r} is out of range; use None or a whole number >= 1")
 
@@ -86,11 +94,15 @@ def check_multiple_choice(model: str | Path) -> Path:
     path = Path(model)
     file = path / "config.json"
     if not file.is_file():
-        raise WorkbenchError(f"{path} is not a model folder (no config.json); give a folder written by save_pretrained or a train-source run's model/")
+        raise WorkbenchError(
+            f"{path} is not a model folder (no config.json); give a folder written by save_pretrained or a train-source run's model/"
+        )
     try:
         config = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise WorkbenchError(f"{file} is not readable JSON ({err}); give a model folder written by save_pretrained") from err
+        raise WorkbenchError(
+            f"{file} is not readable JSON ({err}); give a model folder written by save_pretrained"
+        ) from err
     model_type = config.get("model_type") if isinstance(config, dict) else None
     if model_type not in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
         raise WorkbenchError(
@@ -123,7 +135,9 @@ def encode(tokenizer, frame: pl.DataFrame, max_length: int) -> list[dict]:
     frame = conform(frame, PROBE_SCHEMA, "training frame")
     if frame.is_empty():
         raise WorkbenchError("the training frame has no questions")
-    pairs = frame.select(pl.int_range(pl.len()).alias("row"), "question", pl.col("choices").alias("choice")).explode("choice")
+    pairs = frame.select(pl.int_range(pl.len()).alias("row"), "question", pl.col("choices").alias("choice")).explode(
+        "choice"
+    )
     encoded = tokenizer(pairs["question"].to_list(), pairs["choice"].to_list(), truncation=True, max_length=max_length)
     has_types = "token_type_ids" in encoded
     items = [{"input_ids": [], "token_type_ids": [], "answer": answer} for answer in frame["answer"]]
@@ -171,7 +185,12 @@ def loss_of(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def fit(
-    network: torch.nn.Module, tokenizer, frame: pl.DataFrame, spec: TrainSpec, progress: bool = True, desc: str = "train",
+    network: torch.nn.Module,
+    tokenizer,
+    frame: pl.DataFrame,
+    spec: TrainSpec,
+    progress: bool = True,
+    desc: str = "train",
     stop: threading.Event | None = None,
 ) -> pl.DataFrame:
     """Train ``network`` in place on ``frame``; the per-step history (step, epoch, loss, lr) as a frame.
@@ -194,7 +213,11 @@ def fit(
     generator = torch.Generator().manual_seed(spec.seed)
     history = []
     network.train()
-    with torch_threads(spec.threads), _seeded(spec.seed), tqdm(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar:
+    with (
+        torch_threads(spec.threads),
+        _seeded(spec.seed),
+        tqdm(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar,
+    ):
         step = 0
         for epoch in range(spec.epochs):
             order = torch.randperm(len(items), generator=generator).tolist()
@@ -207,7 +230,9 @@ def fit(
                     raise TrainingError(_diverged(step, epoch, spec, f"loss is {loss.item()}"))
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                norm = torch.nn.utils.clip_grad_norm_(network.parameters(), spec.clip if spec.clip > 0 else float("inf"))
+                norm = torch.nn.utils.clip_grad_norm_(
+                    network.parameters(), spec.clip if spec.clip > 0 else float("inf")
+                )
                 if not torch.isfinite(norm):
                     raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
                 optimizer.step()
@@ -220,7 +245,14 @@ def fit(
     return pl.DataFrame(history, schema={"step": pl.Int64, "epoch": pl.Int64, "loss": pl.Float64, "lr": pl.Float64})
 
 
-def predict(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, max_length: int = 128, batch_size: int = 32, progress: bool = True) -> pl.DataFrame:
+def predict(
+    network: torch.nn.Module,
+    tokenizer,
+    frame: pl.DataFrame,
+    max_length: int = 128,
+    batch_size: int = 32,
+    progress: bool = True,
+) -> pl.DataFrame:
     """``frame`` with ``scores`` (one logit per real choice), ``pred`` and ``correct``.
 
     Scores each question over its own choices in one forward pass, as training does.
@@ -230,7 +262,10 @@ def predict(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, max_length
     order = sorted(range(len(items)), key=lambda i: -max(len(ids) for ids in items[i]["input_ids"]))
     scores: list[list[float]] = [[] for _ in items]
     network.eval()
-    with torch.inference_mode(), tqdm(total=len(items), desc="evaluate", unit="q", disable=not progress, leave=False) as bar:
+    with (
+        torch.inference_mode(),
+        tqdm(total=len(items), desc="evaluate", unit="q", disable=not progress, leave=False) as bar,
+    ):
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             batch = collate([items[i] for i in chunk], pad_id)
@@ -238,12 +273,21 @@ def predict(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, max_length
             for row, index in enumerate(chunk):
                 scores[index] = logits[row, : len(items[index]["input_ids"])].tolist()
             bar.update(len(chunk))
-    return frame.with_columns(scores=pl.Series(scores, dtype=pl.List(pl.Float64))).with_columns(
-        pred=pl.col("scores").list.arg_max().cast(pl.Int64)
-    ).with_columns(correct=pl.col("pred") == pl.col("answer"))
+    return (
+        frame.with_columns(scores=pl.Series(scores, dtype=pl.List(pl.Float64)))
+        .with_columns(pred=pl.col("scores").list.arg_max().cast(pl.Int64))
+        .with_columns(correct=pl.col("pred") == pl.col("answer"))
+    )
 
 
-def score_frame(network: torch.nn.Module, tokenizer, frame: pl.DataFrame, max_length: int = 128, name: str = "inoculated", progress: bool = True) -> pl.DataFrame:
+def score_frame(
+    network: torch.nn.Module,
+    tokenizer,
+    frame: pl.DataFrame,
+    max_length: int = 128,
+    name: str = "inoculated",
+    progress: bool = True,
+) -> pl.DataFrame:
     """A ``PREDICTION_SCHEMA`` frame for ``frame`` from the trained ``network``, through ``workbench.scoring.score``
     (scorer ``mcqa``, no cache: every trial's weights are new). Same logits as ``predict``."""
     from workbench.scoring import Model, score

@@ -24,9 +24,17 @@ from pathlib import Path
 
 import polars as pl
 
-from workbench.inoculation.train import TrainingError, TrainSpec, accuracy, fit, load_for_training, save_model, score_frame
-from workbench.scoring.models import torch_threads
+from workbench.inoculation.train import (
+    TrainingError,
+    TrainSpec,
+    accuracy,
+    fit,
+    load_for_training,
+    save_model,
+    score_frame,
+)
 from workbench.io import write_parquet
+from workbench.scoring.models import torch_threads
 
 ADD_SOME = {None: 0, "x1": 1, "x2": 2}
 MAX_ADDED = 3000  # add-some never adds more than this many original examples (SPEC §6: "up to 3k")
@@ -99,7 +107,14 @@ def run_trial(trial: Trial, data: TrialData, progress: bool = False, stop: threa
     network, tokenizer = load_for_training(data.model, seed=trial.seed)
     final_loss, status = None, "baseline"
     if trial.k:
-        spec = TrainSpec(lr=trial.lr, epochs=trial.epochs, seed=trial.seed, batch_size=data.batch_size, max_length=data.max_length, threads=data.threads)
+        spec = TrainSpec(
+            lr=trial.lr,
+            epochs=trial.epochs,
+            seed=trial.seed,
+            batch_size=data.batch_size,
+            max_length=data.max_length,
+            threads=data.threads,
+        )
         train = add_some_mix(data.probe_pool.head(trial.k), data.orig_pool, trial.n_orig_added, seed=trial.seed)
         try:
             history = fit(network, tokenizer, train, spec, progress=progress, desc=trial.name, stop=stop)
@@ -110,7 +125,11 @@ def run_trial(trial: Trial, data: TrialData, progress: bool = False, stop: threa
     with torch_threads(data.threads):
         probe_pred = score_frame(network, tokenizer, data.probe_eval, data.max_length, trial.name, progress)
         orig_pred = score_frame(network, tokenizer, data.orig_eval, data.max_length, trial.name, progress)
-        test_pred = score_frame(network, tokenizer, data.probe_test, data.max_length, trial.name, progress) if data.probe_test.height else None
+        test_pred = (
+            score_frame(network, tokenizer, data.probe_test, data.max_length, trial.name, progress)
+            if data.probe_test.height
+            else None
+        )
     write_parquet(probe_pred, folder / "probe.parquet")
     if test_pred is not None:
         write_parquet(test_pred, folder / "probe_test.parquet")

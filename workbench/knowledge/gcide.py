@@ -84,7 +84,9 @@ def build_graph() -> Graph:
         try:
             entries = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
-            raise DataSourceError(f"GCIDE file {path} is missing or corrupt ({err}). Reinstall it: {INSTALL_HINT}") from err
+            raise DataSourceError(
+                f"GCIDE file {path} is missing or corrupt ({err}). Reinstall it: {INSTALL_HINT}"
+            ) from err
         for word, entry in entries.items():
             headword = entry.get("entry") or word
             sense = 0

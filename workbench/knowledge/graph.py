@@ -14,7 +14,13 @@ from functools import cached_property
 
 import polars as pl
 
-CONCEPTS_SCHEMA = {"id": pl.Int32(), "name": pl.String(), "pos": pl.String(), "gloss": pl.String(), "lexname": pl.String()}
+CONCEPTS_SCHEMA = {
+    "id": pl.Int32(),
+    "name": pl.String(),
+    "pos": pl.String(),
+    "gloss": pl.String(),
+    "lexname": pl.String(),
+}
 LEMMAS_SCHEMA = {"id": pl.Int32(), "rank": pl.Int32(), "lemma": pl.String()}
 EXAMPLES_SCHEMA = {"id": pl.Int32(), "rank": pl.Int32(), "example": pl.String(), "surface": pl.String()}
 ISA_SCHEMA = {"child": pl.Int32(), "parent": pl.Int32(), "instance": pl.Boolean()}
@@ -69,17 +75,34 @@ def triples(graph: Graph) -> pl.DataFrame:
     """The SPEC §1 triple view: relation, concept, target (targets as text or concept names)."""
     names = graph.concepts.select("id", pl.col("name").alias("concept"))
     parts = [
-        graph.concepts.select(pl.lit("def").alias("relation"), pl.col("name").alias("concept"), pl.col("gloss").alias("target")),
-        graph.examples.join(names, on="id").select(pl.lit("ex").alias("relation"), "concept", pl.col("example").alias("target")),
-        graph.lemmas.join(names, on="id").select(pl.lit("lemma").alias("relation"), "concept", pl.col("lemma").alias("target")),
+        graph.concepts.select(
+            pl.lit("def").alias("relation"), pl.col("name").alias("concept"), pl.col("gloss").alias("target")
+        ),
+        graph.examples.join(names, on="id").select(
+            pl.lit("ex").alias("relation"), "concept", pl.col("example").alias("target")
+        ),
+        graph.lemmas.join(names, on="id").select(
+            pl.lit("lemma").alias("relation"), "concept", pl.col("lemma").alias("target")
+        ),
     ]
     if not graph.isa.is_empty():
-        edges = (
-            graph.isa.join(names.rename({"id": "child", "concept": "child_name"}), on="child")
-            .join(names.rename({"id": "parent", "concept": "parent_name"}), on="parent")
+        edges = graph.isa.join(names.rename({"id": "child", "concept": "child_name"}), on="child").join(
+            names.rename({"id": "parent", "concept": "parent_name"}), on="parent"
         )
-        parts.append(edges.select(pl.lit("isa_up").alias("relation"), pl.col("child_name").alias("concept"), pl.col("parent_name").alias("target")))
-        parts.append(edges.select(pl.lit("isa_down").alias("relation"), pl.col("parent_name").alias("concept"), pl.col("child_name").alias("target")))
+        parts.append(
+            edges.select(
+                pl.lit("isa_up").alias("relation"),
+                pl.col("child_name").alias("concept"),
+                pl.col("parent_name").alias("target"),
+            )
+        )
+        parts.append(
+            edges.select(
+                pl.lit("isa_down").alias("relation"),
+                pl.col("parent_name").alias("concept"),
+                pl.col("child_name").alias("target"),
+            )
+        )
     return pl.concat(parts)
 
 

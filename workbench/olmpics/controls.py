@@ -45,7 +45,9 @@ def no_lang_statement(statement: str, args: list[str]) -> str:
             if i not in used and [w.lower() for w in words[i : i + len(parts)]] == [p.lower() for p in parts]
         ]  # fmt: skip
         if not starts:
-            raise ProbeFormatError(f"the argument {arg!r} does not appear in the statement {statement!r}; fix its 'args'")
+            raise ProbeFormatError(
+                f"the argument {arg!r} does not appear in the statement {statement!r}; fix its 'args'"
+            )
         used.add(starts[0])
         found.append((starts[0], arg))
     return " ".join(text for _, text in sorted(found))
@@ -61,7 +63,9 @@ def no_lang(frame: pl.DataFrame) -> pl.DataFrame:
         choices = row["choices"]
         if row["probe"] in closed_probes:
             if len(choices) > len(NONSENSE):
-                raise ProbeFormatError(f"probe {row['probe']!r} has {len(choices)} candidates; NO-LANG maps at most {len(NONSENSE)}")
+                raise ProbeFormatError(
+                    f"probe {row['probe']!r} has {len(choices)} candidates; NO-LANG maps at most {len(NONSENSE)}"
+                )
             choices = list(NONSENSE[: len(choices)])
         rows.append({**row, "statement": no_lang_statement(row["statement"], row["args"]), "choices": choices})
     return _finish(rows, "no-lang")
@@ -95,7 +99,9 @@ def with_controls(frame: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
 def _check(frame: pl.DataFrame, control: str, column: str) -> pl.DataFrame:
     frame = conform(frame, OLMPICS_SCHEMA, "oLMpics frame")
     if not frame.filter(pl.col("control") != "none").is_empty():
-        raise ProbeFormatError(f"the {control} control is built from original rows (control 'none'); filter the frame first")
+        raise ProbeFormatError(
+            f"the {control} control is built from original rows (control 'none'); filter the frame first"
+        )
     empty = frame.filter(pl.col(column).list.len() == 0)
     if not empty.is_empty():
         raise ProbeFormatError(

@@ -103,7 +103,11 @@ def zero_shot(frame: pl.DataFrame, model: str | Path | MaskedLM, **score_options
 
     loaded = model if isinstance(model, MaskedLM) else load_masked_lm(model, seed=score_options.get("seed", 0))
     if loaded.fresh_head:
-        warnings.warn(f"zero-shot MC-MLM is unavailable for {loaded.name}: it has no trained MLM head", ScoringWarning, stacklevel=2)
+        warnings.warn(
+            f"zero-shot MC-MLM is unavailable for {loaded.name}: it has no trained MLM head",
+            ScoringWarning,
+            stacklevel=2,
+        )
         return None
     wrapped = Model(
         name=loaded.name, scorer="mlm", control=loaded.control, network=loaded.network, tokenizer=loaded.tokenizer,
@@ -111,7 +115,9 @@ def zero_shot(frame: pl.DataFrame, model: str | Path | MaskedLM, **score_options
         seed=loaded.seed, device=loaded.device,
     )  # fmt: skip
     options = {key: value for key, value in score_options.items() if key != "seed"}
-    return score(to_probe_frame(frame), wrapped, scorer="mlm", rule="mc-mlm", control=loaded.control, seed=loaded.seed, **options)
+    return score(
+        to_probe_frame(frame), wrapped, scorer="mlm", rule="mc-mlm", control=loaded.control, seed=loaded.seed, **options
+    )
 
 
 def candidate_tokens(tokenizer, statement: str, choices: list[str]) -> list[int]:
@@ -147,7 +153,11 @@ def learning_curves(
     (setting, N, seed), plus the zero-shot row (N = 0) when the model has an MLM head."""
     frame = conform(frame, OLMPICS_SCHEMA, "oLMpics frame")
     loaded = model if isinstance(model, MaskedLM) else load_masked_lm(model)
-    store = cache if isinstance(cache, RepresentationCache) else (RepresentationCache(None if cache is True else cache) if cache else None)
+    store = (
+        cache
+        if isinstance(cache, RepresentationCache)
+        else (RepresentationCache(None if cache is True else cache) if cache else None)
+    )
     statements = [text.replace(MASK, loaded.tokenizer.mask_token) for text in frame["statement"]]
     rows = []
     with torch_threads(threads):
@@ -160,13 +170,21 @@ def learning_curves(
         base = CandidateHead(loaded, vocabulary)
         check_head(loaded, base, statements[0])
         groups = frame.with_row_index("row").group_by("probe", "control", maintain_order=True).agg("row", "split")
-        jobs = [(p, c, n, s, setting) for p, c, _, _ in groups.iter_rows() for n in spec.ns for s in spec.seeds for setting in spec.settings]
+        jobs = [
+            (p, c, n, s, setting)
+            for p, c, _, _ in groups.iter_rows()
+            for n in spec.ns
+            for s in spec.seeds
+            for setting in spec.settings
+        ]
         bar = tqdm(total=len(jobs), unit="fit", desc="oLMpics curves", disable=not progress)
         for probe, control, row_ids, splits in groups.iter_rows():
             row_ids, splits = np.array(row_ids), np.array(splits)
             train, dev = row_ids[splits == "train"], row_ids[splits == "dev"]
             if len(dev) == 0:
-                raise WorkbenchError(f"probe {probe!r} ({control}) has no dev rows to evaluate on; generate or mark some as split 'dev'")
+                raise WorkbenchError(
+                    f"probe {probe!r} ({control}) has no dev rows to evaluate on; generate or mark some as split 'dev'"
+                )
             evaluate = lambda head: _accuracy(head, vectors[dev], candidates[dev], answers[dev])  # noqa: E731
             common = {"probe": probe, "control": control, "n_dev": len(dev), "fresh_head": loaded.fresh_head}
             if not loaded.fresh_head:
@@ -183,9 +201,17 @@ def learning_curves(
                         rows.append({**common, "setting": setting, "n": n, "seed": seed, "accuracy": evaluate(head)})
                         bar.update()
         bar.close()
-    skipped = [n for n in spec.ns if n > frame.filter(pl.col("split") == "train").group_by("probe", "control").len()["len"].min()]
+    skipped = [
+        n
+        for n in spec.ns
+        if n > frame.filter(pl.col("split") == "train").group_by("probe", "control").len()["len"].min()
+    ]
     if skipped:
-        warnings.warn(f"training sizes {skipped} exceed the training rows of some probes and were skipped there", ScoringWarning, stacklevel=2)
+        warnings.warn(
+            f"training sizes {skipped} exceed the training rows of some probes and were skipped there",
+            ScoringWarning,
+            stacklevel=2,
+        )
     result = pl.DataFrame(rows, schema_overrides=CURVE_SCHEMA).with_columns(
         model=pl.lit(loaded.name), fingerprint=pl.lit(loaded.encoder.fingerprint[:16])
     )
@@ -285,7 +311,15 @@ def language_sensitivity(curves: pl.DataFrame) -> pl.DataFrame:
     other = means.filter(pl.col("control") != "none").rename({"accuracy": "control_accuracy"})
     joined = full.join(other, on=["model", "probe", "setting", "n"])
     if joined.is_empty():
-        return pl.DataFrame(schema={"model": pl.String, "probe": pl.String, "setting": pl.String, "control": pl.String, "LANGSENSE": pl.Float64})
+        return pl.DataFrame(
+            schema={
+                "model": pl.String,
+                "probe": pl.String,
+                "setting": pl.String,
+                "control": pl.String,
+                "LANGSENSE": pl.Float64,
+            }
+        )
     weights = _weights(sorted(joined["n"].unique().to_list()))
     return (
         joined.with_columns(
@@ -304,11 +338,17 @@ def results_table(curves: pl.DataFrame) -> pl.DataFrame:
     curves = conform(curves, CURVE_SCHEMA, "learning curves")
     base = curves.filter(pl.col("control") == "none")
     table = base.select("model", "probe").unique(maintain_order=True)
-    zero = base.filter(pl.col("setting") == "zero-shot").group_by("model", "probe").agg(zero_shot=pl.col("accuracy").mean())
+    zero = (
+        base.filter(pl.col("setting") == "zero-shot")
+        .group_by("model", "probe")
+        .agg(zero_shot=pl.col("accuracy").mean())
+    )
     table = table.join(zero, on=["model", "probe"], how="left")
     summary = summarize(base)
     for setting in SETTINGS:
-        part = summary.filter(pl.col("setting") == setting).select("model", "probe", pl.col("WS").alias(f"{setting}_WS"), pl.col("MAX").alias(f"{setting}_MAX"))
+        part = summary.filter(pl.col("setting") == setting).select(
+            "model", "probe", pl.col("WS").alias(f"{setting}_WS"), pl.col("MAX").alias(f"{setting}_MAX")
+        )
         table = table.join(part, on=["model", "probe"], how="left")
     sense = language_sensitivity(curves).filter(pl.col("setting") == "mlp")
     for control, name in (("perturbed-lang", "pert"), ("no-lang", "nolang")):

@@ -60,7 +60,9 @@ def load_masked_lm(name: str | Path, control: str = "none", seed: int = 0, devic
                     network, info = AutoModelForMaskedLM.from_pretrained(name, output_loading_info=True)
                     missing = list(info["missing_keys"])
     except (OSError, ValueError) as err:
-        raise WorkbenchError(f"cannot load {name} as a masked LM ({str(err).splitlines()[0]}); give a model folder or a cached hub name") from err
+        raise WorkbenchError(
+            f"cannot load {name} as a masked LM ({str(err).splitlines()[0]}); give a model folder or a cached hub name"
+        ) from err
     check_vocabulary(name, tokenizer, config)
     if tokenizer.mask_token_id is None:
         raise WorkbenchError(f"the tokenizer of {name} has no mask token, so MC-MLM cannot use it")

@@ -82,7 +82,12 @@ class OlmpicsSpec:
     def __post_init__(self) -> None:
         if self.probe not in OLMPICS_PROBES:
             raise SpecError(f"probe={self.probe!r} is not an oLMpics probe; choose one of {list(OLMPICS_PROBES)}")
-        for name, low, high in (("n_train", 0, 1_000_000), ("n_dev", 0, 1_000_000), ("seed", 0, 2**32 - 1), ("min_count", 0, 10_000)):
+        for name, low, high in (
+            ("n_train", 0, 1_000_000),
+            ("n_dev", 0, 1_000_000),
+            ("seed", 0, 2**32 - 1),
+            ("min_count", 0, 10_000),
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise SpecError(f"{name}={value!r} is out of range; use a whole number from {low} to {high}")
@@ -279,7 +284,9 @@ def _taxonomy_conjunction(spec: OlmpicsSpec, rng: random.Random, graph, vocabula
     return train + found["dev"]
 
 
-def _conjunction_row(taxonomy, taxonomy_names, words, choice_ok, head: int, rng: random.Random, seen: set) -> dict | None:
+def _conjunction_row(
+    taxonomy, taxonomy_names, words, choice_ok, head: int, rng: random.Random, seen: set
+) -> dict | None:
     """One statement whose gold is ``head``, or None when this draw does not give a clean one."""
     first_child, second_child = rng.sample(taxonomy.children[head], 2)
     below = lambda child: sorted(c for c in taxonomy.hops(child, "down", 2) if words.ok(c))  # noqa: E731

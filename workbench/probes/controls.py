@@ -77,7 +77,9 @@ def language_control(probes: pl.DataFrame, spec: ControlSpec) -> pl.DataFrame:
     probes = conform(probes, PROBE_SCHEMA, "probe frame")
     unknown = sorted(set(probes["probe"].unique()) - set(PROBES))
     if unknown:
-        raise WorkbenchError(f"language controls are for the probes {list(PROBES)}; these rows are {unknown} (their templates are not known)")
+        raise WorkbenchError(
+            f"language controls are for the probes {list(PROBES)}; these rows are {unknown} (their templates are not known)"
+        )
     frame = probes.with_row_index("_row").with_columns(_new=pl.lit(None, pl.String))
     arguments: dict[str, set[str]] = {}  # probe -> the fields its templates fill (context, word, definition)
     for probe in probes["probe"].unique().sort():
@@ -89,15 +91,27 @@ def language_control(probes: pl.DataFrame, spec: ControlSpec) -> pl.DataFrame:
             own = pl.col("template") == template_id
             anonymous = ~pl.col("template").is_in(list(templates))
             groups = pl.col("question").str.extract_groups(_regex(text))
-            applies = pl.col("_new").is_null() & (pl.col("probe") == probe) & (own | anonymous) & groups.struct.field("f0").is_not_null()
-            frame = frame.with_columns(_new=pl.when(applies).then(_rewrite(text, groups, spec)).otherwise(pl.col("_new")))
+            applies = (
+                pl.col("_new").is_null()
+                & (pl.col("probe") == probe)
+                & (own | anonymous)
+                & groups.struct.field("f0").is_not_null()
+            )
+            frame = frame.with_columns(
+                _new=pl.when(applies).then(_rewrite(text, groups, spec)).otherwise(pl.col("_new"))
+            )
     rest = frame.filter(pl.col("_new").is_null())
     if not rest.is_empty():  # the last resort, row by row: only questions no template matched
         columns = [
-            pl.when(pl.col("probe").is_in([p for p, fields in arguments.items() if name in fields])).then(pl.col(name)).otherwise(pl.lit("")).alias(name)
+            pl.when(pl.col("probe").is_in([p for p, fields in arguments.items() if name in fields]))
+            .then(pl.col(name))
+            .otherwise(pl.lit(""))
+            .alias(name)
             for name in ("context", "word")
         ]  # a column counts only where the probe's templates use it (synonymy asks about a definition, not a word)
-        located = pl.struct("question", *columns).map_elements(lambda row: _by_columns(row, spec), return_dtype=pl.String)
+        located = pl.struct("question", *columns).map_elements(
+            lambda row: _by_columns(row, spec), return_dtype=pl.String
+        )
         frame = pl.concat([frame.filter(pl.col("_new").is_not_null()), rest.with_columns(_new=located)]).sort("_row")
     lost = frame.filter(pl.col("_new").is_null())
     if not lost.is_empty():

@@ -26,7 +26,12 @@ def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
     names = graph.names
     pos = graph.concepts["pos"].to_list()
     gloss = graph.concepts["gloss"].to_list()
-    headword = dict(zip(graph.lemmas.filter(pl.col("rank") == 0)["id"].to_list(), graph.lemmas.filter(pl.col("rank") == 0)["lemma"].to_list()))
+    headword = dict(
+        zip(
+            graph.lemmas.filter(pl.col("rank") == 0)["id"].to_list(),
+            graph.lemmas.filter(pl.col("rank") == 0)["lemma"].to_list(),
+        )
+    )
     examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for concept, text, form in graph.examples.select("id", "example", "surface").iter_rows():
         examples[concept].append((text, form))
@@ -60,7 +65,10 @@ def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
                     word=surface,
                     context=context,
                     template=template,
-                    question=fill(templates.questions[template], {"context": context, "word": surface, "definition": gloss[concept]}),
+                    question=fill(
+                        templates.questions[template],
+                        {"context": context, "word": surface, "definition": gloss[concept]},
+                    ),
                     gold=gold_text,
                     distractors=tuple(text_of(x) for x in picked.concepts),
                     gold_concept=names[concept],

@@ -153,7 +153,9 @@ def _checked_for_writing(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
 def _check_replaceable(out_dir: Path) -> None:
     """``out_dir`` is new, or holds nothing but probe sets (split files, folders of them)."""
     if out_dir.exists() and not out_dir.is_dir():
-        raise WorkbenchError(f"the output {out_dir} is a file; give a folder for the probe set (new, or one holding a probe set)")
+        raise WorkbenchError(
+            f"the output {out_dir} is a file; give a folder for the probe set (new, or one holding a probe set)"
+        )
     if not out_dir.is_dir():
         return
     split_files = {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
@@ -270,7 +272,9 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise source.error(number, f"not valid UTF-8 (byte {err.start + 1} of the line)", "save the file as UTF-8") from None
+                raise source.error(
+                    number, f"not valid UTF-8 (byte {err.start + 1} of the line)", "save the file as UTF-8"
+                ) from None
             if line.strip():
                 record = _arc_record_of(line, source, number)
                 try:

@@ -45,7 +45,9 @@ def compare_with_released(ours: pl.DataFrame, released: pl.DataFrame) -> dict[st
     """
     shared = set(ours["concept"].unique()) & set(released["concept"].unique())
     if not shared:
-        raise WorkbenchError("the two probe sets share no concept; compare builds of the same probe (e.g. hyponymy with hyponymy)")
+        raise WorkbenchError(
+            "the two probe sets share no concept; compare builds of the same probe (e.g. hyponymy with hyponymy)"
+        )
     ours = ours.filter(pl.col("concept").is_in(list(shared)))
     released = released.filter(pl.col("concept").is_in(list(shared)))
 
@@ -63,8 +65,15 @@ def compare_with_released(ours: pl.DataFrame, released: pl.DataFrame) -> dict[st
 
 def to_markdown(frame: pl.DataFrame) -> str:
     """A frame as a Markdown table (for docs/REPRODUCTION.md), through polars' own table formatting."""
-    with pl.Config(tbl_formatting="MARKDOWN", tbl_hide_column_data_types=True, tbl_hide_dataframe_shape=True,
-                   tbl_rows=-1, tbl_cols=-1, tbl_width_chars=400, fmt_str_lengths=200):
+    with pl.Config(
+        tbl_formatting="MARKDOWN",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=400,
+        fmt_str_lengths=200,
+    ):
         return str(frame)
 
 
@@ -87,8 +96,13 @@ def reproduction_tables(released_dir: str | Path, seed: int = 0, progress: bool 
         theirs = released.filter(pl.col("probe") == probe)
         ours = build_probes(ProbeSpec.paper(probe, seed=seed), progress=progress)
         sections.append(f"### {probe}\n\nTable 4, whole sets (ours: the paper preset; released: the files at hand)\n")
-        sections.append(to_markdown(pl.concat([table4(ours).with_columns(set=pl.lit("ours")),
-                                               table4(theirs).with_columns(set=pl.lit("released"))])))
+        sections.append(
+            to_markdown(
+                pl.concat(
+                    [table4(ours).with_columns(set=pl.lit("ours")), table4(theirs).with_columns(set=pl.lit("released"))]
+                )
+            )
+        )
         for name, table in compare_with_released(ours, theirs).items():
             sections.append(f"\n{name} (shared concepts)\n")
             sections.append(to_markdown(table))

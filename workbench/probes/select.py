@@ -54,7 +54,9 @@ class ProbeFilter:
             object.__setattr__(self, "families", tuple(self.families))
             unknown = [f for f in self.families if f not in DISTRACTOR_FAMILIES]
             if unknown:
-                raise SpecError(f"families={list(self.families)!r} has unknown {unknown}; choose from {list(DISTRACTOR_FAMILIES)}")
+                raise SpecError(
+                    f"families={list(self.families)!r} has unknown {unknown}; choose from {list(DISTRACTOR_FAMILIES)}"
+                )
 
 
 def select(frame: pl.DataFrame, where: ProbeFilter) -> pl.DataFrame:
@@ -150,7 +152,9 @@ def sample_clusters(frame: pl.DataFrame, max_questions: int | None, seed: int = 
 
     >>> sample_clusters(probes, 400, seed=0)["cluster_id"].n_unique()  # doctest: +SKIP
     """
-    if max_questions is not None and (isinstance(max_questions, bool) or not isinstance(max_questions, int) or max_questions < 1):
+    if max_questions is not None and (
+        isinstance(max_questions, bool) or not isinstance(max_questions, int) or max_questions < 1
+    ):
         raise SpecError(f"max_questions={max_questions!r} is out of range; use a whole number >= 1, or None for all")
     if max_questions is None or max_questions >= frame.height:
         return frame

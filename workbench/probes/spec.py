@@ -107,17 +107,23 @@ class ProbeSpec:
             _check_choice("depths", family, FAMILIES[1:])
             _check_range(f"depths[{family!r}]", depth, 1, MAX_DEPTH)
         if isinstance(self.families, str):
-            object.__setattr__(self, "families", tuple(part.strip() for part in self.families.split(",") if part.strip()))
+            object.__setattr__(
+                self, "families", tuple(part.strip() for part in self.families.split(",") if part.strip())
+            )
         if not self.families:
             raise SpecError(f"families is empty; choose one or more of {list(FAMILIES)}")
         for family in self.families:
             _check_choice("families", family, FAMILIES)
         if isinstance(self.concepts, str):
-            object.__setattr__(self, "concepts", tuple(part.strip() for part in self.concepts.split(",") if part.strip()))
+            object.__setattr__(
+                self, "concepts", tuple(part.strip() for part in self.concepts.split(",") if part.strip())
+            )
         if self.concepts is not None:
             object.__setattr__(self, "concepts", tuple(self.concepts))
             if not self.concepts:
-                raise SpecError("concepts is empty; name one or more concepts (e.g. 'dog.n.01'), or leave it out for all")
+                raise SpecError(
+                    "concepts is empty; name one or more concepts (e.g. 'dog.n.01'), or leave it out for all"
+                )
 
     def chosen(self, eligible: dict[str, int]) -> set[int] | None:
         """The ids of ``concepts`` among ``eligible`` (name -> id), or None for all; unknown or ineligible names raise."""

@@ -59,6 +59,7 @@ def _check(text: str, allowed: set[str], where: str) -> str:
 
 def _check_shape(where: str, probe: str, contexts, entry) -> None:
     """Name the field of the wrong shape (a string where a list belongs would be read one character at a time)."""
+
     def strings(value) -> bool:
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -66,7 +67,9 @@ def _check_shape(where: str, probe: str, contexts, entry) -> None:
     if not isinstance(entry, dict):
         raise TemplateError(f"{where}: probes.{probe} must be an object with 'table2', 'choice' and optional lists")
     fields += [(f"probes.{probe}.{name}", entry.get(name, []), strings) for name in ("suffixes", "questions")]
-    fields += [(f"probes.{probe}.{name}", entry.get(name), lambda v: isinstance(v, str)) for name in ("table2", "choice")]
+    fields += [
+        (f"probes.{probe}.{name}", entry.get(name), lambda v: isinstance(v, str)) for name in ("table2", "choice")
+    ]
     for name, value, ok in fields:
         if not ok(value):
             wanted = "a list of strings" if name.split(".")[-1] in ("contexts", "suffixes", "questions") else "a string"

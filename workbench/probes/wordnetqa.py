@@ -28,7 +28,9 @@ class _Lexicon:
                 self.lemmas[concept].append(lemma)
         self.examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
         usable = graph.examples.filter(graph.examples["surface"] != "")
-        for concept, text, form in zip(usable["id"].to_list(), usable["example"].to_list(), usable["surface"].to_list()):
+        for concept, text, form in zip(
+            usable["id"].to_list(), usable["example"].to_list(), usable["surface"].to_list()
+        ):
             self.examples[concept].append((text, form))
         self.by_pos: dict[str, list[int]] = defaultdict(list)
         for concept, pos in enumerate(self.pos):
@@ -121,7 +123,9 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
         )
         is_valid = _validity(graph, lexicon, spec.probe, concept)
         family_sets = {
-            (family, depth): ([] if family == "random" else [x for x in candidates(taxonomy, concept, family, depth) if is_valid(x)])
+            (family, depth): (
+                [] if family == "random" else [x for x in candidates(taxonomy, concept, family, depth) if is_valid(x)]
+            )
             for family, depth in options
         }
         usable = [option for option in options if option[0] == "random" or family_sets[option]]
@@ -129,11 +133,15 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
         for hops, gold in _golds(taxonomy, spec, concept, rng):
             chain = taxonomy.path(concept, gold, direction) if hops else [concept]
             gold_text = text_of(gold)
-            chosen = usable if spec.perturbations is None else sorted(
-                rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index
+            chosen = (
+                usable
+                if spec.perturbations is None
+                else sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
             )
             for family, depth in chosen:
-                picked = draw(rng, family_sets[(family, depth)], pool, lambda x: is_valid(x) and x != gold, text_of, {gold_text})
+                picked = draw(
+                    rng, family_sets[(family, depth)], pool, lambda x: is_valid(x) and x != gold, text_of, {gold_text}
+                )
                 if picked is None:
                     continue
                 drafts.append(

@@ -42,7 +42,9 @@ from workbench.scoring.prompts import PromptTemplates, load_prompts, render_prom
 from workbench.scoring.rules import RULE_NOTES
 
 SCORER_MODULES = {"mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq}
-RULES = {name: ("auto", *module.RULES, *(("all",) if name in LM_SCORERS else ())) for name, module in SCORER_MODULES.items()}
+RULES = {
+    name: ("auto", *module.RULES, *(("all",) if name in LM_SCORERS else ())) for name, module in SCORER_MODULES.items()
+}
 
 
 @dataclass(frozen=True)
@@ -118,10 +120,9 @@ def score(
     else:
         _check_loaded(model, spec)
     store = _cache(cache)
-    pairs = (
-        probes.select(pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice"))
-        .explode("choice")
-    )
+    pairs = probes.select(
+        pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
+    ).explode("choice")
     templates = load_prompts(spec.prompts) if spec.scorer in LM_SCORERS else None
     if templates is not None:
         pairs = render_prompts(pairs, templates)
@@ -131,15 +132,19 @@ def score(
         scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
     per_question = scored.group_by("rule", "row", maintain_order=True).agg(pl.col("score").alias("scores"))
     fingerprints = {name: _fingerprint(model, name, templates) for name in per_question["rule"].unique()}
-    result = per_question.join(
-        probes.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row", maintain_order="left"
-    ).with_columns(
-        model=pl.lit(model.name),
-        scorer=pl.lit(spec.scorer),
-        control=pl.lit(spec.control),
-    ).with_columns(
-        pred=pl.col("scores").list.arg_max(),
-        fingerprint=pl.col("rule").replace_strict(fingerprints, return_dtype=pl.String),
+    result = (
+        per_question.join(
+            probes.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row", maintain_order="left"
+        )
+        .with_columns(
+            model=pl.lit(model.name),
+            scorer=pl.lit(spec.scorer),
+            control=pl.lit(spec.control),
+        )
+        .with_columns(
+            pred=pl.col("scores").list.arg_max(),
+            fingerprint=pl.col("rule").replace_strict(fingerprints, return_dtype=pl.String),
+        )
     )
     return conform(result.with_columns(correct=pl.col("pred") == pl.col("answer")), PREDICTION_SCHEMA, "predictions")
 

@@ -99,9 +99,7 @@ def encode_texts(model: Model, first: list[str], second: list[str] | None = None
     tokenizer, limit = model.tokenizer, model.max_length
     encoded = tokenizer(first, second, truncation=False, verbose=False)
     columns = [name for name in ("input_ids", "token_type_ids") if name in encoded]
-    features = [
-        {**{name: encoded[name][index] for name in columns}, "truncated": False} for index in range(len(first))
-    ]
+    features = [{**{name: encoded[name][index] for name in columns}, "truncated": False} for index in range(len(first))]
     long = [index for index, item in enumerate(features) if len(item["input_ids"]) > limit]
     if long:
         clipped = tokenizer(
@@ -123,7 +121,9 @@ def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     batch = {"attention_mask": torch.from_numpy(mask.astype(np.int64))}
     for name in columns:
         filled = np.full(mask.shape, (model.tokenizer.pad_token_id or 0) if name == "input_ids" else 0, dtype=np.int64)
-        filled[mask] = np.fromiter((token for item in features for token in item[name]), dtype=np.int64, count=int(lengths.sum()))
+        filled[mask] = np.fromiter(
+            (token for item in features for token in item[name]), dtype=np.int64, count=int(lengths.sum())
+        )
         batch[name] = torch.from_numpy(filled)
     return {name: tensor.to(model.device) for name, tensor in batch.items()}
 

@@ -70,7 +70,9 @@ def prefix_saving(features: list[Features], batch_size: int) -> float:
     """
     scratch = padded_tokens([len(item["input_ids"]) - 1 for item in features], batch_size)
     prefixes = [len(prefix) for prefix in dict.fromkeys(item["prompt"][:-1] for item in features) if prefix]
-    shared = padded_tokens(prefixes, batch_size) + padded_tokens([len(item["continuation"]) for item in features], batch_size)
+    shared = padded_tokens(prefixes, batch_size) + padded_tokens(
+        [len(item["continuation"]) for item in features], batch_size
+    )
     return scratch / shared
 
 
@@ -158,10 +160,15 @@ def continuation_logprobs(
         count = max(len(tokens) for tokens in targets)
         # the input position that predicts each target token (repeating the last one as padding)
         where = torch.tensor(
-            [[len(inputs[row]) - len(tokens) + min(step, len(tokens) - 1) for step in range(count)] for row, tokens in zip(batch, targets)],
+            [
+                [len(inputs[row]) - len(tokens) + min(step, len(tokens) - 1) for step in range(count)]
+                for row, tokens in zip(batch, targets)
+            ],
             device=device,
         )
-        picked = torch.log_softmax(logits.gather(1, where.unsqueeze(-1).expand(-1, -1, logits.shape[-1])).float(), dim=-1)
+        picked = torch.log_softmax(
+            logits.gather(1, where.unsqueeze(-1).expand(-1, -1, logits.shape[-1])).float(), dim=-1
+        )
         ids = torch.tensor([tokens + tokens[-1:] * (count - len(tokens)) for tokens in targets], device=device)
         scores = picked.gather(-1, ids.unsqueeze(-1)).squeeze(-1).cpu().numpy()
         for position, (row, tokens) in enumerate(zip(batch, targets)):

@@ -28,7 +28,13 @@ RULES = ("sum", "mean-token", "mean-char", "mi")
 
 
 def choice_scores(
-    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool, work: Work
+    model: Model,
+    pairs: pl.DataFrame,
+    rule: str,
+    batch_size: int,
+    cache: PredictionCache | None,
+    progress: bool,
+    work: Work,
 ) -> pl.DataFrame:
     """``pairs`` (with ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``; for
     ``rule="all"``, one copy of ``pairs`` per rule, stacked in the order of ``RULES``."""
@@ -82,7 +88,12 @@ def encode_units(model: Model, units: list[Unit], joint_limit: bool, prompt_spec
             keep = min(keep, room - 1)
             prompt = prompt[:keep] + prompt[len(prompt) - (room - keep) :]
         features.append(
-            {"prompt": tuple(prompt), "continuation": continuation, "input_ids": prompt + continuation, "truncated": truncated}
+            {
+                "prompt": tuple(prompt),
+                "continuation": continuation,
+                "input_ids": prompt + continuation,
+                "truncated": truncated,
+            }
         )
     return features
 

@@ -59,7 +59,9 @@ def _split_at_mask(model: Model, questions: list[str]) -> tuple[list[str], list[
     for question in questions:
         parts = question.replace(_MASK, mask).split(mask)
         if len(parts) > 2:
-            raise WorkbenchError(f"the mlm scorer takes at most one {mask} per question; this one has more: {question!r}")
+            raise WorkbenchError(
+                f"the mlm scorer takes at most one {mask} per question; this one has more: {question!r}"
+            )
         prefixes.append(parts[0] if len(parts) == 2 else question.rstrip() + " ")
         suffixes.append(parts[1] if len(parts) == 2 else "")
     return prefixes, suffixes
@@ -131,7 +133,9 @@ def _mc_mlm(
         candidate=pl.Series([str(filled[unit]["input_ids"][filled[unit]["targets"][0]]) for unit in units]),
     )
     questions = candidates.group_by("row", maintain_order=True).agg(pl.col("statement").first(), "candidate")
-    statements = [(statement, " ".join(ids)) for statement, ids in questions.select("statement", "candidate").iter_rows()]
+    statements = [
+        (statement, " ".join(ids)) for statement, ids in questions.select("statement", "candidate").iter_rows()
+    ]
     work = Work("mc-mlm", encode=lambda todo: _statements(model, todo), run=lambda items: _mask_logits(model, items))
     values = compute(model, work, statements, batch_size, cache, progress)
     return np.concatenate([_log_softmax(values[unit]) for unit in statements])
@@ -149,7 +153,9 @@ def _statements(model: Model, units: list[Unit]) -> list[Features]:
 def _mask_logits(model: Model, features: list[Features]) -> list[np.ndarray]:
     """The MLM logits of each statement's candidates at its mask."""
     logits = model.network(**pad(features, model)).logits
-    return [logits[row, item["targets"][0], item["candidates"]].float().cpu().numpy() for row, item in enumerate(features)]
+    return [
+        logits[row, item["targets"][0], item["candidates"]].float().cpu().numpy() for row, item in enumerate(features)
+    ]
 
 
 def _pll(model: Model, features: list[Features], batch_size: int) -> list[np.ndarray]:

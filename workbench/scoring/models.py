@@ -201,8 +201,20 @@ def torch_threads(count: int | None) -> Iterator[int]:
         torch.set_num_threads(previous)
 
 
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+)
+WEIGHT_FILES = (
+    "model.safetensors",
+    "pytorch_model.bin",
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+)
 HUB_TIMEOUT_S = 5.0
 
 
@@ -219,7 +231,13 @@ def model_source(name: str | Path, weights: bool = True) -> str:
         _check_folder(path, weights)
         return str(path)
     text = str(name)
-    if path.exists() or isinstance(name, Path) or path.is_absolute() or text.startswith((".", "~")) or text.count("/") > 1:
+    if (
+        path.exists()
+        or isinstance(name, Path)
+        or path.is_absolute()
+        or text.startswith((".", "~"))
+        or text.count("/") > 1
+    ):
         state = "is not a folder" if path.exists() else "does not exist"
         raise WorkbenchError(
             f"model path {text} {state}; check the path (a folder with config.json, the weights and "
@@ -314,7 +332,9 @@ def _max_length(tokenizer: PreTrainedTokenizerBase, config) -> int:
     limits = [tokenizer.model_max_length]
     positions = getattr(config, "max_position_embeddings", None)
     if positions:
-        limits.append(positions - (tokenizer.pad_token_id + 1 if config.model_type in ("roberta", "xlm-roberta") else 0))
+        limits.append(
+            positions - (tokenizer.pad_token_id + 1 if config.model_type in ("roberta", "xlm-roberta") else 0)
+        )
     return int(min(limits))
 
 

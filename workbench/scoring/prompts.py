@@ -35,13 +35,20 @@ class PromptTemplates:
     def render(self, probe: str | None, question: str, choice: str) -> tuple[str, str, str]:
         """The (prompt, neutral prompt, continuation) of one question-choice pair."""
         entry = self.probes.get(probe or "", self.default)
-        return fill(entry["prompt"], {"question": question}), fill(entry["neutral"], {}), fill(entry["choice"], {"choice": choice})
+        return (
+            fill(entry["prompt"], {"question": question}),
+            fill(entry["neutral"], {}),
+            fill(entry["choice"], {"choice": choice}),
+        )
 
 
 def load_prompts(path: str | Path | None = None) -> PromptTemplates:
     """The prompt templates in ``path`` (a JSON file like the packaged default), or the packaged default."""
     if path is None:
-        text, where = resources.files("workbench.scoring").joinpath("prompt_templates", "default.json").read_text(), "default prompts"
+        text, where = (
+            resources.files("workbench.scoring").joinpath("prompt_templates", "default.json").read_text(),
+            "default prompts",
+        )
     else:
         try:
             text, where = Path(path).read_text(encoding="utf-8"), str(path)
@@ -51,7 +58,10 @@ def load_prompts(path: str | Path | None = None) -> PromptTemplates:
         data = json.loads(text)
         default, probes = data["default"], data.get("probes", {})
         entries = {"default": default, **probes}
-        checked = {name: {part: _check(entry[part], PARTS[part], f"{where}: {name}.{part}") for part in PARTS} for name, entry in entries.items()}
+        checked = {
+            name: {part: _check(entry[part], PARTS[part], f"{where}: {name}.{part}") for part in PARTS}
+            for name, entry in entries.items()
+        }
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise TemplateError(
             f"{where}: expected JSON with 'default' and 'probes' -> <probe> -> 'prompt', 'neutral', 'choice' "
@@ -77,5 +87,7 @@ def _check(text: str, allowed: set[str], where: str) -> str:
         raise TemplateError(f"{where}: a prompt template must be a non-empty string, got {text!r}")
     unknown = set(FIELD.findall(text)) - allowed
     if unknown:
-        raise TemplateError(f"{where}: unknown field(s) {sorted(unknown)} in {text!r}; allowed: {sorted(allowed) or 'none'}")
+        raise TemplateError(
+            f"{where}: unknown field(s) {sorted(unknown)} in {text!r}; allowed: {sorted(allowed) or 'none'}"
+        )
     return text

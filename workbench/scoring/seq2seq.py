@@ -62,7 +62,9 @@ def token_logprobs(model: Model, features: list[Features], start: int, batch_siz
     lengths = torch.tensor([len(prompt) for prompt in prompts], device=device)
     states: torch.Tensor | None = None
     for batch in length_batches([len(prompt) for prompt in prompts], batch_size):
-        encoded = model.network.get_encoder()(**pad([{"input_ids": list(prompts[row])} for row in batch], model)).last_hidden_state
+        encoded = model.network.get_encoder()(
+            **pad([{"input_ids": list(prompts[row])} for row in batch], model)
+        ).last_hidden_state
         if states is None:
             states = encoded.new_zeros((len(prompts), encoded.shape[1], encoded.shape[2]))
         states[torch.tensor(batch, device=device), : encoded.shape[1]] = encoded
@@ -80,7 +82,8 @@ def token_logprobs(model: Model, features: list[Features], start: int, batch_siz
         ).logits.float()
         width = logits.shape[1]
         targets = torch.tensor(
-            [features[row]["continuation"] + [0] * (width - len(features[row]["continuation"])) for row in batch], device=device
+            [features[row]["continuation"] + [0] * (width - len(features[row]["continuation"])) for row in batch],
+            device=device,
         )
         scores = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1).cpu().numpy()
         for position, row in enumerate(batch):
