@@ -17,13 +17,13 @@ from workbench.inoculation import (
     TrainingError,
     TrainSpec,
     add_some_mix,
+    best_trials,
     curve_summaries,
     fit,
     inoculate,
     learning_curve,
     load_run,
     read_mcqa,
-    select,
     stage_predictions,
     summarize,
 )
@@ -520,7 +520,7 @@ TRIALS = _trials([
 
 
 def test_selection_picks_the_argmax_of_the_average():
-    chosen = select(TRIALS)
+    chosen = best_trials(TRIALS)
     assert chosen["trial"].to_list() == ["c", "g"]  # g ties h; the smaller seed wins
 
 
@@ -608,10 +608,10 @@ def test_inoculation_max_is_read_off_the_seed_averaged_curve():
 
 
 def test_learning_curve_chart_draws_probe_solid_original_dashed_and_a_seed_band():
-    from workbench.charts import learning_curves
+    from workbench.charts import inoculation_curves
     from workbench.charts.curves import DASHES, ORIGINAL, PROBE
 
-    spec = learning_curves(learning_curve(TRIALS), human=0.96).to_dict()
+    spec = inoculation_curves(learning_curve(TRIALS), human=0.96).to_dict()
     marks = [layer["mark"]["type"] for layer in spec["layer"]]
     assert marks == ["area", "line", "rule", "text"]  # seed band (two seeds), curves, human line and its label
     dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
@@ -620,19 +620,19 @@ def test_learning_curve_chart_draws_probe_solid_original_dashed_and_a_seed_band(
 
 
 def test_learning_curve_chart_adds_the_control_and_drops_the_band_for_one_seed():
-    from workbench.charts import learning_curves
-    from workbench.charts.curves import curve_points
+    from workbench.charts import inoculation_curves
+    from workbench.views import curve_points
 
     one_seed = learning_curve(TRIALS.filter(pl.col("seed") == 0))
     control = one_seed.with_columns(S_new=pl.lit(0.25))
-    chart = learning_curves(one_seed, control=control)
+    chart = inoculation_curves(one_seed, control=control)
     assert [layer["mark"]["type"] for layer in chart.to_dict()["layer"]] == ["line"]
     points = curve_points(one_seed)
     assert points.height == 2 * one_seed.height and set(points["series"]) == {"model"}
     with pytest.raises(WorkbenchError, match="lacks the columns"):
-        learning_curves(TRIALS)
+        inoculation_curves(TRIALS)
     with pytest.raises(WorkbenchError, match=r"human=96.0 is out of range"):
-        learning_curves(one_seed, human=96.0)
+        inoculation_curves(one_seed, human=96.0)
 
 
 ZERO_SHOT = pl.DataFrame({
@@ -664,10 +664,10 @@ def test_zero_shot_points_of_several_models_or_a_later_k_are_refused():
 
 
 def test_zero_shot_points_from_the_scorer_seed_the_learning_curve_chart(tmp_path):
-    from workbench.charts import learning_curves
-    from workbench.charts.curves import ORIGINAL, PROBE, curve_points
+    from workbench.charts import inoculation_curves
     from workbench.schema import PREDICTION_SCHEMA
     from workbench.scoring import zero_shot_accuracy
+    from workbench.views import ORIGINAL, PROBE, curve_points
 
     preds = pl.DataFrame(
         {
@@ -682,7 +682,7 @@ def test_zero_shot_points_from_the_scorer_seed_the_learning_curve_chart(tmp_path
     )
     points = zero_shot_accuracy(preds)
     one_seed = learning_curve(TRIALS.filter(pl.col("seed") == 0))
-    chart = learning_curves(one_seed, zero_shot=points).to_dict()
+    chart = inoculation_curves(one_seed, zero_shot=points).to_dict()
     drawn = curve_points(learning_curve(TRIALS.filter(pl.col("seed") == 0), zero_shot=points))
     assert set(drawn["series"]) == {"model · sum", "model · mi"}
     start = drawn.filter(pl.col("k") == 0)

@@ -18,19 +18,19 @@ from workbench.olmpics import (
     OlmpicsSpec,
     build_olmpics,
     language_sensitivity,
-    learning_curves,
     load_masked_lm,
     no_lang,
     perturbed_lang,
     read_jsonl,
     results_table,
+    run_curves,
     summarize,
     with_controls,
     write_jsonl,
     zero_shot,
 )
-from workbench.olmpics.controls import NONSENSE
 from workbench.olmpics.curves import fit_head
+from workbench.olmpics.language_controls import NONSENSE
 from workbench.scoring import ScoringWarning
 
 
@@ -231,7 +231,7 @@ def test_zero_shot_point_of_the_curve_equals_mc_mlm_scoring(tiny_mlm, tmp_path):
     predictions = zero_shot(
         frame.filter(pl.col("split") == "dev"), tiny_mlm, cache=tmp_path / "p.sqlite", progress=False
     )
-    curves = learning_curves(
+    curves = run_curves(
         frame,
         tiny_mlm,
         CurveSpec(ns=(62,), seeds=(0,), settings=("linear",)),
@@ -260,7 +260,7 @@ def _synthetic(n_train: int, n_dev: int) -> pl.DataFrame:
 def test_a_trained_head_learns_what_the_frozen_states_carry(tiny_mlm, tmp_path):
     frame = _synthetic(200, 60)
     spec = CurveSpec(ns=(125,), seeds=(0,), settings=("mlp",), lr=1e-2, min_steps=300)
-    curves = learning_curves(frame, tiny_mlm, spec, cache=tmp_path / "r.sqlite", progress=False)
+    curves = run_curves(frame, tiny_mlm, spec, cache=tmp_path / "r.sqlite", progress=False)
     assert curves.filter(pl.col("setting") == "mlp")["accuracy"].item() >= 0.9
 
 
@@ -281,11 +281,11 @@ def test_linear_trains_only_the_last_layer_and_mlp_trains_the_whole_head(tiny_ml
 def test_curves_have_every_size_seed_and_setting_and_repeat_exactly(tiny_mlm, tmp_path):
     frame = with_controls(build_olmpics(OlmpicsSpec("age-compare", n_train=130, n_dev=30)))
     spec = CurveSpec(ns=(62, 125), seeds=(0, 1), epochs=2, min_steps=10)
-    curves = learning_curves(frame, tiny_mlm, spec, cache=tmp_path / "r.sqlite", progress=False)
+    curves = run_curves(frame, tiny_mlm, spec, cache=tmp_path / "r.sqlite", progress=False)
     assert curves.schema == pl.Schema(CURVE_SCHEMA)
     trained = curves.filter(pl.col("n") > 0)
     assert trained.height == 3 * 2 * 2 * 2  # controls x sizes x seeds x settings
-    again = learning_curves(frame, tiny_mlm, spec, cache=tmp_path / "r.sqlite", progress=False)
+    again = run_curves(frame, tiny_mlm, spec, cache=tmp_path / "r.sqlite", progress=False)
     assert again.equals(curves)
     table = results_table(curves)
     assert table.columns == [
@@ -337,7 +337,7 @@ def test_minilm_gets_a_fresh_head_and_zero_shot_is_unavailable(minilm_path, tmp_
         assert zero_shot(frame, model) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        curves = learning_curves(
+        curves = run_curves(
             frame,
             model,
             CurveSpec(ns=(62,), seeds=(0,), epochs=1, min_steps=5),

@@ -266,7 +266,8 @@ def test_cli_pls_reports_a_bad_model_in_one_line(tmp_path):
 def test_path_diagram_draws_every_path_and_greys_the_insignificant(bats):
     import vl_convert as vlc
 
-    from workbench.charts.paths import bootstrap_histograms, layout, loading_bars, path_diagram
+    from workbench.charts.pls import bootstrap_histograms, loading_bars, path_diagram
+    from workbench.views import path_layout
 
     result = fit_pls(
         bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid", bootstrap=50, workers=1), progress=False
@@ -279,7 +280,7 @@ def test_path_diagram_draws_every_path_and_greys_the_insignificant(bats):
         edge = by_path[f"{row['source']} -> {row['target']}"]
         assert edge["significant"] == row["significant"] and edge["coef"] == pytest.approx(row["coef"])
         assert edge["x"] < edge["x2"]  # every BATS -> VecEval arrow points right, towards the downstream task
-    nodes = layout(result)
+    nodes = path_layout(result)
     assert nodes.filter(pl.col("latent").is_in(["SYN", "SEM"]))["x"].to_list() == [1.0, 1.0]
     assert nodes.filter(pl.col("r2").is_not_null())["latent"].sort().to_list() == ["SEM", "SYN"]
     for chart in (path_diagram(result), loading_bars(result.loadings), bootstrap_histograms(result.draws)):

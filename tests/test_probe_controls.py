@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from workbench.errors import SpecError, WorkbenchError
-from workbench.probes.controls import NONSENSE_WORDS, ControlSpec, language_control, nonsense
 from workbench.probes.formats import read_probes
+from workbench.probes.language_controls import NONSENSE_WORDS, ControlSpec, language_control, nonsense
 from workbench.probes.templates import fill, load_templates
 from workbench.schema import PROBE_SCHEMA, PROBES
 

@@ -113,7 +113,7 @@ def test_a_toggle_redraws_the_heat_map_exactly_as_altair_builds_it_for_the_new_s
 
 
 def test_bars_show_point_estimates_at_once_and_their_bootstrap_intervals_when_ready(session):
-    from workbench.charts.accuracy import cluster_bar_data
+    from workbench.views import cluster_bar_data
 
     controls = ProbeControls(session)
     controls.probe.value = "hypernymy"
@@ -133,7 +133,7 @@ def test_bars_show_point_estimates_at_once_and_their_bootstrap_intervals_when_re
 
 
 def test_drilldown_page_is_the_head_of_metrics_drilldown_with_several_models(session):
-    from widgets.dashboard import first_questions
+    from workbench.views import first_questions
 
     flipped = session.predictions.with_columns(
         model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct")

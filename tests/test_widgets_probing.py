@@ -8,7 +8,7 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from workbench.edge import EDGE_SCHEMA, EdgeSpec, audit_table, probe_task
 from workbench.io import write_parquet
-from workbench.olmpics import CurveSpec, OlmpicsSpec, build_olmpics, learning_curves, with_controls
+from workbench.olmpics import CurveSpec, OlmpicsSpec, build_olmpics, run_curves, with_controls
 from workbench.representations import RepresentationCache, as_encoder
 from workbench.schema import conform
 
@@ -32,7 +32,7 @@ def home(tmp_path_factory, minilm_path):
     frame = with_controls(build_olmpics(OlmpicsSpec("age-compare", n_train=70, n_dev=20)))
     spec = CurveSpec(ns=(31, 62), seeds=(0, 1), epochs=1, min_steps=3)
     write_parquet(
-        learning_curves(frame, home / "tiny-mlm", spec, cache=home / "r.sqlite", progress=False),
+        run_curves(frame, home / "tiny-mlm", spec, cache=home / "r.sqlite", progress=False),
         home / "olmpics" / "age.parquet",
     )
 

@@ -10,12 +10,12 @@ Panels share one observable ``Session``; each owns its widgets (``panel.widget``
 
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
-from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
 from widgets.inoculation import InoculationLauncher
 from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
+from widgets.toggles import ProbeControls
 
 __all__ = [
     "ClusterBrowser",

@@ -14,12 +14,12 @@ import ipywidgets as w
 
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
-from widgets.controls import ProbeControls
 from widgets.dashboard import ResultsDashboard
 from widgets.files import load_probes, prediction_files
 from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
+from widgets.toggles import ProbeControls
 from workbench.io import read_predictions
 from workbench.knowledge import load_graph
 

@@ -25,10 +25,10 @@ import polars as pl
 from widgets.render import short_model, table
 from widgets.state import Session
 from workbench import charts, metrics
-from workbench.charts.accuracy import cluster_bar_data, heatmap_data
 from workbench.io import read_predictions, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import select
+from workbench.views import cluster_bar_data, first_questions, heatmap_data, point_estimates
 
 EMBED = {"renderer": "svg", "actions": False}
 _EMPTY = alt.Chart(alt.Data(values=[])).mark_point()  # what a chart shows before predictions arrive
@@ -260,50 +260,3 @@ class ResultsDashboard:
             pl.col("label").map_elements(short_model, return_dtype=pl.String)
         )
         self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
-
-
-def first_questions(preds: pl.DataFrame, n: int, labels: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The first ``n`` rows of ``metrics.drilldown(preds)`` without ordering every question.
-
-    Ranks questions alone (most models wrong first, then probe, cluster, id, as ``drilldown`` does) and
-    drills down only into the first ``n``. ``labels``: ``metrics.model_labels`` of the whole frame, so
-    a model keeps its label when the page shows only some of its rows.
-
-    >>> first_questions(preds, 30).equals(metrics.drilldown(preds).head(30))
-    True
-    """
-    wrong = pl.col("correct").not_().sum()
-    ranked = preds.group_by("id").agg(wrong, pl.col("probe").first(), pl.col("cluster_id").first())
-    top = ranked.top_k(
-        n, by=["correct", "probe", "cluster_id", "id"], reverse=[False, True, True, True]
-    )  # ids are unique: a total order
-    page = metrics.drilldown(preds.filter(pl.col("id").is_in(top["id"].implode()))).head(n)
-    if labels is None:
-        return page
-    keys = metrics.identity_keys(preds)
-    return page.drop("label").join(labels, on=keys, nulls_equal=True, maintain_order="left").select(page.columns)
-
-
-def point_estimates(preds: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
-    """The rows of ``cluster_bar_data(preds)`` with accuracies only (``lo``, ``hi`` empty), in milliseconds.
-
-    Instance accuracy comes from the heat map's ``cells`` (``heatmap_data(preds)``), strict cluster
-    accuracy from one group-by; no resampling, so the bars can be drawn before their intervals.
-    """
-    keys = metrics.identity_keys(preds)
-    names = cells.select(*keys, "label", "panel").unique(maintain_order=True)
-    instance = cells.group_by(*keys, "probe", maintain_order=True).agg(pl.col("n").sum(), pl.col("n_correct").sum())
-    strict = (
-        preds.group_by(*keys, "probe", "cluster_id")
-        .agg(pl.col("correct").all())
-        .group_by(*keys, "probe")
-        .agg(n=pl.len().cast(pl.Int64), accuracy=pl.col("correct").cast(pl.Float64).mean())
-    )
-    bars = pl.concat([
-        instance.select(*keys, "probe", "n", accuracy=pl.col("n_correct") / pl.col("n"), measure=pl.lit("instance")),
-        strict.sort(*keys, "probe", nulls_last=True).select(*keys, "probe", "n", "accuracy", measure=pl.lit("strict cluster")),
-    ])  # fmt: skip
-    bars = bars.with_columns(lo=pl.lit(None, pl.Float64), hi=pl.lit(None, pl.Float64))
-    return bars.join(names, on=keys, nulls_equal=True, maintain_order="left").select(
-        *keys, "probe", "n", "accuracy", "lo", "hi", "measure", "label", "panel"
-    )

@@ -17,7 +17,7 @@ from widgets.dashboard import EMBED, offline_charts
 from widgets.files import mcqa_folders, model_folders, probe_folders, safe_child
 from widgets.render import table
 from widgets.state import Session
-from workbench.charts.curves import learning_curves
+from workbench.charts.curves import inoculation_curves
 from workbench.errors import SpecError
 from workbench.inoculation import inoculate, learning_curve, load_run
 from workbench.paths import workspace
@@ -142,7 +142,7 @@ class InoculationLauncher:
             trials.select("trial", "k", "lr", "epochs", "seed", "S_new", "S_orig", "avg", "status")
         )
         if trials.filter(pl.col("status") == "ok").height:
-            self.curve.chart = learning_curves(learning_curve(trials), title=self.name.value)
+            self.curve.chart = inoculation_curves(learning_curve(trials), title=self.name.value)
             self.curve.layout.display = None
 
     def _cancel(self, _=None) -> None:

@@ -1,7 +1,7 @@
 """Learning curves of the inoculation runs already in the workspace, with an optional control run beside them.
 
 Reads only run folders under ``<workspace>/runs`` (``trials.parquet`` and ``config.json``); draws
-``workbench.charts.curves.learning_curves`` (probe solid, original task dashed, the human line of the
+``workbench.charts.curves.inoculation_curves`` (probe solid, original task dashed, the human line of the
 run's probe when known) and the per-k summary (M*, its dev and test probe scores, the inoculation cost).
 """
 
@@ -16,7 +16,7 @@ from widgets.dashboard import EMBED, offline_charts
 from widgets.files import run_folders
 from widgets.render import table
 from widgets.state import Session
-from workbench.charts.curves import HUMAN_ACCURACY, learning_curves
+from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
 from workbench.inoculation import learning_curve, load_run, summarize
 from workbench.paths import workspace
 
@@ -90,7 +90,7 @@ class RunCurves:
             self.chart.layout.display, self.summary.value = "none", ""
             return
         probe = run_probe(folder)
-        self.chart.chart = learning_curves(
+        self.chart.chart = inoculation_curves(
             curve, control=control, human=HUMAN_ACCURACY.get(probe or ""), title=folder.name
         )
         self.chart.layout.display = None

@@ -28,9 +28,7 @@ from tqdm.auto import tqdm
 from workbench.errors import SpecError, WorkbenchError
 from workbench.paths import cache_dir
 from workbench.scoring.cache import PredictionCache, item_key
-from workbench.scoring.models import check_device, check_vocabulary, fingerprint, model_source, quiet_transformers
-
-ENCODER_CONTROLS = ("none", "random-weights")
+from workbench.scoring.models import check_device, fingerprint, load_network
 
 
 @dataclass(frozen=True)
@@ -56,27 +54,9 @@ def load_encoder(name: str | Path, control: str = "none", seed: int = 0, device:
 
     ``control='random-weights'``: the same architecture with every weight initialised from ``seed``.
     """
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-    if control not in ENCODER_CONTROLS:
-        raise SpecError(f"control={control!r} is not allowed; choose one of {list(ENCODER_CONTROLS)}")
     device = check_device(device)
-    source = model_source(name, weights=control != "random-weights")
-    try:
-        with quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(source)
-            config = AutoConfig.from_pretrained(source)
-            with torch.random.fork_rng():
-                torch.manual_seed(seed)
-                network = (
-                    AutoModel.from_config(config) if control == "random-weights" else AutoModel.from_pretrained(source)
-                )
-    except (OSError, ValueError) as err:
-        raise WorkbenchError(
-            f"cannot load the encoder {name} ({str(err).splitlines()[0]}); give a model folder or a cached hub name"
-        ) from err
-    check_vocabulary(name, tokenizer, config)
-    return as_encoder(network, tokenizer, str(name), control, device)
+    loaded = load_network(name, control=control, seed=seed)
+    return as_encoder(loaded.network, loaded.tokenizer, str(name), control, device)
 
 
 def as_encoder(network: torch.nn.Module, tokenizer, name: str, control: str = "none", device: str = "cpu") -> Encoder:

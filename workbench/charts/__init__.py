@@ -1,7 +1,7 @@
 """Altair charts: each function takes a frame and returns an ``alt.Chart`` value; none displays,
 saves or reads files. One module per kind of result:
 
-- ``paths``: PLS path model fits (path diagram, loadings per block, bootstrap distributions).
+- ``pls``: PLS path model fits (path diagram, loadings per block, bootstrap distributions).
 - ``accuracy``: prediction frames (the Figure 3 heat map, cluster bars, the linked drill-down).
 - ``curves``: inoculation learning curves (probe solid, original dashed, seed spread, control, human line).
 - ``olmpics``: oLMpics learning curves (MLP / LINEAR, language controls dashed) and language sensitivity.
@@ -17,10 +17,10 @@ from workbench.charts.accuracy import (
     drilldown_table,
     heatmap,
 )
-from workbench.charts.curves import HUMAN_ACCURACY, learning_curves
+from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
-from workbench.charts.paths import bootstrap_histograms, loading_bars, path_diagram
+from workbench.charts.pls import bootstrap_histograms, loading_bars, path_diagram
 
 __all__ = [
     "DRILLDOWN_COLUMNS",
@@ -34,7 +34,7 @@ __all__ = [
     "dashboard",
     "drilldown_table",
     "heatmap",
-    "learning_curves",
+    "inoculation_curves",
     "olmpics_curves",
     "language_sensitivity_bars",
     "edge_accuracy_bars",

@@ -16,6 +16,7 @@ import altair as alt
 import polars as pl
 
 from workbench import metrics
+from workbench.views import cluster_bar_data, heatmap_data
 
 Chart = alt.Chart | alt.LayerChart | alt.FacetChart | alt.HConcatChart | alt.VConcatChart
 """What the chart functions return: a single or a composed altair chart."""
@@ -113,39 +114,6 @@ def cluster_bars(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Char
     return _panels(alt.layer(bar, error, data=bars), bars)
 
 
-def heatmap_data(preds: pl.DataFrame) -> pl.DataFrame:
-    """The rows ``heatmap`` draws: ``metrics.breakdown`` with the model ``label`` and ``panel`` columns.
-
-    >>> heatmap_data(preds).select("label", "row", "column", "accuracy")
-    """
-    return _labelled(metrics.breakdown(preds), preds)
-
-
-def cluster_bar_data(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
-    """The rows ``cluster_bars`` draws: per model x probe x ``measure``, ``accuracy``, ``lo``, ``hi``, ``n``.
-
-    >>> cluster_bar_data(preds, n_boot=200).select("probe", "measure", "accuracy", "lo", "hi")
-    """
-    keys = metrics.identity_keys(preds)
-    inst = metrics.instance_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
-    clus = metrics.cluster_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
-    bars = pl.concat(
-        [
-            inst.select(*keys, "probe", "n", "accuracy", "lo", "hi", measure=pl.lit("instance")),
-            clus.select(
-                *keys,
-                "probe",
-                "n_clusters",
-                "cluster_accuracy",
-                "cluster_lo",
-                "cluster_hi",
-                measure=pl.lit("strict cluster"),
-            ).rename({"n_clusters": "n", "cluster_accuracy": "accuracy", "cluster_lo": "lo", "cluster_hi": "hi"}),
-        ]
-    )
-    return _labelled(bars, preds)
-
-
 def drilldown_table(frame: pl.DataFrame, selection: alt.Parameter | None = None, max_rows: int = 20) -> Chart:
     """The questions behind the heat map as a text table, filtered by a heat-map ``selection``.
 
@@ -193,16 +161,6 @@ def dashboard(preds: pl.DataFrame) -> Chart:
         title="Questions in the selected cells (click a cell; double-click to clear)"
     )
     return alt.vconcat(heatmap(preds, selection=selection), table)
-
-
-def _labelled(frame: pl.DataFrame, preds: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with the model ``label`` and the ``panel`` label (the model without its stage)."""
-    keys = metrics.identity_keys(preds)
-    stages = [key for key in metrics.STAGE_KEYS if key in preds.columns]
-    panels = metrics.model_labels(preds.drop(stages)).rename({"label": "panel"})
-    return frame.join(metrics.model_labels(preds), on=keys, nulls_equal=True, maintain_order="left").join(
-        panels, on=list(metrics.MODEL_KEYS), nulls_equal=True, maintain_order="left"
-    )
 
 
 def _panels(chart: alt.LayerChart, data: pl.DataFrame) -> Chart:

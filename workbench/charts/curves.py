@@ -9,51 +9,22 @@ with a ``rule`` column (``learning_curve(trials, zero_shot=...)``, or ``zero_sho
 per zero-shot rule, each series named "model · rule"; its k=0 has no S_orig, so the dashed line starts
 at the first inoculated k.
 
-    >>> learning_curves(learning_curve(load_run("runs/inoc")), human=HUMAN_ACCURACY["hypernymy"])  # doctest: +SKIP
+    >>> inoculation_curves(learning_curve(load_run("runs/inoc")), human=HUMAN_ACCURACY["hypernymy"])  # doctest: +SKIP
 """
 
 import altair as alt
 import polars as pl
 
-from workbench.errors import SpecError, WorkbenchError
+from workbench.errors import SpecError
+from workbench.views import ORIGINAL, PROBE, learning_curve_points
 
-PROBE, ORIGINAL = "probe (S_new)", "original task (S_orig)"
 DASHES = {PROBE: [1, 0], ORIGINAL: [6, 4]}
-CURVE_COLUMNS = ("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds")
 HUMAN_ACCURACY = {"definitions": 0.912, "synonymy": 0.874, "hypernymy": 0.96, "hyponymy": 0.955, "wordsense": 0.956}
 """Human performance on the probes, as fractions: R&S 2020 Table 7 (bottom rows, test sets; hypernymy, hyponymy
 and word sense on the gold-standard annotated test sets, marked † there; definitions and synonymy estimated)."""
 
 
-def curve_points(curve: pl.DataFrame, series: str = "model") -> pl.DataFrame:
-    """The curve in long form: one row per (k, measure) with accuracy, low and high (± one std); a
-    curve per rule (column ``rule``) becomes series "``series`` · rule". Empty accuracies are left out."""
-    missing = [name for name in CURVE_COLUMNS if name not in curve.columns]
-    if missing:
-        raise WorkbenchError(
-            f"the curve frame lacks the columns {missing}; pass what workbench.inoculation.learning_curve returns"
-        )
-    name = pl.lit(series) + " · " + pl.col("rule") if "rule" in curve.columns else pl.lit(series)
-    parts = [
-        curve.select(
-            "k",
-            "n_seeds",
-            series=name,
-            measure=pl.lit(label),
-            accuracy=pl.col(column),
-            std=pl.col(f"{column}_std").fill_null(0.0),
-        )  # fmt: skip
-        for label, column in ((PROBE, "S_new"), (ORIGINAL, "S_orig"))
-    ]
-    return (
-        pl.concat(parts)
-        .drop_nulls("accuracy")
-        .with_columns(low=pl.col("accuracy") - pl.col("std"), high=pl.col("accuracy") + pl.col("std"))
-        .sort("series", "measure", "k")
-    )
-
-
-def learning_curves(
+def inoculation_curves(
     curve: pl.DataFrame,
     control: pl.DataFrame | None = None,
     human: float | None = None,
@@ -67,23 +38,16 @@ def learning_curves(
     ``zero_shot``: zero-shot points (``workbench.scoring.zero_shot_accuracy``) as the k=0 of ``curve``
     (and of ``control``), one curve per rule (``workbench.inoculation.curves.with_zero_shot``).
 
-    >>> chart = learning_curves(curve, control=no_lang_curve, human=0.96)  # doctest: +SKIP
+    >>> chart = inoculation_curves(curve, control=no_lang_curve, human=0.96)  # doctest: +SKIP
     >>> chart.to_dict()["layer"][0]["mark"]["type"]  # doctest: +SKIP
     'area'
     """
     if human is not None and not (isinstance(human, (int, float)) and 0.0 <= human <= 1.0):
         raise SpecError(f"human={human!r} is out of range; give an accuracy from 0 to 1 (0.912 for 91.2%)")
-    if zero_shot is not None:
-        from workbench.inoculation.curves import with_zero_shot  # here: the inoculation package imports torch
-
-        curve = with_zero_shot(curve, zero_shot)
-        control = with_zero_shot(control, zero_shot) if control is not None else None
-    points = curve_points(curve, "model")
-    if control is not None:
-        points = pl.concat([points, curve_points(control, "control")])
+    points = learning_curve_points(curve, control, zero_shot)
     x = alt.X("k:Q", title="probe training examples k (0 = before inoculation or zero-shot)")
     y = alt.Y("accuracy:Q", title="dev accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
-    if "rule" in curve.columns:  # one colour per (run, rule)
+    if zero_shot is not None or "rule" in curve.columns:  # one colour per (run, rule)
         color = alt.Color(
             "series:N", title="run · zero-shot rule", sort=points["series"].unique(maintain_order=True).to_list()
         )

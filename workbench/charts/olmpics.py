@@ -11,7 +11,7 @@ import altair as alt
 import polars as pl
 
 from workbench.charts.accuracy import Chart
-from workbench.olmpics.curves import language_sensitivity
+from workbench.views import language_sensitivity_points, olmpics_curve_points
 
 
 def olmpics_curves(curves: pl.DataFrame) -> Chart:
@@ -20,18 +20,7 @@ def olmpics_curves(curves: pl.DataFrame) -> Chart:
     >>> olmpics_curves(curves).to_dict()["facet"]["column"]["field"]  # doctest: +SKIP
     'probe'
     """
-    points = (
-        curves.filter(pl.col("n") > 0)
-        .group_by("model", "probe", "control", "setting", "n")
-        .agg(
-            accuracy=pl.col("accuracy").mean(),
-            low=pl.col("accuracy").min(),
-            high=pl.col("accuracy").max(),
-            seeds=pl.len(),
-        )
-        .sort("probe", "control", "setting", "n")
-    )
-    zero = curves.filter(pl.col("setting") == "zero-shot").select("model", "probe", "control", "accuracy")
+    points = olmpics_curve_points(curves)
     x = alt.X("n:Q", scale=alt.Scale(type="log"), title="training statements N")
     y = alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1]), title="dev accuracy")
     dash = alt.StrokeDash("control:N", sort=["none", "perturbed-lang", "no-lang"], title="input")
@@ -47,8 +36,7 @@ def olmpics_curves(curves: pl.DataFrame) -> Chart:
         .encode(x=x, y=alt.Y("low:Q", title="dev accuracy"), y2="high:Q", color="setting:N", detail="control:N")
     )
     layers = [band, line]
-    if not zero.is_empty():  # the zero-shot accuracy as a dotted rule across the panel
-        points = points.join(zero.rename({"accuracy": "zero_shot"}), on=["model", "probe", "control"], how="left")
+    if points["zero_shot"].is_not_null().any():  # the zero-shot accuracy as a dotted rule across the panel
         rule = (
             alt.Chart()
             .mark_rule(color="black", strokeDash=[2, 2])
@@ -67,9 +55,7 @@ def olmpics_curves(curves: pl.DataFrame) -> Chart:
 
 def language_sensitivity_bars(curves: pl.DataFrame, setting: str = "mlp") -> Chart:
     """LANGSENSE per probe and control (oLMpics Tables 2-9, in points): how much the curve drops without language."""
-    sense = (
-        language_sensitivity(curves).filter(pl.col("setting") == setting).with_columns(points=pl.col("LANGSENSE") * 100)
-    )
+    sense = language_sensitivity_points(curves, setting)
     return (
         alt.Chart(sense)
         .mark_bar()

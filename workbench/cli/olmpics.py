@@ -132,7 +132,7 @@ def curves(
 ) -> None:
     """Learning curves with the encoder frozen; writes the curves and prints the oLMpics results table."""
     from workbench.io import write_parquet
-    from workbench.olmpics import CurveSpec, learning_curves, load_masked_lm, results_table
+    from workbench.olmpics import CurveSpec, load_masked_lm, results_table, run_curves
 
     spec = CurveSpec(
         _numbers(ns, "ns"),
@@ -145,7 +145,7 @@ def curves(
     loaded = load_masked_lm(model, control=control)
     if loaded.fresh_head:
         typer.echo(f"note: {model} has no MLM head; it was initialised fresh, so zero-shot is unavailable")
-    result = learning_curves(_read(probes), loaded, spec)
+    result = run_curves(_read(probes), loaded, spec)
     write_parquet(result, out)
     _table(results_table(result))
     typer.echo(f"-> {out}")

@@ -187,8 +187,8 @@ def control(
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
 ) -> None:
     """Write the oLMpics NO-LANG or PERTURBED-LANG control of a probe set (same choices, answers and splits)."""
-    from workbench.probes.controls import ControlSpec, language_control
     from workbench.probes.formats import read_probes, write_probes
+    from workbench.probes.language_controls import ControlSpec, language_control
 
     frame = language_control(read_probes(probes), ControlSpec(kind.value, seed=seed, templates=templates))
     for path in write_probes(frame, out, fmt=format.value):

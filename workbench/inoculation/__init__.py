@@ -4,7 +4,8 @@ it on k probe examples over a hyperparameter grid, and read back learning curves
 - ``read_mcqa`` / ``read_mcqa_dir``: science QA JSONL (ARC, OpenBookQA, SciQ) as ``PROBE_SCHEMA`` frames;
 - ``TrainSpec``, ``fit``, ``predict``: the explicit training loop and its evaluation;
 - ``train_source``: fine-tune the source model (a run folder with ``model/``);
-- ``inoculate``, ``load_run``, ``select``, ``summarize``: resumable inoculation runs;
+- ``InoculationSpec``, ``plan_inoculation`` (a frame of trials to inspect and filter), ``run_inoculation``,
+  ``inoculate`` (plan, then run), ``load_run``, ``best_trials`` (M* per k), ``summarize``: resumable runs;
 - ``run_trial``, ``Trial``, ``TrialData``: one grid cell, the function every backend runs (``BACKENDS``);
 - ``learning_curve``, ``curve_summaries``: k=0..k curves, oLMpics WS and MAX.
 
@@ -16,12 +17,17 @@ from workbench.inoculation.backends import BACKENDS
 from workbench.inoculation.curves import curve_summaries, learning_curve
 from workbench.inoculation.data import read_mcqa, read_mcqa_dir
 from workbench.inoculation.runs import (
+    PLAN_SCHEMA,
     TRIALS_SCHEMA,
     DiskFullError,
+    InoculationPlan,
+    InoculationSpec,
     add_some_mix,
+    best_trials,
     inoculate,
     load_run,
-    select,
+    plan_inoculation,
+    run_inoculation,
     stage_predictions,
     summarize,
 )
@@ -31,24 +37,29 @@ from workbench.inoculation.trial import Trial, TrialData, run_trial
 
 __all__ = [
     "BACKENDS",
+    "PLAN_SCHEMA",
     "TRIALS_SCHEMA",
     "DiskFullError",
+    "InoculationPlan",
+    "InoculationSpec",
     "TrainSpec",
     "Trial",
     "TrialData",
     "TrainingError",
     "add_some_mix",
+    "best_trials",
     "curve_summaries",
     "fit",
     "inoculate",
     "learning_curve",
     "load_run",
+    "plan_inoculation",
     "predict",
     "read_mcqa",
     "read_mcqa_dir",
+    "run_inoculation",
     "run_trial",
     "score_frame",
-    "select",
     "stage_predictions",
     "summarize",
     "train_source",

@@ -27,15 +27,18 @@ trials are read back and skipped; a full disk raises ``DiskFullError`` and loses
 made once for the whole run (which k probe examples, which original examples, which dev questions)
 use ``data_seed``, so trial k=100 sees the first 100 of the same permutation that k=500 extends.
 
->>> inoculate("runs/minilm-arc", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")  # doctest: +SKIP
+>>> plan = plan_inoculation("runs/minilm-arc", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")  # doctest: +SKIP
+>>> run_inoculation(plan.filter(pl.col("k") == 100))  # doctest: +SKIP
 """
 
 import contextlib
+import dataclasses
 import errno
 import json
 import shutil
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -50,6 +53,7 @@ from workbench.inoculation.trial import ADD_SOME, MAX_ADDED, Trial, TrialData, a
 from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.formats import read_probes
 from workbench.probes.select import sample_clusters
+from workbench.specs import resolve_spec
 
 __all__ = [
     "ADD_SOME",
@@ -57,9 +61,13 @@ __all__ = [
     "TRIALS_SCHEMA",
     "DiskFullError",
     "add_some_mix",
+    "InoculationPlan",
+    "InoculationSpec",
+    "best_trials",
     "inoculate",
     "load_run",
-    "select",
+    "plan_inoculation",
+    "run_inoculation",
     "summarize",
     "trial_id",
 ]
@@ -86,117 +94,186 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }  # fmt: skip
 
 
-def inoculate(
-    model_run: str | Path,
-    probes_dir: str | Path | Sequence[str | Path],
-    orig_dir: str | Path | Sequence[str | Path],
-    ks: Sequence[int] = (100, 500, 1000, 3000),
-    lrs: Sequence[float] = (1e-5, 3e-5),
-    epochs: Sequence[int] = (1, 3),
-    seeds: Sequence[int] = (0,),
-    add_some: str | None = None,
-    out: str | Path = "inoculation-run",
-    *,
-    add_some_dir: str | Path | None = None,
-    max_eval: int | None = None,
-    batch_size: int = 16,
-    max_length: int = 128,
-    data_seed: int = 0,
-    threads: int | None = None,
-    progress: bool = True,
-    on_trial: Callable[[dict], None] | None = None,
-    stop: threading.Event | None = None,
-    backend: str = "local",
-    address: str | None = None,
-    workers: int = 1,
-) -> pl.DataFrame:
-    """Run (or resume) the inoculation grid into ``out``; return the per-k summary (``summarize``).
+@dataclass(frozen=True)
+class InoculationSpec:
+    """The settings of an inoculation run: the grid, add-some, evaluation size, batching and backend.
 
-    ``model_run``: a ``train-source`` run folder (its ``model/``) or a model folder.
-    ``probes_dir``: probe file(s) or folder(s) read by ``read_probes``, with train and dev splits (and test).
-    ``orig_dir``: the original task's folder(s); S_orig is measured on the union of their ``dev.jsonl``, 5-way.
-    ``add_some_dir``: with ``add_some``, the folder of held-out original-task questions to mix in (any of
-    its ``{train,dev,test}.jsonl``); it may not be one of ``orig_dir``.
+    ``ks``, ``lrs``, ``epochs``, ``seeds``: the grid (a single number is a grid of one). ``add_some``: mix in
+    ``x1`` or ``x2`` times k held-out original-task questions from ``add_some_dir`` (never an evaluation set).
     ``max_eval``: score at most this many questions of each evaluation set, sampled as whole clusters.
-    ``on_trial(row)``: called here after each recorded trial (the baseline too), e.g. to redraw a curve.
-    ``stop``: once set, the run stops after the trial in progress (or sooner), stays resumable and
-    returns the summary of what finished. ``backend``, ``address``, ``workers``: see
-    ``workbench.inoculation.backends`` (``"local"`` with 1 worker runs here; ``"ray"`` runs on Ray Tune).
+    ``data_seed``: which k probe examples, which original examples and which dev questions, fixed once per run.
+    ``backend``, ``address``, ``workers``: see ``workbench.inoculation.backends`` (``"local"`` with 1 worker
+    runs in this process; ``"ray"`` on Ray Tune).
+
+    >>> InoculationSpec(ks=(100, 500), lrs=3e-5, epochs=1).ks
+    (100, 500)
     """
-    if add_some not in ADD_SOME:
-        raise SpecError(f"add_some={add_some!r} is not allowed; choose one of {list(ADD_SOME)}")
-    if backend not in BACKENDS:
-        raise SpecError(f"backend={backend!r} is not allowed; choose one of {list(BACKENDS)}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise SpecError(f"workers={workers!r} is out of range; use a whole number >= 1")
-    if address is not None and backend != "ray":
-        raise SpecError(f"address={address!r} is only for backend='ray'; leave it out or choose backend='ray'")
-    ks, lrs, epochs, seeds = (
-        _grid("ks", ks, int),
-        _grid("lrs", lrs, float),
-        _grid("epochs", epochs, int),
-        _grid("seeds", seeds, int),
-    )
-    if any(k < 1 for k in ks):
-        raise SpecError(f"ks={list(ks)} must all be at least 1")
-    for lr in lrs:  # every grid setting is validated before anything is written or loaded
-        for epoch in epochs:
-            TrainSpec(lr=lr, epochs=epoch, batch_size=batch_size, max_length=max_length, threads=threads)
-    if max_eval is not None and (isinstance(max_eval, bool) or not isinstance(max_eval, int) or max_eval < 1):
-        raise SpecError(f"max_eval={max_eval!r} is out of range; use a whole number >= 1, or leave it out for all")
+
+    ks: tuple[int, ...] = (100, 500, 1000, 3000)
+    lrs: tuple[float, ...] = (1e-5, 3e-5)
+    epochs: tuple[int, ...] = (1, 3)
+    seeds: tuple[int, ...] = (0,)
+    add_some: str | None = None
+    add_some_dir: str | Path | None = None
+    max_eval: int | None = None
+    batch_size: int = 16
+    max_length: int = 128
+    data_seed: int = 0
+    threads: int | None = None
+    backend: str = "local"
+    address: str | None = None
+    workers: int = 1
+
+    def __post_init__(self) -> None:
+        if self.add_some not in ADD_SOME:
+            raise SpecError(f"add_some={self.add_some!r} is not allowed; choose one of {list(ADD_SOME)}")
+        if self.backend not in BACKENDS:
+            raise SpecError(f"backend={self.backend!r} is not allowed; choose one of {list(BACKENDS)}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
+            raise SpecError(f"workers={self.workers!r} is out of range; use a whole number >= 1")
+        if self.address is not None and self.backend != "ray":
+            raise SpecError(f"address={self.address!r} is only for backend='ray'; leave it out or choose backend='ray'")
+        for name, kind in (("ks", int), ("lrs", float), ("epochs", int), ("seeds", int)):
+            object.__setattr__(self, name, _grid(name, getattr(self, name), kind))
+        if any(k < 1 for k in self.ks):
+            raise SpecError(f"ks={list(self.ks)} must all be at least 1")
+        for lr in self.lrs:  # every grid setting is validated before anything is written or loaded
+            for epoch in self.epochs:
+                TrainSpec(
+                    lr=lr, epochs=epoch, batch_size=self.batch_size, max_length=self.max_length, threads=self.threads
+                )
+        max_eval = self.max_eval
+        if max_eval is not None and (isinstance(max_eval, bool) or not isinstance(max_eval, int) or max_eval < 1):
+            raise SpecError(f"max_eval={max_eval!r} is out of range; use a whole number >= 1, or leave it out for all")
+
+    def grid(self) -> list[Trial]:
+        """The baseline (k=0) and every cell of the grid, in run order."""
+        cells = [Trial(k, lr, ep, seed, self.add_some) for k in self.ks for lr in self.lrs for ep in self.epochs
+                 for seed in self.seeds]  # fmt: skip
+        return [Trial(0, add_some=self.add_some), *cells]
+
+
+PLAN_SCHEMA: dict[str, pl.DataType] = {
+    **{name: TRIALS_SCHEMA[name] for name in ("trial", "k", "lr", "epochs", "seed", "add_some")},
+    "done": pl.Boolean(),  # finished in an earlier run of this folder: skipped
+}
+
+
+@dataclass(frozen=True, eq=False)
+class InoculationPlan:
+    """What ``run_inoculation`` will do: the run folder, its settings, the data every trial shares, and
+    ``trials`` (``PLAN_SCHEMA``: one row per grid cell, ``done`` for those an earlier run finished).
+
+    ``plan.filter(pl.col("k") <= 500)`` keeps some cells (the baseline always stays); the run folder
+    stays resumable, so a later run of the full plan adds the rest.
+    """
+
+    out: Path
+    spec: InoculationSpec
+    config: dict
+    data: TrialData
+    trials: pl.DataFrame
+
+    def filter(self, *predicates: pl.Expr) -> "InoculationPlan":
+        """The plan with only the grid cells matching ``predicates`` (polars expressions over ``trials``)."""
+        kept = self.trials.filter(pl.any_horizontal(pl.col("k") == 0, pl.all_horizontal(*predicates)))
+        return dataclasses.replace(self, trials=kept)
+
+
+def plan_inoculation(
+    model_run: str | Path,
+    probes: str | Path | Sequence[str | Path],
+    orig: str | Path | Sequence[str | Path],
+    spec: InoculationSpec | None = None,
+    *,
+    out: str | Path = "inoculation-run",
+    **overrides,
+) -> InoculationPlan:
+    """Check every setting and input, read the data, and list the trials of an inoculation run into ``out``.
+
+    Nothing is written and no model is loaded; ``run_inoculation(plan)`` runs it. Parameters as for ``inoculate``.
+
+    >>> plan = plan_inoculation("runs/src", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")
+    >>> plan.trials.filter(~pl.col("done")).height  # doctest: +SKIP
+    """
+    spec = resolve_spec(InoculationSpec, spec, overrides)
     model = check_multiple_choice(_model_folder(model_run)).resolve()
-    paths = [probes_dir] if isinstance(probes_dir, (str, Path)) else list(probes_dir)
-    probes = pl.concat([read_probes(p) for p in paths])
-    probe_train, probe_dev = probes.filter(pl.col("split") == "train"), probes.filter(pl.col("split") == "dev")
+    paths = [probes] if isinstance(probes, (str, Path)) else list(probes)
+    frame = pl.concat([read_probes(p) for p in paths])
+    probe_train, probe_dev = frame.filter(pl.col("split") == "train"), frame.filter(pl.col("split") == "dev")
     if probe_dev.is_empty():
         raise WorkbenchError(
-            f"the probes {[str(p) for p in paths]} have no dev split; S_new is measured on it (split the probes with workbench probes)"
+            f"the probes {[str(p) for p in paths]} have no dev split; S_new is measured on it "
+            "(split the probes with workbench probes)"
         )
-    if max(ks) > probe_train.height:
+    if max(spec.ks) > probe_train.height:
         raise WorkbenchError(
-            f"k={max(ks)} is larger than the probe train split ({probe_train.height} questions); "
+            f"k={max(spec.ks)} is larger than the probe train split ({probe_train.height} questions); "
             f"use k up to {probe_train.height} or give more probe training data"
         )
-    probe_test = probes.filter(pl.col("split") == "test")
-    orig_dirs = [orig_dir] if isinstance(orig_dir, (str, Path)) else list(orig_dir)
+    probe_test = frame.filter(pl.col("split") == "test")
+    orig_dirs = [orig] if isinstance(orig, (str, Path)) else list(orig)
     orig_dev = aggregate_dev(orig_dirs)
-    orig_train = _held_out(add_some_dir, orig_dirs) if add_some else probe_train.clear()
-    needed = min(ADD_SOME[add_some] * max(ks), MAX_ADDED)
+    orig_train = _held_out(spec.add_some_dir, orig_dirs) if spec.add_some else probe_train.clear()
+    needed = min(ADD_SOME[spec.add_some] * max(spec.ks), MAX_ADDED)
     if needed > orig_train.height:
         raise WorkbenchError(
-            f"add_some={add_some} needs {needed} held-out original questions for k={max(ks)}, but {add_some_dir} has {orig_train.height}"
+            f"add_some={spec.add_some} needs {needed} held-out original questions for k={max(spec.ks)}, "
+            f"but {spec.add_some_dir} has {orig_train.height}"
         )
-
     out = check_output(out, folder=True).resolve()
     config = {
         "model": str(model), "probes": sorted(str(p) for p in paths), "orig": sorted(str(p) for p in orig_dirs),
-        "add_some": add_some, "add_some_dir": None if add_some_dir is None else str(add_some_dir),
-        "max_eval": max_eval, "batch_size": batch_size, "max_length": max_length, "data_seed": data_seed,
-        "grid": {"ks": list(ks), "lrs": list(lrs), "epochs": list(epochs), "seeds": list(seeds)},
+        "add_some": spec.add_some, "add_some_dir": None if spec.add_some_dir is None else str(spec.add_some_dir),
+        "max_eval": spec.max_eval, "batch_size": spec.batch_size, "max_length": spec.max_length,
+        "data_seed": spec.data_seed,
+        "grid": {"ks": list(spec.ks), "lrs": list(spec.lrs), "epochs": list(spec.epochs), "seeds": list(spec.seeds)},
     }  # fmt: skip
+    _check_config(out, config)
+    seed, max_eval = spec.data_seed, spec.max_eval
+    data = TrialData(
+        model=str(model), out=str(out),
+        probe_pool=probe_train.sample(fraction=1.0, seed=seed, shuffle=True),
+        orig_pool=orig_train.sample(fraction=1.0, seed=seed, shuffle=True),
+        probe_eval=sample_clusters(probe_dev, max_eval, seed), orig_eval=sample_clusters(orig_dev, max_eval, seed),
+        probe_test=sample_clusters(probe_test, max_eval, seed),
+        batch_size=spec.batch_size, max_length=spec.max_length, threads=spec.threads,
+    )  # fmt: skip
+    done = set(load_run(out)["trial"]) if (out / "trials.parquet").is_file() else set()
+    rows = [{"trial": t.name, "k": t.k, "lr": t.lr, "epochs": t.epochs, "seed": t.seed, "add_some": t.add_some or "none",
+             "done": t.name in done} for t in spec.grid()]  # fmt: skip
+    return InoculationPlan(out, spec, config, data, pl.DataFrame(rows, schema=PLAN_SCHEMA))
+
+
+def run_inoculation(
+    plan: InoculationPlan,
+    *,
+    progress: bool = True,
+    on_trial: Callable[[dict], None] | None = None,
+    stop: threading.Event | None = None,
+) -> pl.DataFrame:
+    """Run (or resume) the trials of ``plan`` into its folder; return the per-k summary (``summarize``).
+
+    ``on_trial(row)``: called here after each recorded trial (the baseline too), e.g. to redraw a curve.
+    ``stop``: once set, the run stops after the trial in progress (or sooner), stays resumable and
+    returns the summary of what finished.
+    """
+    out, spec, data = plan.out, plan.spec, plan.data
     with exclusive(out):  # a second process writing this run folder would lose rows of trials.parquet
-        _check_config(out, config)
+        _check_config(out, plan.config)
         trials = load_run(out) if (out / "trials.parquet").is_file() else pl.DataFrame(schema=TRIALS_SCHEMA)
         with _disk_full_is_clear(out, lambda: trials.height):
-            write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
+            write_text(json.dumps(plan.config, indent=2) + "\n", out / "config.json")
             log = _Log(out / "log.txt")
             done = set(trials["trial"].to_list())
             _remove_leftovers(out, done)
-            data = TrialData(
-                model=str(model), out=str(out),
-                probe_pool=probe_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
-                orig_pool=orig_train.sample(fraction=1.0, seed=data_seed, shuffle=True),
-                probe_eval=sample_clusters(probe_dev, max_eval, data_seed), orig_eval=sample_clusters(orig_dev, max_eval, data_seed),
-                probe_test=sample_clusters(probe_test, max_eval, data_seed),
-                batch_size=batch_size, max_length=max_length, threads=threads,
-            )  # fmt: skip
-            grid = [Trial(0, add_some=add_some)] + [
-                Trial(k, lr, ep, seed, add_some) for k in ks for lr in lrs for ep in epochs for seed in seeds
-            ]
+            grid = [Trial(row["k"], row["lr"], row["epochs"], row["seed"], spec.add_some)
+                    for row in plan.trials.iter_rows(named=True)]  # fmt: skip
             todo = [trial for trial in grid if trial.name not in done]
             skipped = len([trial for trial in grid[1:] if trial.name in done])
-            log(f"inoculate: {len(grid) - 1} trials in the grid, {skipped} already finished (skipped), {len(grid) - 1 - skipped} to run "
-                f"({backend}, {workers} worker(s)); probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions")  # fmt: skip
+            log(f"inoculate: {len(grid) - 1} trials in the plan, {skipped} already finished (skipped), "
+                f"{len(grid) - 1 - skipped} to run ({spec.backend}, {spec.workers} worker(s)); "
+                f"probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions")  # fmt: skip
             if progress and skipped:
                 tqdm.write(f"resuming {out}: skipping {skipped} finished trials")
 
@@ -211,23 +288,68 @@ def inoculate(
                     if row["status"] == "diverged":
                         log(f"{row['trial']}: {result.get('message', 'diverged')}")
                     else:
-                        log(
-                            f"{row['trial']}: S_new={row['S_new']:.4f} S_orig={row['S_orig']:.4f} avg={row['avg']:.4f} ({row['seconds']:.0f}s)"
-                        )
+                        log(f"{row['trial']}: S_new={row['S_new']:.4f} S_orig={row['S_orig']:.4f} "
+                            f"avg={row['avg']:.4f} ({row['seconds']:.0f}s)")  # fmt: skip
                     bar.update(1)
                     if on_trial is not None:
                         on_trial(row)
 
-                if backend == "ray":
-                    run_ray(todo, data, record, workers=workers, stop=stop, address=address)
+                if spec.backend == "ray":
+                    run_ray(todo, data, record, workers=spec.workers, stop=stop, address=spec.address)
                 else:
-                    run_local(todo, data, record, workers=workers, stop=stop, progress=progress)
-            left = len(grid) - trials.height
+                    run_local(todo, data, record, workers=spec.workers, stop=stop, progress=progress)
+            left = len([trial for trial in grid if trial.name not in set(trials["trial"].to_list())])
             if left:
                 log(f"stopped by the caller with {left} trial(s) left; rerun the same command to resume")
         if trials.filter(pl.col("status") == "baseline").is_empty():
             return pl.DataFrame(schema=SUMMARY_SCHEMA)
         return summarize(trials)
+
+
+def inoculate(
+    model_run: str | Path,
+    probes: str | Path | Sequence[str | Path],
+    orig: str | Path | Sequence[str | Path],
+    spec: InoculationSpec | None = None,
+    *,
+    out: str | Path = "inoculation-run",
+    progress: bool = True,
+    on_trial: Callable[[dict], None] | None = None,
+    stop: threading.Event | None = None,
+    **overrides,
+) -> pl.DataFrame:
+    """Inoculate a source model: fine-tune it on k probe examples over a grid, resumably, into ``out``.
+
+    ``run_inoculation(plan_inoculation(...))``: plan first to inspect or filter the trials.
+
+    Parameters
+    ----------
+    model_run : str or Path
+        A ``train-source`` run folder (its ``model/``) or a model folder with a multiple-choice head.
+    probes : path or list of paths
+        Probe file(s) or folder(s) read by ``read_probes``, with train and dev splits (and test).
+    orig : path or list of paths
+        The original task's folder(s); S_orig is measured on the union of their ``dev.jsonl``, 5-way.
+    spec : InoculationSpec, optional
+        The grid and settings; ``overrides`` replace single fields (``ks=(100, 500)``, ``seeds=(0, 1)``, ...).
+    out : str or Path
+        The run folder; a rerun with the same settings resumes it, with other fixed settings is refused.
+    progress, on_trial, stop
+        See ``run_inoculation``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Per k: the selected trial M* (best AVG(S_new, S_orig) on dev), its S_new on dev and test, S_orig, the
+        same before inoculation, and ``inoculation_cost`` = S_orig(M*) − S_orig(before) (``SUMMARY_SCHEMA``).
+
+    Examples
+    --------
+    >>> summary = inoculate("runs/src", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")
+    >>> learning_curve(load_run("runs/inoc"))  # doctest: +SKIP
+    """
+    plan = plan_inoculation(model_run, probes, orig, spec, out=out, **overrides)
+    return run_inoculation(plan, progress=progress, on_trial=on_trial, stop=stop)
 
 
 def _held_out(folder: str | Path | None, orig_dirs: list[str | Path]) -> pl.DataFrame:
@@ -304,7 +426,7 @@ def load_run(path: str | Path) -> pl.DataFrame:
     return frame.select(pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items())
 
 
-def select(trials: pl.DataFrame) -> pl.DataFrame:
+def best_trials(trials: pl.DataFrame) -> pl.DataFrame:
     """Per k > 0, the trial M* with the highest AVG(S_new, S_orig) among finished (status ok) ones.
 
     Ties go to the smaller learning rate, then fewer epochs, then the smaller seed.
@@ -327,7 +449,7 @@ def summarize(trials: pl.DataFrame) -> pl.DataFrame:
     if base.is_empty():
         raise WorkbenchError("the run has no baseline row (k=0); rerun inoculate to measure the source model first")
     before = base.row(0, named=True)
-    return select(trials).select(
+    return best_trials(trials).select(
         "k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_new_test", "S_orig", "avg",
         S_new_before=pl.lit(before["S_new"]), S_new_test_before=pl.lit(before["S_new_test"], pl.Float64),
         S_orig_before=pl.lit(before["S_orig"]), inoculation_cost=pl.col("S_orig") - pl.lit(before["S_orig"]),
@@ -350,7 +472,7 @@ def stage_predictions(path: str | Path, which: str = "probe") -> pl.DataFrame:
     path = Path(path)
     trials = load_run(path)
     stages = pl.concat(
-        [trials.filter(pl.col("status") == "baseline").select("k", "trial"), select(trials).select("k", "trial")]
+        [trials.filter(pl.col("status") == "baseline").select("k", "trial"), best_trials(trials).select("k", "trial")]
     )
     return pl.concat(
         read_predictions(path / "trials" / trial / f"{which}.parquet").with_columns(k_examples=pl.lit(k, pl.Int64))

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.schema import PROBE_SCHEMA, conform
-from workbench.scoring.models import check_vocabulary, model_source, quiet_transformers, torch_threads
+from workbench.scoring.models import load_network, quiet_transformers, torch_threads
 
 MASKED = -1e9  # logit of a padded choice slot
 
@@ -114,20 +114,10 @@ def check_multiple_choice(model: str | Path) -> Path:
 
 def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module, object]:
     """``AutoModelForMultipleChoice`` and tokenizer from a local folder; a missing head is initialised from ``seed``."""
-    from transformers import AutoModelForMultipleChoice, AutoTokenizer
+    from transformers import AutoModelForMultipleChoice
 
-    path = check_multiple_choice(model)
-    model_source(path)
-    try:
-        with quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            with torch.random.fork_rng():
-                torch.manual_seed(seed)
-                network = AutoModelForMultipleChoice.from_pretrained(path)
-    except (OSError, ValueError) as err:
-        raise WorkbenchError(f"cannot load {path} as a multiple-choice model ({str(err).splitlines()[0]})") from err
-    check_vocabulary(path, tokenizer, network.config)
-    return network, tokenizer
+    loaded = load_network(check_multiple_choice(model), AutoModelForMultipleChoice, seed=seed, what="multiple-choice")
+    return loaded.network, loaded.tokenizer
 
 
 def encode(tokenizer, frame: pl.DataFrame, max_length: int) -> list[dict]:

@@ -2,23 +2,23 @@
 format, the NO-LANG / PERTURBED-LANG controls, zero-shot scoring and frozen-encoder learning curves.
 
 >>> frame = with_controls(build_olmpics(OlmpicsSpec("age-compare", n_train=1000, n_dev=200)))  # doctest: +SKIP
->>> curves = learning_curves(frame, "bert-base-uncased", CurveSpec(seeds=(0, 1)))  # doctest: +SKIP
+>>> curves = run_curves(frame, "bert-base-uncased", CurveSpec(seeds=(0, 1)))  # doctest: +SKIP
 >>> results_table(curves)  # doctest: +SKIP
 """
 
-from workbench.olmpics.controls import NONSENSE, no_lang, perturbed_lang, with_controls
 from workbench.olmpics.curves import (
     CURVE_SCHEMA,
     SETTINGS,
     CurveSpec,
     language_sensitivity,
-    learning_curves,
     results_table,
+    run_curves,
     summarize,
     to_probe_frame,
     zero_shot,
 )
 from workbench.olmpics.head import CandidateHead, MaskedLM, load_masked_lm
+from workbench.olmpics.language_controls import NONSENSE, no_lang, perturbed_lang, with_controls
 from workbench.olmpics.probes import (
     OLMPICS_PROBES,
     OLMPICS_SCHEMA,
@@ -42,7 +42,7 @@ __all__ = [
     "antonym_and_synonym_pairs",
     "build_olmpics",
     "language_sensitivity",
-    "learning_curves",
+    "run_curves",
     "load_masked_lm",
     "no_lang",
     "perturbed_lang",

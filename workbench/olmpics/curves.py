@@ -3,14 +3,14 @@
 - ``zero_shot``: the model's own MLM head restricted to the candidates, through
   ``workbench.scoring.score(scorer="mlm", rule="mc-mlm")``. Without an MLM head it says so and
   returns nothing to score.
-- ``learning_curves``: for each N in ``CurveSpec.ns`` and each seed, N training statements (a seeded
+- ``run_curves``: for each N in ``CurveSpec.ns`` and each seed, N training statements (a seeded
   sample), the encoder frozen, the head trained (``mlp``: all of it; ``linear``: only its last
   layer), accuracy on the dev split. The hidden state at the mask comes from
   ``workbench.representations`` (one encoder pass per statement, cached on disk).
 - ``summarize`` (WS and MAX, the weights of ``workbench.inoculation.curves``), ``language_sensitivity``
   (WS of max(0, acc - acc of the control)) and ``results_table`` (the layout of oLMpics Tables 2-9).
 
->>> curves = learning_curves(with_controls(frame), "bert-base-uncased", CurveSpec(seeds=(0, 1)))  # doctest: +SKIP
+>>> curves = run_curves(with_controls(frame), "bert-base-uncased", CurveSpec(seeds=(0, 1)))  # doctest: +SKIP
 >>> results_table(curves)  # doctest: +SKIP
 """
 
@@ -140,7 +140,7 @@ def candidate_tokens(tokenizer, statement: str, choices: list[str]) -> list[int]
     return ids
 
 
-def learning_curves(
+def run_curves(
     frame: pl.DataFrame,
     model: str | Path | MaskedLM,
     spec: CurveSpec = CurveSpec(),

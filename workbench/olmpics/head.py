@@ -15,11 +15,9 @@ from pathlib import Path
 
 import torch
 
-from workbench.errors import SpecError, WorkbenchError
+from workbench.errors import WorkbenchError
 from workbench.representations import Encoder, as_encoder
-from workbench.scoring.models import ScoringWarning, check_device, check_vocabulary, model_source, quiet_transformers
-
-HEAD_CONTROLS = ("none", "random-weights")
+from workbench.scoring.models import ScoringWarning, check_device, load_network
 
 
 @dataclass(frozen=True)
@@ -42,28 +40,11 @@ def load_masked_lm(name: str | Path, control: str = "none", seed: int = 0, devic
 
     ``control='random-weights'``: the same architecture, every weight from ``seed`` (a lower bound).
     """
-    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoModelForMaskedLM
 
-    if control not in HEAD_CONTROLS:
-        raise SpecError(f"control={control!r} is not allowed; choose one of {list(HEAD_CONTROLS)}")
     device = check_device(device)
-    name = model_source(name, weights=control != "random-weights")
-    try:
-        with quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(name)
-            config = AutoConfig.from_pretrained(name)
-            with torch.random.fork_rng():
-                torch.manual_seed(seed)
-                if control == "random-weights":
-                    network, missing = AutoModelForMaskedLM.from_config(config), []
-                else:
-                    network, info = AutoModelForMaskedLM.from_pretrained(name, output_loading_info=True)
-                    missing = list(info["missing_keys"])
-    except (OSError, ValueError) as err:
-        raise WorkbenchError(
-            f"cannot load {name} as a masked LM ({str(err).splitlines()[0]}); give a model folder or a cached hub name"
-        ) from err
-    check_vocabulary(name, tokenizer, config)
+    loaded = load_network(name, AutoModelForMaskedLM, control, seed, "masked-LM")
+    network, tokenizer, missing = loaded.network, loaded.tokenizer, loaded.missing
     if tokenizer.mask_token_id is None:
         raise WorkbenchError(f"the tokenizer of {name} has no mask token, so MC-MLM cannot use it")
     fresh = bool(missing)

@@ -12,13 +12,42 @@ from workbench.probes.dictionaryqa import draft_wordsense
 from workbench.probes.spec import ProbeSpec
 from workbench.probes.splits import split_by_concept
 from workbench.probes.wordnetqa import draft_wordnetqa
+from workbench.specs import resolve_spec
 
 
-def build_probes(spec: ProbeSpec, graph: Graph | None = None, progress: bool = True) -> pl.DataFrame:
-    """Build the probe set ``spec`` describes, split by concept into train/dev/test.
+def build_probes(
+    spec: ProbeSpec | str | None = None, graph: Graph | None = None, progress: bool = True, **overrides
+) -> pl.DataFrame:
+    """Build a probe set from WordNet or GCIDE, split by concept into train/dev/test.
 
-    ``graph`` defaults to the cached graph of the spec's source (WordNet, or GCIDE for word sense).
+    Each question asks about one concept (its hypernym, hyponym, synonym, definition or word sense) with
+    a gold answer read from the graph and distractors drawn from the families the spec names; the
+    questions of one concept form its cluster.
+
+    Parameters
+    ----------
+    spec : ProbeSpec or str
+        The settings (``ProbeSpec``), or a probe name (``"hypernymy"``, ``"hyponymy"``, ``"synonymy"``,
+        ``"definitions"``, ``"wordsense"``) with the other settings as ``overrides``.
+    graph : Graph, optional
+        The knowledge graph; by default the cached graph of the spec's source (WordNet, or GCIDE for word sense).
+    progress : bool
+        Show a progress bar.
+    **overrides
+        ``ProbeSpec`` fields that replace the spec's (``max_hops``, ``families``, ``seed``, ...).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per question, ``PROBE_SCHEMA``: id, probe, cluster_id, question, choices, answer, hops,
+        distractor family and depth, split, ...
+
+    Examples
+    --------
+    >>> probes = build_probes("hypernymy", max_hops=2, seed=0)  # doctest: +SKIP
+    >>> probes.group_by("split").len()  # doctest: +SKIP
     """
+    spec = resolve_spec(ProbeSpec, spec, overrides)
     graph = graph or load_graph(spec.source)
     if spec.probe == "wordsense":
         drafts = draft_wordsense(graph, spec, progress=progress)

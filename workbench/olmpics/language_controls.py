@@ -18,10 +18,9 @@ import polars as pl
 
 from workbench.errors import ProbeFormatError
 from workbench.olmpics.probes import MASK, OLMPICS_SCHEMA, row_id
-from workbench.probes.controls import NONSENSE_WORDS as NONSENSE
+from workbench.probes.language_controls import NONSENSE_WORDS as NONSENSE
 from workbench.schema import conform
 
-CONTROLS = ("none", "no-lang", "perturbed-lang")
 _EDGE = ".,;:!?\"'()"
 
 

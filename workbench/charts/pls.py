@@ -4,31 +4,21 @@ coefficients and significance, loadings per block, bootstrap distributions.
     >>> path_diagram(result) & loading_bars(result.loadings) & bootstrap_histograms(result.draws)  # doctest: +SKIP
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import altair as alt
 import polars as pl
 
-from workbench.analysis import PLSResult
 from workbench.errors import WorkbenchError
+from workbench.views import path_layout
+
+if TYPE_CHECKING:
+    from workbench.analysis import PLSResult
 
 SIGNIFICANT, NOT_SIGNIFICANT = "#1f4e79", "#a0a0a0"
-
-
-def layout(result: PLSResult) -> pl.DataFrame:
-    """Node positions: x is the latent's depth (longest path from an exogenous latent), y spreads
-    the latents of one depth evenly; columns latent, x, y, r2 (null for exogenous latents)."""
-    model = result.model
-    depth: dict[str, int] = {}
-    for name in model.latents:  # topological order: predecessors come first
-        depth[name] = max((depth[p] + 1 for p in model.predecessors(name)), default=0)
-    r2 = dict(result.r2.select("latent", "r2").iter_rows())
-    rows = []
-    for level in sorted(set(depth.values())):
-        names = [n for n in model.latents if depth[n] == level]
-        for i, name in enumerate(names):
-            rows.append({"latent": name, "x": float(level), "y": (len(names) - 1) / 2 - i, "r2": r2.get(name)})
-    return pl.DataFrame(rows, schema={"latent": pl.String, "x": pl.Float64, "y": pl.Float64, "r2": pl.Float64})
 
 
 def path_diagram(result: PLSResult, width: int = 520, height: int = 360) -> alt.LayerChart:
@@ -38,7 +28,7 @@ def path_diagram(result: PLSResult, width: int = 520, height: int = 360) -> alt.
     >>> path_diagram(result).to_dict()["layer"][0]["mark"]["type"]  # doctest: +SKIP
     'rule'
     """
-    nodes = layout(result)
+    nodes = path_layout(result)
     where = {row["latent"]: (row["x"], row["y"]) for row in nodes.iter_rows(named=True)}
     p_column = "p_value" if "p_value" in result.paths.columns else "p_ols"
     xs, ys = nodes["x"], nodes["y"]

@@ -1,0 +1,207 @@
+"""The frames every display draws, one function per view: charts encode them, widgets and reports show them.
+
+Each function takes a prediction frame (or a run's curve, an oLMpics curve frame, a PLS fit) and returns
+the tidy rows one view needs: the heat map's cells, the cluster bars with their intervals, the dashboard's
+first questions, a learning curve in long form. Charts (``workbench.charts``) call these and only
+encode; the dashboard calls them directly and memoises them per filter, so the numbers a chart shows
+and the numbers a panel lists come from one place.
+
+    >>> cells = heatmap_data(preds)  # one row per model x cell: label, row, column, n, n_correct, accuracy
+    >>> bars = cluster_bar_data(preds, n_boot=200)  # instance and strict cluster accuracy with intervals
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from workbench import metrics
+from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.analysis import PLSResult
+
+PROBE, ORIGINAL = "probe (S_new)", "original task (S_orig)"
+"""The two measures of a learning curve, as its legend names them."""
+CURVE_COLUMNS = ("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds")
+
+
+def heatmap_data(preds: pl.DataFrame) -> pl.DataFrame:
+    """The rows ``heatmap`` draws: ``metrics.breakdown`` with the model ``label`` and ``panel`` columns.
+
+    >>> heatmap_data(preds).select("label", "row", "column", "accuracy")
+    """
+    return labelled(metrics.breakdown(preds), preds)
+
+
+def cluster_bar_data(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
+    """The rows ``cluster_bars`` draws: per model x probe x ``measure``, ``accuracy``, ``lo``, ``hi``, ``n``.
+
+    >>> cluster_bar_data(preds, n_boot=200).select("probe", "measure", "accuracy", "lo", "hi")
+    """
+    keys = metrics.identity_keys(preds)
+    inst = metrics.instance_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
+    clus = metrics.cluster_accuracy(preds, by=("probe",), n_boot=n_boot, seed=seed)
+    bars = pl.concat(
+        [
+            inst.select(*keys, "probe", "n", "accuracy", "lo", "hi", measure=pl.lit("instance")),
+            clus.select(
+                *keys,
+                "probe",
+                "n_clusters",
+                "cluster_accuracy",
+                "cluster_lo",
+                "cluster_hi",
+                measure=pl.lit("strict cluster"),
+            ).rename({"n_clusters": "n", "cluster_accuracy": "accuracy", "cluster_lo": "lo", "cluster_hi": "hi"}),
+        ]
+    )
+    return labelled(bars, preds)
+
+
+def labelled(frame: pl.DataFrame, preds: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with the model ``label`` and the ``panel`` label (the model without its stage)."""
+    keys = metrics.identity_keys(preds)
+    stages = [key for key in metrics.STAGE_KEYS if key in preds.columns]
+    panels = metrics.model_labels(preds.drop(stages)).rename({"label": "panel"})
+    return frame.join(metrics.model_labels(preds), on=keys, nulls_equal=True, maintain_order="left").join(
+        panels, on=list(metrics.MODEL_KEYS), nulls_equal=True, maintain_order="left"
+    )
+
+
+def point_estimates(preds: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``cluster_bar_data(preds)`` with accuracies only (``lo``, ``hi`` empty), in milliseconds.
+
+    Instance accuracy comes from the heat map's ``cells`` (``heatmap_data(preds)``), strict cluster
+    accuracy from one group-by; no resampling, so the bars can be drawn before their intervals.
+    """
+    keys = metrics.identity_keys(preds)
+    names = cells.select(*keys, "label", "panel").unique(maintain_order=True)
+    instance = cells.group_by(*keys, "probe", maintain_order=True).agg(pl.col("n").sum(), pl.col("n_correct").sum())
+    strict = (
+        preds.group_by(*keys, "probe", "cluster_id")
+        .agg(pl.col("correct").all())
+        .group_by(*keys, "probe")
+        .agg(n=pl.len().cast(pl.Int64), accuracy=pl.col("correct").cast(pl.Float64).mean())
+    )
+    strict = strict.sort(*keys, "probe", nulls_last=True)
+    bars = pl.concat([
+        instance.select(*keys, "probe", "n", accuracy=pl.col("n_correct") / pl.col("n"), measure=pl.lit("instance")),
+        strict.select(*keys, "probe", "n", "accuracy", measure=pl.lit("strict cluster")),
+    ])  # fmt: skip
+    bars = bars.with_columns(lo=pl.lit(None, pl.Float64), hi=pl.lit(None, pl.Float64))
+    return bars.join(names, on=keys, nulls_equal=True, maintain_order="left").select(
+        *keys, "probe", "n", "accuracy", "lo", "hi", "measure", "label", "panel"
+    )
+
+
+def first_questions(preds: pl.DataFrame, n: int, labels: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The first ``n`` rows of ``metrics.drilldown(preds)`` without ordering every question.
+
+    Ranks questions alone (most models wrong first, then probe, cluster, id, as ``drilldown`` does) and
+    drills down only into the first ``n``. ``labels``: ``metrics.model_labels`` of the whole frame, so
+    a model keeps its label when the page shows only some of its rows.
+
+    >>> first_questions(preds, 30).equals(metrics.drilldown(preds).head(30))
+    True
+    """
+    wrong = pl.col("correct").not_().sum()
+    ranked = preds.group_by("id").agg(wrong, pl.col("probe").first(), pl.col("cluster_id").first())
+    top = ranked.top_k(
+        n, by=["correct", "probe", "cluster_id", "id"], reverse=[False, True, True, True]
+    )  # ids are unique: a total order
+    page = metrics.drilldown(preds.filter(pl.col("id").is_in(top["id"].implode()))).head(n)
+    if labels is None:
+        return page
+    keys = metrics.identity_keys(preds)
+    return page.drop("label").join(labels, on=keys, nulls_equal=True, maintain_order="left").select(page.columns)
+
+
+def curve_points(curve: pl.DataFrame, series: str = "model") -> pl.DataFrame:
+    """The curve in long form: one row per (k, measure) with accuracy, low and high (± one std); a
+    curve per rule (column ``rule``) becomes series "``series`` · rule". Empty accuracies are left out."""
+    missing = [name for name in CURVE_COLUMNS if name not in curve.columns]
+    if missing:
+        raise WorkbenchError(
+            f"the curve frame lacks the columns {missing}; pass what workbench.inoculation.learning_curve returns"
+        )
+    name = pl.lit(series) + " · " + pl.col("rule") if "rule" in curve.columns else pl.lit(series)
+    parts = [
+        curve.select(
+            "k",
+            "n_seeds",
+            series=name,
+            measure=pl.lit(label),
+            accuracy=pl.col(column),
+            std=pl.col(f"{column}_std").fill_null(0.0),
+        )  # fmt: skip
+        for label, column in ((PROBE, "S_new"), (ORIGINAL, "S_orig"))
+    ]
+    return (
+        pl.concat(parts)
+        .drop_nulls("accuracy")
+        .with_columns(low=pl.col("accuracy") - pl.col("std"), high=pl.col("accuracy") + pl.col("std"))
+        .sort("series", "measure", "k")
+    )
+
+
+def path_layout(result: PLSResult) -> pl.DataFrame:
+    """Node positions: x is the latent's depth (longest path from an exogenous latent), y spreads
+    the latents of one depth evenly; columns latent, x, y, r2 (null for exogenous latents)."""
+    model = result.model
+    depth: dict[str, int] = {}
+    for name in model.latents:  # topological order: predecessors come first
+        depth[name] = max((depth[p] + 1 for p in model.predecessors(name)), default=0)
+    r2 = dict(result.r2.select("latent", "r2").iter_rows())
+    rows = []
+    for level in sorted(set(depth.values())):
+        names = [n for n in model.latents if depth[n] == level]
+        for i, name in enumerate(names):
+            rows.append({"latent": name, "x": float(level), "y": (len(names) - 1) / 2 - i, "r2": r2.get(name)})
+    return pl.DataFrame(rows, schema={"latent": pl.String, "x": pl.Float64, "y": pl.Float64, "r2": pl.Float64})
+
+
+def learning_curve_points(
+    curve: pl.DataFrame, control: pl.DataFrame | None = None, zero_shot: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """The rows ``charts.inoculation_curves`` draws: ``curve`` (series "model") and ``control`` in long form.
+
+    ``zero_shot``: zero-shot points (``workbench.scoring.zero_shot_accuracy``) as the k=0 of both curves,
+    one curve per rule (``workbench.inoculation.curves.with_zero_shot``).
+    """
+    if zero_shot is not None:
+        from workbench.inoculation.curves import with_zero_shot  # here: the inoculation package imports torch
+
+        curve = with_zero_shot(curve, zero_shot)
+        control = with_zero_shot(control, zero_shot) if control is not None else None
+    points = curve_points(curve, "model")
+    return points if control is None else pl.concat([points, curve_points(control, "control")])
+
+
+def olmpics_curve_points(curves: pl.DataFrame) -> pl.DataFrame:
+    """oLMpics curves (``CURVE_SCHEMA``) as the mean, min and max over seeds per N, with the zero-shot
+    accuracy of the same model, probe and control in ``zero_shot`` (empty without a zero-shot row)."""
+    points = (
+        curves.filter(pl.col("n") > 0)
+        .group_by("model", "probe", "control", "setting", "n")
+        .agg(
+            accuracy=pl.col("accuracy").mean(),
+            low=pl.col("accuracy").min(),
+            high=pl.col("accuracy").max(),
+            seeds=pl.len(),
+        )
+        .sort("probe", "control", "setting", "n")
+    )
+    zero = curves.filter(pl.col("setting") == "zero-shot").select(
+        "model", "probe", "control", zero_shot=pl.col("accuracy")
+    )
+    return points.join(zero, on=["model", "probe", "control"], how="left")
+
+
+def language_sensitivity_points(curves: pl.DataFrame, setting: str = "mlp") -> pl.DataFrame:
+    """oLMpics LANGSENSE (``workbench.olmpics.language_sensitivity``) of one ``setting``, in points."""
+    from workbench.olmpics.curves import language_sensitivity  # here: the olmpics package imports torch
+
+    sense = language_sensitivity(curves).filter(pl.col("setting") == setting)
+    return sense.with_columns(points=pl.col("LANGSENSE") * 100)
