@@ -60,7 +60,8 @@ def main() -> None:
     history = pl.read_parquet(out / "history.parquet")
     config = json.loads((out / "config.json").read_text())
     print(json.dumps({"dev_accuracy": metrics, "n_train": config["n_train"], "steps": history.height,
-                      "final_loss": history["loss"][-1], "seconds_total": round(total, 1), "run": str(out)}, indent=2))  # fmt: skip
+                      "final_loss": history["loss"][-1], "seconds_total": round(total, 1),
+                      "run": str(out)}, indent=2))  # fmt: skip
 
 
 SEMANTIC = MCQA.parent / "semantic_fragments"
@@ -115,10 +116,13 @@ def grid(args: argparse.Namespace) -> None:
     print(json.dumps({
         "throughput": {"k": args.k, "epochs": 1, "batch_size": args.batch_size, "max_length": args.max_length,
                        "fit_seconds": round(ours, 1), "fit_examples_per_s": round(args.k / ours, 2),
-                       "bare_seconds": round(bare, 1), "bare_examples_per_s": round(args.k / bare, 2), "ratio_fit_over_bare": round(ours / bare, 3)},
+                       "bare_seconds": round(bare, 1), "bare_examples_per_s": round(args.k / bare, 2),
+                       "ratio_fit_over_bare": round(ours / bare, 3)},
         "grid": {"ks": ks, "max_eval": args.max_eval, "trials": trials.height, "wall_seconds": round(wall, 1),
-                 "sum_of_trial_seconds": round(trials["seconds"].sum(), 1), "ratio_wall_over_trials": round(wall / trials["seconds"].sum(), 3),
-                 "S_new": dict(zip(trials["trial"], trials["S_new"])), "S_orig": dict(zip(trials["trial"], trials["S_orig"]))},
+                 "sum_of_trial_seconds": round(trials["seconds"].sum(), 1),
+                 "ratio_wall_over_trials": round(wall / trials["seconds"].sum(), 3),
+                 "S_new": dict(zip(trials["trial"], trials["S_new"])),
+                 "S_orig": dict(zip(trials["trial"], trials["S_orig"]))},
         "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, 2),
         "load_average_1min": os.getloadavg()[0], "run": str(out),
     }, indent=2))  # fmt: skip

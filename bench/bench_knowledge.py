@@ -201,7 +201,8 @@ def print_table(info: dict, ensure: dict, runs: dict[str, list[dict]], summary: 
         )
     nltk = summary["nltk"]
     print(
-        f"    (a) work = open {nltk['open_s']:.2f} s + iterate {nltk['iterate_s']:.2f} s over {runs['nltk'][0]['synsets']:,} synsets"
+        f"    (a) work = open {nltk['open_s']:.2f} s + iterate {nltk['iterate_s']:.2f} s over "
+        f"{runs['nltk'][0]['synsets']:,} synsets"
     )
     rows = runs["wordnet"][0]["rows"]
     print("    (b) rows: " + ", ".join(f"{name} {count:,}" for name, count in rows.items()))

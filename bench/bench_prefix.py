@@ -154,32 +154,39 @@ def report(f: dict, batch_size: int, rounds: int, width: int, layers: int) -> st
         ("library, from-scratch path (`path='scratch'`)", "scratch"),
         ("library, shared-prefix path (`path='shared'`)", "shared"),
         (
-            f"`score(..., scorer='causal')` end to end (shared prefix in {f['shared_blocks']} of {len(f['padded_saving'])} blocks)",
+            f"`score(..., scorer='causal')` end to end (shared prefix in {f['shared_blocks']} of "
+            f"{len(f['padded_saving'])} blocks)",
             "auto",
         ),
     ]
     table = [
-        f"| {label} | {f[key + '_s']:.2f} s | {f['questions'] / f[key + '_s']:.1f} | {f['baseline_s'] / f[key + '_s']:.2f}x |"
+        f"| {label} | {f[key + '_s']:.2f} s | {f['questions'] / f[key + '_s']:.1f} | "
+        f"{f['baseline_s'] / f[key + '_s']:.2f}x |"
         for label, key in rows
     ]
     return "\n".join(
         [
-            f"### {layers} layers, width {width} ({f['parameters'] / 1e6:.1f} M parameters), {f['questions']:,} questions",
+            f"### {layers} layers, width {width} ({f['parameters'] / 1e6:.1f} M parameters), "
+            f"{f['questions']:,} questions",
             "",
-            f"`bench/bench_prefix.py --width {width} --layers {layers} --questions {f['questions']} --batch-size {batch_size} "
-            f"--rounds {rounds}`, {time.strftime('%Y-%m-%d %H:%M')}: {f['units']:,} unique question-choice units of the "
-            f"released hypernymy questions, {f['prompt_tokens']:.1f} prompt and {f['choice_tokens']:.1f} choice tokens on "
-            f"average; a 4,096-token byte-level BPE trained on the probe texts. Fastest of {rounds} alternating rounds (the least disturbed).",
-            f"Machine: {f['machine']}; load average (1/5/15 min) {load(f['load_before'])} before, {load(f['load_after'])} after.",
+            f"`bench/bench_prefix.py --width {width} --layers {layers} --questions {f['questions']} "
+            f"--batch-size {batch_size} --rounds {rounds}`, {time.strftime('%Y-%m-%d %H:%M')}: "
+            f"{f['units']:,} unique question-choice units of the released hypernymy questions, "
+            f"{f['prompt_tokens']:.1f} prompt and {f['choice_tokens']:.1f} choice tokens on average; "
+            f"a 4,096-token byte-level BPE trained on the probe texts. Fastest of {rounds} alternating "
+            "rounds (the least disturbed).",
+            f"Machine: {f['machine']}; load average (1/5/15 min) {load(f['load_before'])} before, "
+            f"{load(f['load_after'])} after.",
             "",
             "| path | time | questions/s | speed-up over baseline |",
             "|---|---:|---:|---:|",
             *table,
             "",
-            f"Token positions through the model: {tokens_ours:,.0f} with the shared prefix against {tokens_scratch:,.0f} "
-            f"from scratch ({tokens_scratch / tokens_ours:.2f}x), the bound on the saving without padding; with padding "
-            f"(`causal.prefix_saving`) the blocks range {min(f['padded_saving']):.2f}-{max(f['padded_saving']):.2f}x, and "
-            f"`causal.prefers_shared` (`MIN_SAVING` = {causal.MIN_SAVING}, `GPU_MIN_BATCH` = {causal.GPU_MIN_BATCH}) picks the "
+            f"Token positions through the model: {tokens_ours:,.0f} with the shared prefix against "
+            f"{tokens_scratch:,.0f} from scratch ({tokens_scratch / tokens_ours:.2f}x), the bound on the saving "
+            "without padding; with padding (`causal.prefix_saving`) the blocks range "
+            f"{min(f['padded_saving']):.2f}-{max(f['padded_saving']):.2f}x, and `causal.prefers_shared` "
+            f"(`MIN_SAVING` = {causal.MIN_SAVING}, `GPU_MIN_BATCH` = {causal.GPU_MIN_BATCH}) picks the "
             f"shared prefix for {f['shared_blocks']} of {len(f['padded_saving'])}. The log-likelihoods of all "
             f"paths agree with the baseline within {f['max_diff']:.1e}.",
             "",

@@ -339,7 +339,8 @@ def print_timing(setting: str, runs: dict[str, dict], together: dict | None) -> 
     if together is not None:
         print(
             f"together, one process, all frames kept: {together['work_s']:.2f} s (graphs loaded once; "
-            f"+{together['import_s']:.2f} s imports; cpu/wall {together['work_cpu_s'] / together['work_s']:.2f}), peak RSS {together['rss_peak_mb']:,.0f} MB, {together['rows']:,} rows"
+            f"+{together['import_s']:.2f} s imports; cpu/wall {together['work_cpu_s'] / together['work_s']:.2f}), "
+            f"peak RSS {together['rss_peak_mb']:,.0f} MB, {together['rows']:,} rows"
         )
         verdict.update(together_seconds=together["work_s"], together_peak_mb=together["rss_peak_mb"])
     return verdict
@@ -480,7 +481,8 @@ def main() -> None:
             + ("   WARNING: other work was running; timings are inflated" if info["loadavg_before"][0] > 0.7 else "")
         )
         print(
-            f"times: median of {args.repeats} fresh subprocess(es) per row; memory: peak RSS (ru_maxrss) of that subprocess"
+            f"times: median of {args.repeats} fresh subprocess(es) per row; "
+            "memory: peak RSS (ru_maxrss) of that subprocess"
         )
         for setting in settings:
             verdicts[setting] = print_timing(setting, results[setting], together.get(setting))

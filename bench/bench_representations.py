@@ -88,7 +88,8 @@ def main() -> None:
         print(json.dumps(report, indent=2))
         return
     print(
-        f"{report['targets']} targets, {report['sentences']} sentences, {report['fits']} probe fits; {report['machine']}"
+        f"{report['targets']} targets, {report['sentences']} sentences, {report['fits']} probe fits; "
+        f"{report['machine']}"
     )
     table = pl.DataFrame([{"run": name, **values} for name, values in results.items()])
     print(table)

@@ -43,7 +43,10 @@ README = ROOT / "bench" / "README.md"
 def machine() -> str:
     info = dict(line.split(":", 1) for line in Path("/proc/cpuinfo").read_text().splitlines() if line.count(":") == 1)
     info = {key.strip(): value.strip() for key, value in info.items()}
-    cpu = f"{info.get('model name', platform.processor())} (family {info.get('cpu family', '?')}, model {info.get('model', '?')})"
+    cpu = (
+        f"{info.get('model name', platform.processor())} (family {info.get('cpu family', '?')}, "
+        f"model {info.get('model', '?')})"
+    )
     cores = len(os.sched_getaffinity(0))
     return (
         f"{cpu}, {cores} cores usable, torch {torch.__version__} on {cores} threads, Python {platform.python_version()}"
@@ -219,7 +222,8 @@ def report(f: dict, batch_size: int, title: str = "Scoring") -> str:
         f"| naive loop, one call per question (timed on {f['naive_sampled']} evenly spaced questions, extrapolated) "
         f"| {f['naive_s']:.1f} s | {f['questions'] / f['naive_s']:.1f} questions/s | |",
         f"| **(a) speed-up over the naive loop** | **{speedup:.2f}x** | | >= 3x |",
-        f"| bare model forward on the scorer's {f['batches']} batches (hook-timed in the run) | {f['forward_s']:.1f} s | | |",
+        f"| bare model forward on the scorer's {f['batches']} batches (hook-timed in the run) "
+        f"| {f['forward_s']:.1f} s | | |",
         f"| **(b) scorer overhead over the bare forward** | **{overhead:+.1%}** | | <= 10% |",
         f"| re-scoring all {f['questions']:,} questions from the cache (no forward) | {f['cached_s']:.1f} s | "
         f"{f['questions'] / f['cached_s']:.0f} questions/s | |",

@@ -67,8 +67,9 @@ def main() -> None:
     folder = workspace() / "probes" / "definitions"
     probes = read_probes(folder) if folder.is_dir() else build_probes(ProbeSpec("definitions"), graph)
     preds = pl.read_parquet(args.predictions) if args.predictions else synthetic_predictions(probes)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; "
-          f"{probes.height:,} definitions questions, {preds.height:,} predictions ({'file' if args.predictions else 'synthetic'})")  # fmt: skip
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.2f}; {probes.height:,} definitions questions, {preds.height:,} predictions "
+          f"({'file' if args.predictions else 'synthetic'})")  # fmt: skip
 
     def toggles(controls: ProbeControls) -> list:
         return [
@@ -131,8 +132,9 @@ def main() -> None:
     for n_boot, values in baseline.items():
         print(row(f"baseline: previous synchronous redraw, {n_boot} resamples", values))
     base = statistics.median(baseline[1000])
-    print(f"ratios to the 1,000-resample baseline: shipped {statistics.median(every) / base:.3f}, memo off {statistics.median(first) / base:.3f}; "
-          f"target 200 ms: shipped max {1000 * max(every):.0f} ms, memo-off max {1000 * max(first):.0f} ms; load {os.getloadavg()[0]:.2f} at the end")  # fmt: skip
+    print(f"ratios to the 1,000-resample baseline: shipped {statistics.median(every) / base:.3f}, "
+          f"memo off {statistics.median(first) / base:.3f}; target 200 ms: shipped max {1000 * max(every):.0f} ms, "
+          f"memo-off max {1000 * max(first):.0f} ms; load {os.getloadavg()[0]:.2f} at the end")  # fmt: skip
 
 
 if __name__ == "__main__":

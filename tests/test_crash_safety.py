@@ -81,8 +81,10 @@ def test_a_killed_scoring_run_resumes_to_the_same_predictions(tmp_path, released
     )
     rng, killed = random.Random(1), 0
     for _ in range(3):
-        process = subprocess.Popen([sys.executable, "-m", "workbench", *args, "--out", str(tmp_path / "resumed.parquet")],
-                                   env={**ENV, **env_home}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workbench", *args, "--out", str(tmp_path / "resumed.parquet")],
+            env={**ENV, **env_home}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
         killed += _kill_at_random(process, rng, took)
         if (tmp_path / "resumed.parquet").exists():  # never half a file: a complete prediction set or nothing
             assert pl.read_parquet(tmp_path / "resumed.parquet").height == 120
@@ -113,8 +115,9 @@ def test_a_killed_inoculation_run_resumes_to_the_uninterrupted_trials(tmp_path, 
     started = time.monotonic()
     inoculate(model, probes, orig, out=tmp_path / "straight", **grid)
     took = time.monotonic() - started + 4.0  # the CLI's own start-up
-    args = ["inoculate", "--model", str(model), "--probes", str(probes), "--orig", str(orig), "--out", str(tmp_path / "killed"),
-            "--k", "8,16", "--lr", "1e-3,3e-3", "--epochs", "1", "--batch-size", "8", "--max-length", "16"]  # fmt: skip
+    args = ["inoculate", "--model", str(model), "--probes", str(probes), "--orig", str(orig),
+            "--out", str(tmp_path / "killed"), "--k", "8,16", "--lr", "1e-3,3e-3", "--epochs", "1",
+            "--batch-size", "8", "--max-length", "16"]  # fmt: skip
     rng, killed = random.Random(2), 0
     for _ in range(2):
         killed += _kill_at_random(_start(*args), rng, took)
@@ -131,8 +134,8 @@ def test_a_killed_inoculation_run_resumes_to_the_uninterrupted_trials(tmp_path, 
 def test_a_second_writer_of_one_output_is_refused_naming_the_holder(tmp_path):
     """Two inoculate runs into one --out once lost the first run's rows of trials.parquet."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"from workbench.io import exclusive\nimport time\nwith exclusive({str(tmp_path / 'run')!r}):\n"
-         "    print('held', flush=True)\n    time.sleep(30)"],
+        [sys.executable, "-c", "from workbench.io import exclusive\nimport time\n"
+         f"with exclusive({str(tmp_path / 'run')!r}):\n    print('held', flush=True)\n    time.sleep(30)"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

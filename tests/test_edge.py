@@ -64,8 +64,10 @@ def test_gcide_pos_task_labels_are_parts_of_speech(gcide_graph):
 
 
 def test_jiant_reader_names_the_line_of_a_span_outside_the_text(tmp_path):
-    (tmp_path / "train.jsonl").write_text('{"text": "a b", "targets": [{"span1": [0, 1], "label": "x"}]}\n'
-                                          '{"text": "a b", "targets": [{"span1": [1, 5], "label": "x"}]}\n')  # fmt: skip
+    (tmp_path / "train.jsonl").write_text(
+        '{"text": "a b", "targets": [{"span1": [0, 1], "label": "x"}]}\n'
+        '{"text": "a b", "targets": [{"span1": [1, 5], "label": "x"}]}\n'
+    )  # fmt: skip
     with pytest.raises(ProbeFormatError, match="line 2.*outside"):
         read_jiant(tmp_path)
 
@@ -161,10 +163,12 @@ def test_memorisation_heuristics_on_a_hand_made_split():
     """Edge-probing artifacts paper §3: Mem-Exact flags a test row whose exact (span, label) pair occurs in train
     (the authors' code), never a span seen only with another label (oak: plant in train, food in test);
     Mem-Freq: the span's most frequent train label is right; Mem-Uniform: a uniform draw from its train labels."""
-    train = _frame([("train", "cat a", 0, 1, "animal"), ("train", "bank b", 0, 1, "place"), ("train", "bank c", 0, 1, "group"),
-                    ("train", "bank d", 0, 1, "group"), ("train", "oak e", 0, 1, "plant")])  # fmt: skip
-    test = _frame([("test", "cat f", 0, 1, "animal"), ("test", "bank g", 0, 1, "group"), ("test", "bank h", 0, 1, "place"),
-                   ("test", "fir i", 0, 1, "plant"), ("test", "oak j", 0, 1, "food")])  # fmt: skip
+    train = _frame([("train", "cat a", 0, 1, "animal"), ("train", "bank b", 0, 1, "place"),
+                    ("train", "bank c", 0, 1, "group"), ("train", "bank d", 0, 1, "group"),
+                    ("train", "oak e", 0, 1, "plant")])  # fmt: skip
+    test = _frame([("test", "cat f", 0, 1, "animal"), ("test", "bank g", 0, 1, "group"),
+                   ("test", "bank h", 0, 1, "place"), ("test", "fir i", 0, 1, "plant"),
+                   ("test", "oak j", 0, 1, "food")])  # fmt: skip
     flags = memorisation_flags(train, test)
     assert flags["Mem-Exact"].to_list() == [True, True, True, False, False]
     assert flags["Mem-Freq"].to_list() == [True, True, False, False, False]
@@ -238,8 +242,8 @@ def test_cli_probes_a_jiant_folder_and_writes_summary_predictions_and_audit(cli,
     ]
     write_jiant(_frame(rows), folder)
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
-    ran = CliRunner().invoke(cli, ["edge", "probe", "--model", str(tmp_path / "model"), "--data", str(folder), "--out", str(tmp_path / "out"),
-                                   "--probes", "linear", "--epochs", "2"])  # fmt: skip
+    ran = CliRunner().invoke(cli, ["edge", "probe", "--model", str(tmp_path / "model"), "--data", str(folder),
+                                   "--out", str(tmp_path / "out"), "--probes", "linear", "--epochs", "2"])  # fmt: skip
     assert ran.exit_code == 0, ran.output
     summary = pl.read_parquet(tmp_path / "out" / "summary.parquet")
     assert summary["control"].to_list() == ["none", "random-weights"]
@@ -252,8 +256,8 @@ def test_memorisation_chart_draws_the_drop_per_heuristic_and_encoder():
     from workbench import charts
 
     audit = pl.DataFrame({"encoder": ["pre-trained", "random"], "probe": ["linear"] * 2, "heuristic": ["Mem-Exact"] * 2,
-                          "share": [10.0, 10.0], "accuracy": [80.0, 60.0], "filtered_accuracy": [78.0, 40.0], "n_filtered": [9, 9],
-                          "drop": [2.5, 33.3]})  # fmt: skip
+                          "share": [10.0, 10.0], "accuracy": [80.0, 60.0], "filtered_accuracy": [78.0, 40.0],
+                          "n_filtered": [9, 9], "drop": [2.5, 33.3]})  # fmt: skip
     chart = charts.memorisation_bars(audit)
     assert chart.to_dict()["encoding"]["y"]["field"] == "drop"
     assert "<svg" in vl_convert.vegalite_to_svg(chart.to_json())

@@ -600,7 +600,8 @@ def test_ws_and_max_use_the_olmpics_weights_of_the_nearest_n():
 def test_inoculation_max_is_read_off_the_seed_averaged_curve():
     """oLMpics §2 (as SPEC §6 uses it): MAX of the mean curve, not the mean of per-seed maxima."""
     rows = [
-        {"status": "ok", "k": k, "seed": seed, "lr": 1e-5, "epochs": 1, "S_new": s_new, "S_orig": 0.5, "avg": (s_new + 0.5) / 2}
+        {"status": "ok", "k": k, "seed": seed, "lr": 1e-5, "epochs": 1, "S_new": s_new, "S_orig": 0.5,
+         "avg": (s_new + 0.5) / 2}
         for seed, k, s_new in [(0, 62, 0.9), (0, 125, 0.5), (1, 62, 0.45), (1, 125, 0.7)]
     ]  # fmt: skip
     summary = curve_summaries(pl.DataFrame(rows)).filter(pl.col("measure") == "S_new")
@@ -671,8 +672,9 @@ def test_zero_shot_points_from_the_scorer_seed_the_learning_curve_chart(tmp_path
 
     preds = pl.DataFrame(
         {
-            "id": ["q1", "q2", "q1", "q2"], "model": ["m"] * 4, "scorer": ["causal"] * 4, "rule": ["sum", "sum", "mi", "mi"],
-            "control": ["none"] * 4, "fingerprint": ["a", "a", "b", "b"], "scores": [[0.1, 0.9], [0.8, 0.2], [0.9, 0.1], [0.7, 0.3]],
+            "id": ["q1", "q2", "q1", "q2"], "model": ["m"] * 4, "scorer": ["causal"] * 4,
+            "rule": ["sum", "sum", "mi", "mi"], "control": ["none"] * 4, "fingerprint": ["a", "a", "b", "b"],
+            "scores": [[0.1, 0.9], [0.8, 0.2], [0.9, 0.1], [0.7, 0.3]],
             "pred": [1, 0, 0, 0], "answer": [1, 1, 1, 1], "correct": [True, False, False, False],
         }
     )  # fmt: skip

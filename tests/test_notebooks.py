@@ -51,7 +51,8 @@ def test_notebook_is_stored_without_outputs(path: Path):
         i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and (cell.outputs or cell.execution_count)
     ]
     assert not dirty, (
-        f"{path.name}: cells {dirty} keep outputs; clear them before committing (Jupyter: Edit > Clear Outputs of All Cells)"
+        f"{path.name}: cells {dirty} keep outputs; clear them before committing "
+        "(Jupyter: Edit > Clear Outputs of All Cells)"
     )
 
 

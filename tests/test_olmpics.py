@@ -113,12 +113,12 @@ def test_taxonomy_conjunction_gold_is_a_common_hypernym_and_each_distractor_is_o
             assert (distractor in above_first) != (distractor in above_second)
         assert len(set(choices)) == 3
         assert (split == "dev") == bool((up(gold) | {wordnet_reader.synset(gold)}) & dev_roots)
-    words = lambda split: {
+    words = lambda split: {  # noqa: E731
         w
         for row in frame.filter(pl.col("split") == split).select("args", "choices").iter_rows()
         for part in row
         for w in part
-    }  # noqa: E731
+    }
     assert not words("train") & words("dev")
 
 
@@ -244,7 +244,8 @@ def test_zero_shot_point_of_the_curve_equals_mc_mlm_scoring(tiny_mlm, tmp_path):
 
 
 def _synthetic(n_train: int, n_dev: int) -> pl.DataFrame:
-    """A probe a frozen random encoder can carry: the key word (hot/cold) decides the answer; fillers differ by split."""
+    """A probe a frozen random encoder can carry: the key word (hot/cold) decides the answer;
+    fillers differ by split."""
     rng = np.random.default_rng(0)
     fillers = {"train": ["red", "blue", "green", "small", "big", "old"], "dev": ["new", "dark", "light"]}
     rows = []
@@ -252,8 +253,8 @@ def _synthetic(n_train: int, n_dev: int) -> pl.DataFrame:
         for index in range(count):
             key = ["hot", "cold"][index % 2]
             filler = fillers[split][rng.integers(len(fillers[split]))]
-            rows.append({"statement": f"the {filler} thing was [MASK] {key} .", "choices": ["not", "very"], "answer": index % 2,
-                         "split": split, "args": [key], "keywords": ["thing"]})  # fmt: skip
+            rows.append({"statement": f"the {filler} thing was [MASK] {key} .", "choices": ["not", "very"],
+                         "answer": index % 2, "split": split, "args": [key], "keywords": ["thing"]})  # fmt: skip
     return _user_frame(rows)
 
 
@@ -358,8 +359,9 @@ def test_cli_builds_probes_and_writes_curves_parquet(cli, tiny_mlm, tmp_path):
     )
     assert built.exit_code == 0, built.output
     out = tmp_path / "curves.parquet"
-    ran = runner.invoke(app, ["olmpics", "curves", "--model", str(tiny_mlm), "--probes", str(tmp_path / "age-compare.jsonl"),
-                              "--out", str(out), "--ns", "62", "--seeds", "0", "--epochs", "1", "--min-steps", "3"])  # fmt: skip
+    ran = runner.invoke(app, ["olmpics", "curves", "--model", str(tiny_mlm),
+                              "--probes", str(tmp_path / "age-compare.jsonl"), "--out", str(out),
+                              "--ns", "62", "--seeds", "0", "--epochs", "1", "--min-steps", "3"])  # fmt: skip
     assert ran.exit_code == 0, ran.output
     curves = pl.read_parquet(out)
     assert set(curves["control"]) == {"none", "no-lang", "perturbed-lang"} and "mlp_WS" in ran.output
@@ -370,7 +372,8 @@ def test_curve_chart_plots_the_seed_mean_per_size_and_the_zero_shot_rule():
 
     curves = _curve_rows({"none": [0.5, 0.7, 0.9, 0.9, 0.9, 0.9, 0.9], "no-lang": [0.5] * 7})
     curves = pl.concat([curves, curves.with_columns(seed=pl.lit(1, pl.Int64), accuracy=pl.col("accuracy") - 0.1),
-                        curves.head(1).with_columns(setting=pl.lit("zero-shot"), n=pl.lit(0, pl.Int64), accuracy=pl.lit(0.6))])  # fmt: skip
+                        curves.head(1).with_columns(setting=pl.lit("zero-shot"), n=pl.lit(0, pl.Int64),
+                                                    accuracy=pl.lit(0.6))])  # fmt: skip
     spec = charts.olmpics_curves(curves).to_dict()
     (rows,) = spec["datasets"].values()
     first = next(r for r in rows if r["n"] == 62 and r["control"] == "none")

@@ -50,7 +50,10 @@ def synthetic(n: int = 200, seed: int = 0, beta: float = 0.6) -> pl.DataFrame:
     )
 
 
-TEXT = "TAXONOMY =~ hypernymy + hyponymy\nDEFINITIONS =~ definitions + synonymy\nSCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS\n"
+TEXT = (
+    "TAXONOMY =~ hypernymy + hyponymy\nDEFINITIONS =~ definitions + synonymy\n"
+    "SCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS\n"
+)
 
 
 # ------------------------------------------------------------------ the model and its validation

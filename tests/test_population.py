@@ -31,8 +31,8 @@ def _question(i: int, split: str, probe: str, hops: int, rng: random.Random) -> 
     return {
         "id": f"{probe}-{split}-{i}", "probe": probe, "source": "wordnet", "split": split, "cluster_id": f"{probe}:{i}",
         "concept": "", "pos": "n", "word": "", "context": "", "template": "t", "question": "which one is an animal?",
-        "choices": choices, "answer": answer, "gold_concept": "", "hops": hops, "chain": [], "distractor_family": "random",
-        "distractor_depth": 0, "distractor_concepts": [], "n_random_fill": 0,
+        "choices": choices, "answer": answer, "gold_concept": "", "hops": hops, "chain": [],
+        "distractor_family": "random", "distractor_depth": 0, "distractor_concepts": [], "n_random_fill": 0,
     }  # fmt: skip
 
 

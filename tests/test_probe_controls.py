@@ -28,12 +28,15 @@ def _phrased() -> pl.DataFrame:
         for template_id, text in load_templates(probe).questions.items():
             fields = re.findall(r"\{(\w+)\}", text)
             rows.append({
-                "id": f"{probe}-{template_id}", "probe": probe, "source": "wordnet", "split": ["train", "dev", "test"][len(rows) % 3],
+                "id": f"{probe}-{template_id}", "probe": probe, "source": "wordnet",
+                "split": ["train", "dev", "test"][len(rows) % 3],
                 "cluster_id": f"{probe}:dog.n.01:0", "concept": "dog.n.01", "pos": "n", "word": VALUES["word"],
                 "context": VALUES["context"] if "context" in fields else "", "template": template_id,
-                "question": fill(text, VALUES), "choices": ["a dog", "a cat", "a saw"], "answer": 0, "gold_concept": "canine.n.02",
-                "hops": 1, "chain": ["dog.n.01", "canine.n.02"], "distractor_family": "sister", "distractor_depth": 1,
-                "distractor_concepts": ["cat.n.01", "saw.n.02"], "n_random_fill": 0, "_arguments": [VALUES[f] for f in fields],
+                "question": fill(text, VALUES), "choices": ["a dog", "a cat", "a saw"], "answer": 0,
+                "gold_concept": "canine.n.02", "hops": 1, "chain": ["dog.n.01", "canine.n.02"],
+                "distractor_family": "sister", "distractor_depth": 1,
+                "distractor_concepts": ["cat.n.01", "saw.n.02"], "n_random_fill": 0,
+                "_arguments": [VALUES[f] for f in fields],
             })  # fmt: skip
     return pl.DataFrame(rows, schema={**PROBE_SCHEMA, "_arguments": pl.List(pl.String)})
 
@@ -113,7 +116,8 @@ def test_cli_probes_control_writes_every_split(tmp_path):
 
     write_probes(PHRASED.drop("_arguments"), source)
     result = subprocess.run(
-        [sys.executable, "-m", "workbench", "probes", "control", "--kind", "no-lang", "--probes", str(source), "--out", str(tmp_path / "ctl")],
+        [sys.executable, "-m", "workbench", "probes", "control", "--kind", "no-lang", "--probes", str(source),
+         "--out", str(tmp_path / "ctl")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

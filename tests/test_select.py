@@ -27,7 +27,10 @@ def test_select_keeps_exactly_the_rows_inside_every_toggle(probes):
     rest = probes.join(chosen, on="id", how="anti")
     inside = (
         (pl.col("split") == "test") & pl.col("hops").is_between(2, 3)
-        & ((pl.col("distractor_family") == "random") | ((pl.col("distractor_family") == "sister") & (pl.col("distractor_depth") == 2)))
+        & (
+            (pl.col("distractor_family") == "random")
+            | ((pl.col("distractor_family") == "sister") & (pl.col("distractor_depth") == 2))
+        )
     )  # fmt: skip
     assert rest.filter(inside).is_empty()
     assert select(probes, ProbeFilter()).height == probes.height

@@ -226,7 +226,10 @@ def test_import_workbench_does_not_import_ipywidgets_but_exposes_the_panels():
     import subprocess
     import sys
 
-    code = "import sys, workbench; assert 'ipywidgets' not in sys.modules; from workbench import widgets; print(widgets.ProbeControls.__name__)"
+    code = (
+        "import sys, workbench; assert 'ipywidgets' not in sys.modules; from workbench import widgets; "
+        "print(widgets.ProbeControls.__name__)"
+    )
     assert (
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         == "ProbeControls"
@@ -276,8 +279,9 @@ def test_past_runs_show_their_learning_curve_beside_a_control_run(inoculation_ho
     from workbench.inoculation import inoculate, learning_curve
 
     out = inoculation_home / "runs" / "inoculation" / "small"
-    inoculate(inoculation_home / "runs" / "tiny-source", inoculation_home / "probes" / "hypernymy", inoculation_home / "mcqa" / "arc_easy",
-              ks=(4, 8), lrs=(1e-4,), max_eval=12, max_length=48, batch_size=8, out=out, progress=False)  # fmt: skip
+    inoculate(inoculation_home / "runs" / "tiny-source", inoculation_home / "probes" / "hypernymy",
+              inoculation_home / "mcqa" / "arc_easy", ks=(4, 8), lrs=(1e-4,), max_eval=12, max_length=48,
+              batch_size=8, out=out, progress=False)  # fmt: skip
     shutil.copytree(out, out.with_name("small-control"))
     session = Session()
     curves = RunCurves(session, home=inoculation_home)

@@ -42,8 +42,9 @@ def home(tmp_path_factory, minilm_path):
         for word, label in [("dog", "animal"), ("car", "thing")] * (n // 2)
     ]
     edge = conform(pl.DataFrame(
-        [{"id": str(i), "task": "toy", "split": split, "text": text, "span1_start": 1, "span1_end": 2, "span2_start": None, "span2_end": None,
-          "label": label, "word": text.split(" ")[1]} for i, (split, text, label) in enumerate(rows)],
+        [{"id": str(i), "task": "toy", "split": split, "text": text, "span1_start": 1, "span1_end": 2,
+          "span2_start": None, "span2_end": None, "label": label, "word": text.split(" ")[1]}
+         for i, (split, text, label) in enumerate(rows)],
         schema_overrides=EDGE_SCHEMA,
     ), EDGE_SCHEMA)  # fmt: skip
     cache, results = RepresentationCache(home / "states"), []

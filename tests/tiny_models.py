@@ -9,8 +9,8 @@ def tiny_multiple_choice_bert(folder: Path, minilm_path: Path, layers: int = 2, 
     from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)  # the MiniLM vocab.txt, lower-cased WordPiece
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=positions)  # fmt: skip
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=layers,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=positions)  # fmt: skip
     torch.manual_seed(0)
     BertForMultipleChoice(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

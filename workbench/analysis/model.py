@@ -64,7 +64,8 @@ class PathModel:
                 _check_name(f"indicator of {latent}", column)
                 if column in owner:
                     raise SpecError(
-                        f"column {column!r} measures both {owner[column]!r} and {latent!r}; a column may belong to one block only"
+                        f"column {column!r} measures both {owner[column]!r} and {latent!r}; "
+                        "a column may belong to one block only"
                     )
                 owner[column] = latent
             blocks[latent] = columns
@@ -75,7 +76,8 @@ class PathModel:
             for end in (source, target):
                 if end not in blocks:
                     raise SpecError(
-                        f"the path {source} -> {target} names {end!r}, which is not a declared latent; declared: {list(blocks)}"
+                        f"the path {source} -> {target} names {end!r}, which is not a declared latent; "
+                        f"declared: {list(blocks)}"
                     )
             if source == target:
                 raise SpecError(f"the path {source} -> {target} is a self-loop; a latent cannot explain itself")
@@ -163,7 +165,8 @@ def parse_model(text: str) -> PathModel:
             paths.extend((source, target) for source in terms)
         else:
             raise SpecError(
-                f"line {number} ({raw.strip()!r}) is neither a measurement (LATENT =~ col + col) nor a path (TARGET ~ SOURCE + SOURCE)"
+                f"line {number} ({raw.strip()!r}) is neither a measurement (LATENT =~ col + col) "
+                "nor a path (TARGET ~ SOURCE + SOURCE)"
             )
     if not blocks:
         raise SpecError(
@@ -188,11 +191,14 @@ def check_data(frame: pl.DataFrame, model: PathModel) -> pl.DataFrame:
     ]
     if numeric:
         raise WorkbenchError(
-            f"the columns {numeric} are not numeric; indicators must be scores (numbers), or declared nom(column) / ord(column)"
+            f"the columns {numeric} are not numeric; indicators must be scores (numbers), "
+            "or declared nom(column) / ord(column)"
         )
     # a non-metric indicator may be text (an algorithm's name): its categories are coded in sorted order
     coded = [
-        pl.col(c).rank("dense").cast(pl.Float64) if not (frame.schema[c].is_numeric() or frame.schema[c] == pl.Boolean) else pl.col(c).cast(pl.Float64)
+        pl.col(c).rank("dense").cast(pl.Float64)
+        if not (frame.schema[c].is_numeric() or frame.schema[c] == pl.Boolean)
+        else pl.col(c).cast(pl.Float64)
         for c in model.indicators
     ]  # fmt: skip
     data = frame.select(coded)

@@ -26,7 +26,9 @@ What it computes follows the R package ``plspm`` (Sanchez 2013), which the thesi
   a two-sided p-value from t = estimate / SE with B−1 degrees of freedom; a path is marked
   significant when that p-value is at most ``alpha`` (without a bootstrap, ``p_ols`` is used).
 
->>> result = fit_pls(table, parse_model("T =~ hypernymy + hyponymy\\nS =~ orig\\nS ~ T"), PLSSpec(bootstrap=500))  # doctest: +SKIP
+>>> result = fit_pls(
+...     table, parse_model("T =~ hypernymy + hyponymy\\nS =~ orig\\nS ~ T"), PLSSpec(bootstrap=500)
+... )  # doctest: +SKIP
 >>> result.paths.select("source", "target", "coef", "p_value", "significant")  # doctest: +SKIP
 """
 
@@ -75,7 +77,8 @@ class PLSSpec:
             or not (self.bootstrap == 0 or self.bootstrap >= 10)
         ):
             raise SpecError(
-                f"bootstrap={self.bootstrap!r} must be 0 (no bootstrap) or a whole number of resamples >= 10 (500 or more for p-values)"
+                f"bootstrap={self.bootstrap!r} must be 0 (no bootstrap) or a whole number of resamples >= 10 "
+                "(500 or more for p-values)"
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise SpecError(f"seed={self.seed!r} must be a non-negative whole number")
@@ -168,7 +171,7 @@ def fit_pls(frame: pl.DataFrame, model: PathModel, spec: PLSSpec = PLSSpec(), pr
     )
     loadings = pl.DataFrame(
         {
-            "latent": [l for l, _ in names["outer"]],
+            "latent": [latent for latent, _ in names["outer"]],
             "indicator": [c for _, c in names["outer"]],
             "loading": est["loadings"],
         }
@@ -176,7 +179,7 @@ def fit_pls(frame: pl.DataFrame, model: PathModel, spec: PLSSpec = PLSSpec(), pr
     loadings = loadings.with_columns(communality=pl.col("loading") ** 2)
     weights = pl.DataFrame(
         {
-            "latent": [l for l, _ in names["outer"]],
+            "latent": [latent for latent, _ in names["outer"]],
             "indicator": [c for _, c in names["outer"]],
             "weight": est["weights"],
         }
@@ -193,7 +196,8 @@ def fit_pls(frame: pl.DataFrame, model: PathModel, spec: PLSSpec = PLSSpec(), pr
         ok = int(np.isfinite(draws[:, 0]).sum())
         if ok < 10:
             raise WorkbenchError(
-                f"only {ok} of {spec.bootstrap} bootstrap resamples could be fitted (constant columns in resamples?); add rows to the population"
+                f"only {ok} of {spec.bootstrap} bootstrap resamples could be fitted "
+                "(constant columns in resamples?); add rows to the population"
             )
         good = draws[np.isfinite(draws[:, 0])]
         parts = _split(good, design)
@@ -355,7 +359,8 @@ def _iterate(x: np.ndarray, design: _Design, scheme: str, tol: float, max_iter: 
     multi = np.bincount(design.block)[design.block] > 1
     gof = math.sqrt(np.mean(loadings[multi] ** 2) * np.mean(r2)) if multi.any() else float("nan")
     return {
-        "paths": np.array(coefs), "loadings": loadings, "weights": w.sum(axis=1), "r2": np.array(r2), "gof": gof, "scores": y,
+        "paths": np.array(coefs), "loadings": loadings, "weights": w.sum(axis=1), "r2": np.array(r2), "gof": gof,
+        "scores": y,
     }, iteration  # fmt: skip
 
 
@@ -445,8 +450,8 @@ def _summary(original: np.ndarray, draws: np.ndarray) -> pl.DataFrame:
 def _draws_frame(draws: np.ndarray, names: dict) -> pl.DataFrame:
     labels = (
         [("paths", f"{s} -> {t}") for s, t in names["paths"]]
-        + [("loadings", f"{l}: {c}") for l, c in names["outer"]]
-        + [("weights", f"{l}: {c}") for l, c in names["outer"]]
+        + [("loadings", f"{latent}: {c}") for latent, c in names["outer"]]
+        + [("weights", f"{latent}: {c}") for latent, c in names["outer"]]
         + [("r2", t) for t in dict.fromkeys(t for _, t in names["paths"])]
         + [("gof", "GoF")]
     )
@@ -469,7 +474,8 @@ def _reliability(data: np.ndarray, loadings: np.ndarray, design: _Design, model:
         corr = np.atleast_2d(np.corrcoef(block, rowvar=False))
         eig = np.sort(np.linalg.eigvalsh(corr))[::-1]
         row = {"latent": latent, "indicators": p, "cronbach_alpha": None, "dg_rho": None, "rho_c": None,
-               "ave": float(np.mean(lam**2)), "eig_1st": float(eig[0]), "eig_2nd": float(eig[1]) if p > 1 else None}  # fmt: skip
+               "ave": float(np.mean(lam**2)), "eig_1st": float(eig[0]),
+               "eig_2nd": float(eig[1]) if p > 1 else None}  # fmt: skip
         if p > 1:
             off = corr[np.triu_indices(p, 1)].sum() * 2
             row["cronbach_alpha"] = max(0.0, off / (p + off) * p / (p - 1))
@@ -479,8 +485,9 @@ def _reliability(data: np.ndarray, loadings: np.ndarray, design: _Design, model:
             row["dg_rho"] = _dg_rho(pc_corr)
             row["rho_c"] = _dg_rho(lam)
         rows.append(row)
-    return pl.DataFrame(rows, schema={"latent": pl.String, "indicators": pl.Int64, "cronbach_alpha": pl.Float64, "dg_rho": pl.Float64,
-                                      "rho_c": pl.Float64, "ave": pl.Float64, "eig_1st": pl.Float64, "eig_2nd": pl.Float64})  # fmt: skip
+    return pl.DataFrame(rows, schema={"latent": pl.String, "indicators": pl.Int64, "cronbach_alpha": pl.Float64,
+                                      "dg_rho": pl.Float64, "rho_c": pl.Float64, "ave": pl.Float64,
+                                      "eig_1st": pl.Float64, "eig_2nd": pl.Float64})  # fmt: skip
 
 
 def _dg_rho(lam: np.ndarray) -> float:

@@ -124,9 +124,13 @@ def _inoculated(run: Path, by_hops: bool) -> pl.DataFrame:
     if not parts:
         return pl.DataFrame()
     scores = pl.concat(parts, how="diagonal_relaxed")
-    return trials.select("trial", "k", "lr", "epochs", "seed", "add_some", pl.col("S_orig").alias(ORIG)).join(scores, on="trial").with_columns(
-        unit=pl.lit(f"{run.name}/") + pl.col("trial"), origin=pl.lit("inoculation"), model=pl.lit(str(run)),
-        scorer=pl.lit("mcqa"), control=pl.lit("none"),
+    return (
+        trials.select("trial", "k", "lr", "epochs", "seed", "add_some", pl.col("S_orig").alias(ORIG))
+        .join(scores, on="trial")
+        .with_columns(
+            unit=pl.lit(f"{run.name}/") + pl.col("trial"), origin=pl.lit("inoculation"), model=pl.lit(str(run)),
+            scorer=pl.lit("mcqa"), control=pl.lit("none"),
+        )
     )  # fmt: skip
 
 

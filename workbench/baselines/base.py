@@ -81,7 +81,8 @@ class Baseline:
 
 
 def pairs(probes: pl.DataFrame) -> pl.DataFrame:
-    """One row per (question, choice): ``row``, ``id``, ``question``, ``choice``, ``position``, ``n_choices``, ``gold``."""
+    """One row per (question, choice): ``row``, ``id``, ``question``, ``choice``, ``position``, ``n_choices``,
+    ``gold``."""
     return (
         probes.select(
             pl.int_range(pl.len()).alias("row"),

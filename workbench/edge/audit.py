@@ -74,8 +74,9 @@ def audit_table(train: pl.DataFrame, predictions: pl.DataFrame, seed: int = 0) -
             kept = group.filter(~pl.col(name))
             filtered = float(kept["correct"].mean()) if kept.height else float("nan")
             rows.append({
-                "encoder": "random" if control == "random-weights" else "pre-trained", "probe": probe, "heuristic": name,
-                "share": float(group[name].mean()) * 100, "accuracy": overall * 100, "filtered_accuracy": filtered * 100,
-                "n_filtered": kept.height, "drop": (overall - filtered) / overall * 100 if overall else float("nan"),
+                "encoder": "random" if control == "random-weights" else "pre-trained", "probe": probe,
+                "heuristic": name, "share": float(group[name].mean()) * 100, "accuracy": overall * 100,
+                "filtered_accuracy": filtered * 100, "n_filtered": kept.height,
+                "drop": (overall - filtered) / overall * 100 if overall else float("nan"),
             })  # fmt: skip
     return pl.DataFrame(rows).sort("heuristic", "probe", "encoder")

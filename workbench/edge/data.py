@@ -81,7 +81,9 @@ def _rows_from_examples(task: str, examples: pl.DataFrame, n: int | None, seed: 
     cut_train, cut_dev = int(count * shares[0]), int(count * (shares[0] + shares[1]))
     frame = frame.with_columns(
         task=pl.lit(task),
-        split=pl.when(pl.int_range(pl.len()) < cut_train).then(pl.lit("train")).when(pl.int_range(pl.len()) < cut_dev).then(pl.lit("dev")).otherwise(pl.lit("test")),
+        split=pl.when(pl.int_range(pl.len()) < cut_train).then(pl.lit("train"))
+        .when(pl.int_range(pl.len()) < cut_dev).then(pl.lit("dev"))
+        .otherwise(pl.lit("test")),
         span2_start=pl.lit(None, pl.Int64), span2_end=pl.lit(None, pl.Int64),
     )  # fmt: skip
     return _with_ids(frame)
@@ -120,7 +122,8 @@ def _with_ids(frame: pl.DataFrame) -> pl.DataFrame:
 def read_jiant(path: str | Path, task: str | None = None) -> pl.DataFrame:
     """Read jiant edge-probing JSONL (a file, or a folder of ``{train,dev,test}.jsonl``) into ``EDGE_SCHEMA``.
 
-    Each line: ``{"text": "w1 w2 ...", "targets": [{"span1": [s, e], "label": "x", "span2": [s, e]?}], "info": {...}?}``.
+    Each line: ``{"text": "w1 w2 ...", "targets": [{"span1": [s, e], "label": "x", "span2": [s, e]?}],
+    "info": {...}?}``.
     The split is the file name (``train.jsonl`` ...) unless ``info.split`` says otherwise; the task is
     ``task``, else ``info.task``, else the folder's name.
     """

@@ -202,7 +202,8 @@ def _split(frame: pl.DataFrame, features: np.ndarray, split: str) -> tuple[np.nd
 def evaluate(
     frame: pl.DataFrame, features: np.ndarray, spec: EdgeSpec, test_split: str = "test"
 ) -> tuple[SpanProbe, pl.DataFrame]:
-    """Train on the train rows, predict the ``test_split`` rows: the probe and those rows with ``pred`` and ``correct``."""
+    """Train on the train rows, predict the ``test_split`` rows: the probe and those rows with ``pred``
+    and ``correct``."""
     train_x, train_y = _split(frame, features, "train")
     test_x, _ = _split(frame, features, test_split)
     if len(train_y) == 0 or len(test_x) == 0:
@@ -233,8 +234,8 @@ def probe_task(
     probe, predictions = evaluate(frame, features, spec)
     summary = {
         "encoder": encoder.name, "control": encoder.control, "task": frame["task"][0], "probe": spec.probe,
-        "layer": str(spec.layer), "accuracy": predictions["correct"].mean(), "n_train": int((frame["split"] == "train").sum()),
-        "n_test": predictions.height,
+        "layer": str(spec.layer), "accuracy": predictions["correct"].mean(),
+        "n_train": int((frame["split"] == "train").sum()), "n_test": predictions.height,
     }  # fmt: skip
     if control_seed is not None:
         _, control = evaluate(control_labels(frame, control_seed), features, spec)

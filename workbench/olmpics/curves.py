@@ -128,13 +128,17 @@ def candidate_tokens(tokenizer, statement: str, choices: list[str]) -> list[int]
         encoded = tokenizer(prefix + choice + suffix, return_offsets_mapping=True, return_special_tokens_mask=True)
         start, end = len(prefix), len(prefix) + len(choice)
         inside = [
-            token for token, (left, right), special in zip(encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"])
+            token
+            for token, (left, right), special in zip(
+                encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"]
+            )
             if not special and right > left and left >= start and right <= end
         ]  # fmt: skip
         if len(inside) != 1:
             raise WorkbenchError(
                 f"MC-MLM needs every candidate to be one token; {choice!r} is {len(inside)} tokens for this tokenizer "
-                f"(in {statement!r}). Regenerate the probe with this model's vocabulary (--vocab-model) or drop the row."
+                f"(in {statement!r}). Regenerate the probe with this model's vocabulary (--vocab-model) "
+                "or drop the row."
             )
         ids.append(int(inside[0]))
     return ids

@@ -51,7 +51,8 @@ def load_masked_lm(name: str | Path, control: str = "none", seed: int = 0, devic
     if fresh:
         warnings.warn(
             f"{name} has no trained MLM head (the checkpoint lacks {', '.join(sorted(missing)[:4])}...); the head was "
-            f"initialised from seed {seed}, so zero-shot MC-MLM is unavailable: only the learning curves are meaningful.",
+            f"initialised from seed {seed}, so zero-shot MC-MLM is unavailable: "
+            "only the learning curves are meaningful.",
             ScoringWarning,
             stacklevel=2,
         )

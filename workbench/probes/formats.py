@@ -161,7 +161,8 @@ def _check_replaceable(out_dir: Path) -> None:
     split_files = {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
     foreign = [
         child.name for child in out_dir.iterdir()
-        if not child.name.startswith(".") and child.name not in split_files and not (child.is_dir() and _is_probe_tree(child))
+        if not child.name.startswith(".") and child.name not in split_files
+        and not (child.is_dir() and _is_probe_tree(child))
     ]  # fmt: skip
     if foreign:
         raise WorkbenchError(

@@ -78,7 +78,8 @@ def language_control(probes: pl.DataFrame, spec: ControlSpec) -> pl.DataFrame:
     unknown = sorted(set(probes["probe"].unique()) - set(PROBES))
     if unknown:
         raise WorkbenchError(
-            f"language controls are for the probes {list(PROBES)}; these rows are {unknown} (their templates are not known)"
+            f"language controls are for the probes {list(PROBES)}; these rows are {unknown} "
+            "(their templates are not known)"
         )
     frame = probes.with_row_index("_row").with_columns(_new=pl.lit(None, pl.String))
     arguments: dict[str, set[str]] = {}  # probe -> the fields its templates fill (context, word, definition)
@@ -116,7 +117,8 @@ def language_control(probes: pl.DataFrame, spec: ControlSpec) -> pl.DataFrame:
     lost = frame.filter(pl.col("_new").is_null())
     if not lost.is_empty():
         raise WorkbenchError(
-            f"{lost.height} question(s) match no template of their probe and contain neither their context, their word nor a quoted argument "
+            f"{lost.height} question(s) match no template of their probe and contain neither their context, "
+            "their word nor a quoted argument "
             f"(first: {lost['id'][0]!r}: {lost['question'][0]!r}); pass the template file the probes were built with"
         )
     return frame.with_columns(

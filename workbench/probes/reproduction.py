@@ -40,7 +40,9 @@ def _gold_overlap(ours: pl.DataFrame, released: pl.DataFrame) -> pl.DataFrame:
 def compare_with_released(ours: pl.DataFrame, released: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """``TABLES`` comparing ``ours`` with ``released`` (both probe frames of one probe) on their shared concepts.
 
-    >>> tables = compare_with_released(build_probes(ProbeSpec.paper("hyponymy")), read_probes("hyponymy_test.jsonl"))  # doctest: +SKIP
+    >>> tables = compare_with_released(
+    ...     build_probes(ProbeSpec.paper("hyponymy")), read_probes("hyponymy_test.jsonl")
+    ... )  # doctest: +SKIP
     >>> tables["families"]  # doctest: +SKIP
     """
     shared = set(ours["concept"].unique()) & set(released["concept"].unique())

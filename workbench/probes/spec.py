@@ -126,7 +126,8 @@ class ProbeSpec:
                 )
 
     def chosen(self, eligible: dict[str, int]) -> set[int] | None:
-        """The ids of ``concepts`` among ``eligible`` (name -> id), or None for all; unknown or ineligible names raise."""
+        """The ids of ``concepts`` among ``eligible`` (name -> id), or None for all; unknown or ineligible
+        names raise."""
         if self.concepts is None:
             return None
         missing = [name for name in self.concepts if name not in eligible]

@@ -65,7 +65,8 @@ def prefix_saving(features: list[Features], batch_size: int) -> float:
     """Padded token positions from scratch over those with the shared prefix, both length-batched.
 
     >>> item = lambda prompt, choice: {"prompt": tuple(prompt), "continuation": choice, "input_ids": [*prompt, *choice]}
-    >>> round(prefix_saving([item(range(40), [7] * n) for n in (2, 3, 4, 5, 6)], 8), 2)  # 5 rows x 45 against 39 + 5 x 6
+    >>> # 5 rows x 45 against 39 + 5 x 6
+    >>> round(prefix_saving([item(range(40), [7] * n) for n in (2, 3, 4, 5, 6)], 8), 2)
     3.26
     """
     scratch = padded_tokens([len(item["input_ids"]) - 1 for item in features], batch_size)

@@ -26,7 +26,8 @@ PARTS = {"prompt": {"question"}, "neutral": set(), "choice": {"choice"}}
 
 @dataclass(frozen=True)
 class PromptTemplates:
-    """Per probe type (and ``default``): the prompt, neutral and choice templates; ``digest`` names the file's content."""
+    """Per probe type (and ``default``): the prompt, neutral and choice templates; ``digest`` names the
+    file's content."""
 
     probes: dict[str, dict[str, str]]
     default: dict[str, str]
