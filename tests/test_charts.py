@@ -39,8 +39,15 @@ def test_heatmap_has_one_cell_per_row_and_column_with_its_accuracy():
     assert (rect["x"]["field"], rect["y"]["field"], rect["color"]["field"]) == ("column", "row", "accuracy")
     assert rect["color"]["scale"]["domain"] == [0, 1]
     assert text["text"] == {"field": "accuracy", "format": ".0%", "type": "quantitative"}
-    assert rect["x"]["sort"] == ["random", "sister 1"]
-    assert rect["y"]["sort"] == ["hypernymy k=1", "hypernymy k=2"]
+    assert rect["x"]["sort"] == {"field": "column_order", "op": "min"}
+    assert rect["y"]["sort"] == {"field": "row_order", "op": "min"}
+    (rows,) = spec["datasets"].values()
+    assert {(row["row"], row["row_order"], row["column"], row["column_order"]) for row in rows} == {
+        ("hypernymy k=1", 0, "random", 0),
+        ("hypernymy k=1", 0, "sister 1", 1),
+        ("hypernymy k=2", 1, "random", 0),
+        ("hypernymy k=2", 1, "sister 1", 1),
+    }
 
 
 def test_heatmap_exposes_a_click_selection_on_cells():

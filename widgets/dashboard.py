@@ -25,53 +25,30 @@ import polars as pl
 from widgets.render import short_model, table
 from widgets.state import Session
 from workbench import charts, metrics
-from workbench.io import read_predictions, write_text
-from workbench.paths import cache_dir
+from workbench.io import read_predictions
 from workbench.probes.select import select
-from workbench.views import cluster_bar_data, first_questions, heatmap_data, point_estimates
+from workbench.views import cluster_bar_data, first_questions, heatmap_data, point_estimates, questions_in_cells
 
 EMBED = {"renderer": "svg", "actions": False}
 _EMPTY = alt.Chart(alt.Data(values=[])).mark_point()  # what a chart shows before predictions arrive
-_NO_CELL = {"cell": {"value": None, "store": []}}  # the heat map's selection, cleared
 
 
 def offline_charts() -> None:
-    """Serve Vega's JavaScript from the kernel (vl-convert's bundle), never from a CDN.
-
-    Bundling takes seconds, so the bundle is kept in the workspace cache, keyed by both versions.
-    """
-    import vl_convert
-
-    if alt.JupyterChart._is_offline:
-        return
-    cached = cache_dir("widgets") / f"jupyterchart-{alt.__version__}-{vl_convert.__version__}.js"
-    if cached.is_file():  # what enable_offline() would compute, read back (altair keeps it in _esm)
-        alt.JupyterChart._esm, alt.JupyterChart._is_offline = cached.read_text(), True
-        return
+    """Serve Vega's JavaScript from the kernel (vl-convert's bundle), never from a CDN: altair's public switch,
+    once per kernel (it bundles for about two seconds; a preheated Voilà kernel has done it before a visitor comes)."""
     alt.JupyterChart.enable_offline()
-    write_text(alt.JupyterChart._esm, cached)
 
 
-def with_rows(spec: dict, rows: pl.DataFrame, orders: dict[str, list] | None = None) -> dict:
-    """``spec`` (a Vega-Lite dict with one inline dataset) drawing ``rows`` instead, sorted by ``orders``.
+def with_rows(spec: dict, rows: pl.DataFrame) -> dict:
+    """``spec`` (a Vega-Lite dict with one inline dataset, as altair writes it) drawing ``rows`` instead.
 
-    ``orders`` maps a field to its new explicit sort (e.g. the heat map's row labels). Builds no altair
-    object, so it costs what serialising ``rows`` costs; the result equals the spec altair would build.
+    Only Vega-Lite's top-level ``datasets`` changes (the charts sort by fields of the data), so this costs
+    what serialising ``rows`` costs, and the result equals the spec altair would build for ``rows``.
 
-    >>> board.heat.spec = with_rows(board.heat.spec, heatmap_data(other_preds), {"row": rows, "column": columns})
+    >>> board.heat.spec = with_rows(board.heat.spec, heatmap_data(other_preds))  # doctest: +SKIP
     """
-    orders = orders or {}
-
-    def walk(node):
-        if isinstance(node, dict):
-            out = {key: walk(value) for key, value in node.items() if key != "datasets"}
-            if isinstance(out.get("sort"), list) and out.get("field") in orders:
-                out["sort"] = list(orders[out["field"]])
-            return out
-        return [walk(item) for item in node] if isinstance(node, list) else node
-
     (name,) = spec["datasets"]
-    return {**walk(spec), "datasets": {name: rows.to_dicts()}}
+    return {**spec, "datasets": {name: rows.to_dicts()}}
 
 
 class ResultsDashboard:
@@ -172,15 +149,10 @@ class ResultsDashboard:
         cells = self._memo(("heat", where), lambda: heatmap_data(preds))
         models = cells["label"].unique(maintain_order=True).to_list()
         self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {escape(', '.join(map(short_model, models)))}</span>"
-        rows, columns = metrics.cell_order(cells)
-        self._draw(
-            self.heat,
-            cells,
-            lambda: charts.heatmap(preds, selection=charts.cell_selection()),
-            {"row": rows, "column": columns},
-        )
-        if self.heat.selections.cell.value:
-            self.heat._vl_selections = _NO_CELL  # new cells: no old click applies
+        # new cells: no old click applies, and a new chart starts with no selection
+        clicked = getattr(self.heat.selections, "cell", None)  # none before the first chart
+        fresh = clicked is not None and bool(clicked.value)
+        self._draw(self.heat, cells, lambda: charts.heatmap(preds, selection=charts.cell_selection()), fresh)
         points = self._memo(("points", where), lambda: point_estimates(preds, cells))
         done = self._memo(("bars", where))
         self._draw(self.bars, done if done is not None else points, lambda: charts.cluster_bars(preds, n_boot=1))
@@ -227,20 +199,17 @@ class ResultsDashboard:
         return value
 
     def _draw(
-        self,
-        chart: alt.JupyterChart,
-        rows: pl.DataFrame,
-        build: Callable[[], alt.TopLevelMixin],
-        orders: dict | None = None,
+        self, chart: alt.JupyterChart, rows: pl.DataFrame, build: Callable[[], alt.TopLevelMixin], fresh: bool = False
     ) -> None:
-        """Show ``rows`` in ``chart``: altair builds the chart once per set of model panels, then rows are swapped in."""
+        """Show ``rows`` in ``chart``: altair builds the chart once per set of model panels (and when ``fresh``:
+        a new chart clears the heat map's clicks), later rows only replace its data."""
         key = (id(chart), tuple(rows["panel"].unique(maintain_order=True)))
-        if key not in self._specs:
+        if fresh or key not in self._specs:
             chart.chart = build()
             if chart is self.heat:
                 chart.selections.observe(self._drill, "cell")
             self._specs[key] = chart.spec
-        chart.spec = with_rows(self._specs[key], rows, orders)
+        chart.spec = with_rows(self._specs[key], rows)
 
     def _drill(self, _=None) -> None:
         preds = self.shown()
@@ -248,8 +217,7 @@ class ResultsDashboard:
             return
         cells = [(item["row"], item["column"]) for item in self.heat.selections.cell.value]
         if cells:
-            keep = pl.concat_str(*metrics.cell_labels(), separator="\x1f").is_in([f"{r}\x1f{c}" for r, c in cells])
-            preds = preds.filter(keep)
+            preds = questions_in_cells(preds, cells)
         labels = self._memo("labels", lambda: metrics.model_labels(self.session.predictions))
         where = "; ".join(f"{r} × {c}" for r, c in cells) or "all cells (click a heat-map cell to filter)"
         self.drill_title.value = (

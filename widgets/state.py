@@ -9,24 +9,21 @@ the probe controls redraws the dashboard.
     >>> session.concept = "dog.n.01"
 """
 
+import warnings
+
 import polars as pl
 import traitlets
 
 from workbench.probes.select import ProbeFilter
 
+# traitlets compares an old and a new value to decide whether to notify; a polars frame refuses the comparison
+# (so every new frame notifies, as traitlets documents), and against None it also warns. Silence that warning only.
+warnings.filterwarnings("ignore", message="Comparisons with None always result in null", module=r"traitlets\.")
 
-class Frame(traitlets.Instance):
-    """A polars frame trait that notifies whenever a different frame object is set (frames have no truth value)."""
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(pl.DataFrame, allow_none=True, **kwargs)
-
-    def set(self, obj: traitlets.HasTraits, value) -> None:
-        new = self._validate(obj, value)
-        old = obj._trait_values.get(self.name, self.default_value)
-        obj._trait_values[self.name] = new
-        if old is not new:
-            obj._notify_trait(self.name, old, new)
+def Frame(**kwargs) -> traitlets.Instance:  # noqa: N802 (named like the trait types it stands beside)
+    """A polars frame trait (or None); setting a frame always notifies its observers."""
+    return traitlets.Instance(pl.DataFrame, allow_none=True, **kwargs)
 
 
 class Session(traitlets.HasTraits):

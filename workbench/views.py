@@ -28,11 +28,17 @@ CURVE_COLUMNS = ("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds")
 
 
 def heatmap_data(preds: pl.DataFrame) -> pl.DataFrame:
-    """The rows ``heatmap`` draws: ``metrics.breakdown`` with the model ``label`` and ``panel`` columns.
+    """The rows ``heatmap`` draws: ``metrics.breakdown`` with the model ``label`` and ``panel`` columns and
+    each cell's place in the paper's order (``row_order``, ``column_order``: ``metrics.cell_order``).
 
-    >>> heatmap_data(preds).select("label", "row", "column", "accuracy")
+    >>> heatmap_data(preds).select("label", "row", "column", "n", "accuracy")  # doctest: +SKIP
     """
-    return labelled(metrics.breakdown(preds), preds)
+    cells = labelled(metrics.breakdown(preds), preds)
+    rows, columns = metrics.cell_order(cells)
+    return cells.with_columns(
+        row_order=pl.col("row").replace_strict(rows, range(len(rows)), return_dtype=pl.Int64),
+        column_order=pl.col("column").replace_strict(columns, range(len(columns)), return_dtype=pl.Int64),
+    )
 
 
 def cluster_bar_data(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
@@ -116,6 +122,15 @@ def first_questions(preds: pl.DataFrame, n: int, labels: pl.DataFrame | None = N
         return page
     keys = metrics.identity_keys(preds)
     return page.drop("label").join(labels, on=keys, nulls_equal=True, maintain_order="left").select(page.columns)
+
+
+def questions_in_cells(preds: pl.DataFrame, cells: list[tuple[str, str]]) -> pl.DataFrame:
+    """The rows of ``preds`` in the heat-map cells ``cells``, given as (row, column) labels ("hypernymy k=2", "sister 1").
+
+    >>> questions_in_cells(preds, [("hypernymy k=1", "random")])  # doctest: +SKIP
+    """
+    keys = [f"{row}\x1f{column}" for row, column in cells]
+    return preds.filter(pl.concat_str(*metrics.cell_labels(), separator="\x1f").is_in(keys))
 
 
 def curve_points(curve: pl.DataFrame, series: str = "model") -> pl.DataFrame:

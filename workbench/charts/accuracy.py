@@ -49,10 +49,14 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
     """
     selection = selection if selection is not None else cell_selection()
     cells = heatmap_data(preds)
-    rows, columns = metrics.cell_order(cells)
-    base = alt.Chart().encode(
-        x=alt.X("column:N", sort=columns, title="distractors (family, depth k')", axis=alt.Axis(labelAngle=-40)),
-        y=alt.Y("row:N", sort=rows, title="probe, hops k"),
+    base = alt.Chart().encode(  # sorted by fields of the data, so new rows redraw the same spec in order
+        x=alt.X(
+            "column:N",
+            sort=alt.EncodingSortField("column_order", op="min"),
+            title="distractors (family, depth k')",
+            axis=alt.Axis(labelAngle=-40),
+        ),
+        y=alt.Y("row:N", sort=alt.EncodingSortField("row_order", op="min"), title="probe, hops k"),
     )
     rect = (
         base.mark_rect(stroke="white")
