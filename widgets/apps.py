@@ -23,7 +23,10 @@ from widgets.toggles import ProbeControls
 from workbench.io import read_predictions
 from workbench.knowledge import load_graph
 
-NO_PROBES = "<b>No probe sets in the workspace yet</b>: run <code>workbench probes build --probe all --out $WORKBENCH_HOME/probes</code>."
+NO_PROBES = (
+    "<b>No probe sets in the workspace yet</b>: run "
+    "<code>workbench probes build --probe all --out $WORKBENCH_HOME/probes</code>."
+)
 
 
 def _header(title: str, what: str) -> w.HTML:
@@ -81,7 +84,10 @@ def dashboard(home: Path | None = None) -> w.Widget:
     controls, board = ProbeControls(session), ResultsDashboard(session, files=files)
     app = w.VBox([
         _header("Results dashboard", "Pick models, set the toggles, click a heat-map cell to list its questions."),
-        w.HBox([w.VBox([controls.widget], layout=w.Layout(width="35%")), w.VBox([board.widget], layout=w.Layout(width="65%"))]),
+        w.HBox([
+            w.VBox([controls.widget], layout=w.Layout(width="35%")),
+            w.VBox([board.widget], layout=w.Layout(width="65%")),
+        ]),
         curves.widget,
         probing.widget,
     ])  # fmt: skip
@@ -104,7 +110,8 @@ def inoculation(home: Path | None = None) -> w.Widget:
         lambda change: curves.refresh() if not change.new else None, "disabled"
     )  # Start enabled again: a run ended
     app = w.VBox([
-        _header("Inoculation dashboard", "Continue training a source model on k probe examples; watch probe (solid) and original-task (dashed) accuracy."),
+        _header("Inoculation dashboard", "Continue training a source model on k probe examples; "
+                "watch probe (solid) and original-task (dashed) accuracy."),
         launcher.widget, curves.widget,
     ])  # fmt: skip
     app.session, app.panels = session, {"inoculation": launcher, "runs": curves}

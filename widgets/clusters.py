@@ -76,7 +76,8 @@ class ClusterBrowser:
         for index, choice in enumerate(row["choices"]):
             gold = index == row["answer"]
             cells = "".join(
-                f"<td class='{'wb-right' if p['pred'] == index and p['correct'] else 'wb-wrong' if p['pred'] == index else ''}'>"
+                f"<td class='"
+                f"{'wb-right' if p['pred'] == index and p['correct'] else 'wb-wrong' if p['pred'] == index else ''}'>"
                 f"{p['scores'][index]:.3f}{' ◀' if p['pred'] == index else ''}</td>"
                 for p in picks
             )
@@ -87,7 +88,9 @@ class ClusterBrowser:
             for p in picks
         )
         return (
-            f"<div class='wb-question'><p><b>{escape(row['question'])}</b><br><span class='wb-muted'>hops {row['hops']} · "
+            f"<div class='wb-question'><p><b>{escape(row['question'])}</b><br>"
+            f"<span class='wb-muted'>hops {row['hops']} · "
             f"distractors {escape(family)} · {escape(row['split'])} · {escape(row['cluster_id'])}</span> {marks}</p>"
-            f"<table class='wb-table'><thead><tr><th>gold</th><th>choice</th>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table></div>"
+            f"<table class='wb-table'><thead><tr><th>gold</th><th>choice</th>{head}</tr></thead>"
+            f"<tbody>{''.join(lines)}</tbody></table></div>"
         )

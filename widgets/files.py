@@ -58,13 +58,15 @@ def model_folders(home: Path | None = None) -> list[Path]:
 
 
 def olmpics_curve_files(home: Path | None = None) -> list[Path]:
-    """oLMpics learning-curve Parquet files (``workbench olmpics curves --out``) under ``<workspace>/olmpics``, sorted."""
+    """oLMpics learning-curve Parquet files (``workbench olmpics curves --out``) under ``<workspace>/olmpics``,
+    sorted."""
     root = (home or workspace()) / "olmpics"
     return sorted(root.glob("*.parquet")) if root.is_dir() else []
 
 
 def edge_result_folders(home: Path | None = None) -> list[Path]:
-    """Edge-probing result folders (``workbench edge probe --out``, with ``summary.parquet``) under ``<workspace>/edge``."""
+    """Edge-probing result folders (``workbench edge probe --out``, with ``summary.parquet``) under
+    ``<workspace>/edge``."""
     root = (home or workspace()) / "edge"
     return sorted(p.parent for p in root.glob("**/summary.parquet")) if root.is_dir() else []
 

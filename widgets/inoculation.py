@@ -33,7 +33,8 @@ def parse_numbers(text: str, kind: type, name: str) -> tuple:
         values = tuple(kind(part) for part in text.replace(" ", "").split(",") if part)
     except ValueError:
         raise SpecError(
-            f"{name}={text!r} is not a list of {kind.__name__} numbers; write e.g. {'100,500' if kind is int else '1e-5,3e-5'}"
+            f"{name}={text!r} is not a list of {kind.__name__} numbers; "
+            f"write e.g. {'100,500' if kind is int else '1e-5,3e-5'}"
         ) from None
     if not values:
         raise SpecError(f"{name} is empty; give at least one number")
@@ -100,8 +101,10 @@ class InoculationLauncher:
     def _start(self, _=None) -> None:
         try:
             grid = {
-                "ks": parse_numbers(self.ks.value, int, "k values"), "lrs": parse_numbers(self.lrs.value, float, "learning rates"),
-                "epochs": parse_numbers(self.epochs.value, int, "epochs"), "seeds": parse_numbers(self.seeds.value, int, "seeds"),
+                "ks": parse_numbers(self.ks.value, int, "k values"),
+                "lrs": parse_numbers(self.lrs.value, float, "learning rates"),
+                "epochs": parse_numbers(self.epochs.value, int, "epochs"),
+                "seeds": parse_numbers(self.seeds.value, int, "seeds"),
             }  # fmt: skip
             out = safe_child(self.home / "runs" / "inoculation", self.name.value)
         except Exception as err:  # shown to the visitor
@@ -122,7 +125,8 @@ class InoculationLauncher:
             summary = inoculate(
                 *args, **grid, add_some=self.add_some.value or None, add_some_dir=self.add_some_data.value or None,
                 out=self.out, max_eval=self.max_eval.value,
-                max_length=self.max_length, batch_size=self.batch_size, progress=False, on_trial=self._trial, stop=self.stop,
+                max_length=self.max_length, batch_size=self.batch_size, progress=False, on_trial=self._trial,
+                stop=self.stop,
             )  # fmt: skip
             word = "cancelled (resumable)" if self.stop.is_set() else "finished"
             self.status.value = (

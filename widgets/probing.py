@@ -45,7 +45,8 @@ Views = tuple[dict[str, Chart], dict[str, pl.DataFrame]]
 
 
 def olmpics_views(curves: pl.DataFrame) -> Views:
-    """The charts (``curves``; ``sensitivity`` when the file has language controls) and the results table of oLMpics curves.
+    """The charts (``curves``; ``sensitivity`` when the file has language controls) and the results table of oLMpics
+    curves.
 
     >>> charts, tables = olmpics_views(pl.read_parquet(home / "olmpics/age.parquet"))  # doctest: +SKIP
     """
@@ -60,7 +61,8 @@ def olmpics_views(curves: pl.DataFrame) -> Views:
 
 
 def edge_views(folder: Path) -> Views:
-    """The charts (``accuracy``; ``mdl`` and ``memorisation`` when the run has them) and tables of an edge result folder.
+    """The charts (``accuracy``; ``mdl`` and ``memorisation`` when the run has them) and tables of an edge result
+    folder.
 
     >>> charts, tables = edge_views(home / "edge" / "supersense")  # doctest: +SKIP
     """

@@ -75,7 +75,10 @@ class RunCurves:
 
     def _draw(self, _=None) -> None:
         if not self.run.value:
-            self.message.value = "<i class='wb-no-runs'>No inoculation runs in the workspace yet: start one above or with <code>workbench inoculate</code>.</i>"
+            self.message.value = (
+                "<i class='wb-no-runs'>No inoculation runs in the workspace yet: "
+                "start one above or with <code>workbench inoculate</code>.</i>"
+            )
             self.chart.layout.display, self.summary.value = "none", ""
             return
         folder = Path(self.run.value)
@@ -98,6 +101,6 @@ class RunCurves:
             f" on {escape(probe)}" if probe else ""
         )
         self.summary.value = (
-            "<b>per k: the trial M* selected on dev, its probe score on dev and test, and the inoculation cost (S_orig after − before: negative = the original task got worse)</b>"
-            + table(summary)
+            "<b>per k: the trial M* selected on dev, its probe score on dev and test, and the inoculation cost "
+            "(S_orig after − before: negative = the original task got worse)</b>" + table(summary)
         )

@@ -100,7 +100,10 @@ class ProbeControls:
             self.total.value = "<i>No probes loaded: run <code>workbench probes build --probe all</code>.</i>"
             return
         chosen = self.selected()
-        self.total.value = f"<b class='wb-total'>{chosen.height:,} questions in {chosen['cluster_id'].n_unique():,} clusters</b> selected"
+        self.total.value = (
+            f"<b class='wb-total'>{chosen.height:,} questions in "
+            f"{chosen['cluster_id'].n_unique():,} clusters</b> selected"
+        )
         self.table.value = table(
             counts(chosen).rename({"distractor_family": "family", "distractor_depth": "depth", "n": "questions"})
         )

@@ -334,12 +334,13 @@ def _groups_and_bootstrap(
     """Per-group sums of ``values`` and their bootstrap replicates.
 
     ``units`` (questions or clusters) must be sorted by ``keys`` and, within a group, in an order
-    that does not depend on the input's row order (so the same data gives the same intervals). Returns the groups (keys, ``n``
-    units and the summed values, in ``units`` order) and, per value, an ``(n_boot, groups)``
-    array of sums over resamples of each group's units drawn with replacement. Each group draws
-    from its own generator, seeded by ``seed`` and the group's model identity, so a model's
-    intervals do not change when other models are stacked into the same frame, and a group equal
-    to the whole model (one probe only) gets the same interval as the model overall.
+    that does not depend on the input's row order (so the same data gives the same intervals).
+    Returns the groups (keys, ``n`` units and the summed values, in ``units`` order) and, per value,
+    an ``(n_boot, groups)`` array of sums over resamples of each group's units drawn with
+    replacement. Each group draws from its own generator, seeded by ``seed`` and the group's model
+    identity, so a model's intervals do not change when other models are stacked into the same
+    frame, and a group equal to the whole model (one probe only) gets the same interval as the model
+    overall.
     """
     n_identity = len(identity_keys(units))
     groups = units.group_by(keys, maintain_order=True).agg(
@@ -391,5 +392,6 @@ def partial_cluster_warning(preds: pl.DataFrame, probes: pl.DataFrame | None) ->
     return (
         f"WARNING: {partial.height} of {preds['cluster_id'].n_unique()} clusters were scored only in part "
         f"(e.g. {partial['cluster_id'][0]}: {partial['scored'][0]} of {partial['in_probes'][0]} questions); strict "
-        "cluster accuracy on partial clusters is meaningless. Score whole clusters (workbench.probes.select.sample_clusters)."
+        "cluster accuracy on partial clusters is meaningless. "
+        "Score whole clusters (workbench.probes.select.sample_clusters)."
     )

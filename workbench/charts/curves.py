@@ -71,7 +71,8 @@ def inoculation_curves(
         alt.Chart(points).mark_line(point=True)
         .encode(
             x=x, y=y, color=color, strokeDash=dash,
-            tooltip=["series:N", "measure:N", "k:Q", alt.Tooltip("accuracy:Q", format=".1%"), alt.Tooltip("std:Q", format=".1%"), alt.Tooltip("n_seeds:Q", title="seeds")],
+            tooltip=["series:N", "measure:N", "k:Q", alt.Tooltip("accuracy:Q", format=".1%"),
+                     alt.Tooltip("std:Q", format=".1%"), alt.Tooltip("n_seeds:Q", title="seeds")],
         )
         .properties(name="curves")
     )  # fmt: skip

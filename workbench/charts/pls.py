@@ -59,15 +59,21 @@ def path_diagram(result: PLSResult, width: int = 520, height: int = 360) -> alt.
     base = alt.Chart(edges)
     lines = base.mark_rule().encode(
         x=x, y=y, x2="x2:Q", y2="y2:Q", color=colour, tooltip=tooltip,
-        strokeWidth=alt.StrokeWidth("size:Q", scale=alt.Scale(type="sqrt", domain=[0, max(1.0, edges["size"].max())], range=[1, 5]), legend=None),
-        strokeDash=alt.StrokeDash("significant:N", scale=alt.Scale(domain=[True, False], range=[[1, 0], [5, 4]]), legend=None),
+        strokeWidth=alt.StrokeWidth(
+            "size:Q", scale=alt.Scale(type="sqrt", domain=[0, max(1.0, edges["size"].max())], range=[1, 5]), legend=None
+        ),
+        strokeDash=alt.StrokeDash(
+            "significant:N", scale=alt.Scale(domain=[True, False], range=[[1, 0], [5, 4]]), legend=None
+        ),
     )  # fmt: skip
     heads = base.mark_point(shape="triangle-up", filled=True, size=90, opacity=1).encode(
-        x=alt.X("x2:Q", scale=alt.Scale(domain=list(x_span)), axis=None), y=alt.Y("y2:Q", scale=alt.Scale(domain=list(y_span)), axis=None),
+        x=alt.X("x2:Q", scale=alt.Scale(domain=list(x_span)), axis=None),
+        y=alt.Y("y2:Q", scale=alt.Scale(domain=list(y_span)), axis=None),
         angle=alt.Angle("angle:Q", scale=None), color=colour, tooltip=tooltip,
     )  # fmt: skip
     labels = base.mark_text(fontSize=11, fontWeight="bold", dy=-7).encode(
-        x=alt.X("mx:Q", scale=alt.Scale(domain=list(x_span)), axis=None), y=alt.Y("my:Q", scale=alt.Scale(domain=list(y_span)), axis=None),
+        x=alt.X("mx:Q", scale=alt.Scale(domain=list(x_span)), axis=None),
+        y=alt.Y("my:Q", scale=alt.Scale(domain=list(y_span)), axis=None),
         text="label:N", color=colour, tooltip=tooltip,
     )  # fmt: skip
     node_frame = nodes.with_columns(
@@ -95,7 +101,9 @@ def loading_bars(loadings: pl.DataFrame) -> alt.FacetChart:
     base = alt.Chart().encode(y=alt.Y("indicator:N", sort=None, title=None))
     bars = base.mark_bar().encode(
         x=alt.X("loading:Q", scale=alt.Scale(domain=[min(-0.2, frame["loading"].min()), 1.05]), title="loading"),
-        color=alt.Color("weak:N", scale=alt.Scale(domain=[False, True], range=[SIGNIFICANT, NOT_SIGNIFICANT]), title="loading < 0.7"),
+        color=alt.Color(
+            "weak:N", scale=alt.Scale(domain=[False, True], range=[SIGNIFICANT, NOT_SIGNIFICANT]), title="loading < 0.7"
+        ),
         tooltip=["latent:N", "indicator:N", alt.Tooltip("loading:Q", format=".3f")],
     )  # fmt: skip
     rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="#c0392b").encode(x=alt.datum(0.7))
@@ -123,7 +131,8 @@ def bootstrap_histograms(draws: pl.DataFrame, kind: str = "paths", columns: int 
             f"the draws hold no replicates of kind {kind!r}; kinds: {draws['kind'].unique().sort().to_list()}"
         )
     bars = alt.Chart().mark_bar(color=SIGNIFICANT, opacity=0.8).encode(
-        x=alt.X("value:Q", bin=alt.Bin(maxbins=30), title="bootstrap replicate"), y=alt.Y("count():Q", title="resamples"),
+        x=alt.X("value:Q", bin=alt.Bin(maxbins=30), title="bootstrap replicate"),
+        y=alt.Y("count():Q", title="resamples"),
     )  # fmt: skip
     zero = alt.Chart().mark_rule(color="#c0392b").encode(x=alt.datum(0))
     return (

@@ -94,7 +94,8 @@ def inoculate(
     summary = run(
         model, probes, orig,
         ks=_numbers(k, int, "k"), lrs=_numbers(lr, float, "lr"), epochs=_numbers(epochs, int, "epochs"),
-        seeds=_numbers(seeds, int, "seeds"), add_some=add_some.value if add_some else None, out=out, add_some_dir=add_some_data,
+        seeds=_numbers(seeds, int, "seeds"), add_some=add_some.value if add_some else None, out=out,
+        add_some_dir=add_some_data,
         max_eval=max_eval, batch_size=batch_size, max_length=max_length, threads=threads,
         backend=backend.value, address=address, workers=workers,
     )  # fmt: skip

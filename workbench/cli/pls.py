@@ -38,10 +38,12 @@ def pls(
 
     if not model.is_file():
         raise WorkbenchError(
-            f"no model file at {model}; write one with lines like 'TAXONOMY =~ hypernymy + hyponymy' and 'SCIENCE ~ TAXONOMY'"
+            f"no model file at {model}; "
+            "write one with lines like 'TAXONOMY =~ hypernymy + hyponymy' and 'SCIENCE ~ TAXONOMY'"
         )
     result = fit_pls(read_table(data), parse_model(model.read_text(encoding="utf-8")),
-                     PLSSpec(scheme=scheme.value, bootstrap=bootstrap, seed=seed, workers=workers, alpha=alpha), progress=not as_json)  # fmt: skip
+                     PLSSpec(scheme=scheme.value, bootstrap=bootstrap, seed=seed, workers=workers, alpha=alpha),
+                     progress=not as_json)  # fmt: skip
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
     else:
@@ -101,7 +103,8 @@ def text_summary(result) -> str:
             else f"  p(ols) {row['p_ols']:.4f}"
         )
         lines.append(
-            f"  {row['source']:>12} -> {row['target']:<12} {row['coef']:+.3f}{extra} {'*' if row['significant'] else ' (n.s.)'}"
+            f"  {row['source']:>12} -> {row['target']:<12} {row['coef']:+.3f}{extra} "
+            f"{'*' if row['significant'] else ' (n.s.)'}"
         )
     lines += ["", "R²:"] + [f"  {row['latent']:>12}  {row['r2']:.3f}" for row in result.r2.iter_rows(named=True)]
     lines += ["", f"GoF: {result.gof:.4f}", "", "reliability (alpha, DG rho, AVE):"]

@@ -157,7 +157,7 @@ def reproduce(
     out: Path | None = typer.Option(None, help="Write the Markdown here instead of printing it."),
     seed: int = typer.Option(0, help="Seed of the paper-preset builds."),
 ) -> None:
-    """Build the paper preset of every released probe and compare: Table 4, hops, families, clusters, positions, golds."""
+    "Build the paper preset of every released probe and compare: Table 4, hops, families, clusters, positions, golds."
     from workbench.io import write_text
     from workbench.probes.reproduction import reproduction_tables
 

@@ -24,7 +24,8 @@ def score(
     model: str = typer.Option(..., help="A model folder, or a hub name in the local Hugging Face cache."),
     scorer: Scorer = typer.Option(
         ...,
-        help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine), causal (decoder-only LM), seq2seq (encoder-decoder LM).",
+        help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine), causal (decoder-only LM), "
+        "seq2seq (encoder-decoder LM).",
     ),
     probes: Path = typer.Option(..., help="Probe file (.parquet, ARC-style .jsonl) or a folder of split files."),
     out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
@@ -82,7 +83,8 @@ def score(
         accuracies = predictions.group_by("rule", maintain_order=True).agg(pl.col("correct").mean())
         shown = ", ".join(f"{name} {accuracy:.3f}" for name, accuracy in accuracies.iter_rows())
         typer.echo(
-            f"scored {predictions.height // accuracies.height:,} questions with {scorer.value} under {accuracies.height} rules "
+            f"scored {predictions.height // accuracies.height:,} questions with {scorer.value} "
+            f"under {accuracies.height} rules "
             f"(control {control.value}): accuracy {shown} -> {out}"
         )
         return

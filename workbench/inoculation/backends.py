@@ -105,7 +105,8 @@ def run_ray(
         from ray import tune
     except ImportError as err:
         raise WorkbenchError(
-            'backend="ray" needs Ray Tune; install the extra with pip install "probe-workbench[ray]" (or pip install "ray[tune]")'
+            'backend="ray" needs Ray Tune; install the extra with pip install "probe-workbench[ray]" '
+            '(or pip install "ray[tune]")'
         ) from err
 
     if not ray.is_initialized():
@@ -113,7 +114,8 @@ def run_ray(
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         except (ConnectionError, ValueError, RuntimeError) as err:
             raise WorkbenchError(
-                f"cannot reach a Ray cluster at address={address!r} ({err}); start one with `ray start --head` or leave --address out for a local Ray"
+                f"cannot reach a Ray cluster at address={address!r} ({err}); "
+                "start one with `ray start --head` or leave --address out for a local Ray"
             ) from err
     cpus = data.threads or 1
     data = replace(data, threads=cpus)
@@ -124,7 +126,8 @@ def run_ray(
         param_space={"trial": tune.grid_search([asdict(trial) for trial in trials])},
         tune_config=tune.TuneConfig(max_concurrent_trials=workers, reuse_actors=False),
         run_config=tune.RunConfig(
-            name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}", storage_path=str(Path(data.out).resolve() / "ray"),
+            name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}",
+            storage_path=str(Path(data.out).resolve() / "ray"),
             callbacks=[_recorder_class(tune)(token)], stop=_stopper_class(tune)(token), verbose=0,
             failure_config=tune.FailureConfig(max_failures=0),
         ),

@@ -11,11 +11,12 @@ accuracy and going on with the run's k > 0 points; S_orig is empty at k=0 (the z
 not measured on the original task), and the run needs no baseline row.
 
 ``curve_summaries``: MAX (the best point over k > 0) and WS (a weighted mean over k > 0) of the
-seed-averaged curve, as oLMpics §2 ("averaged over seeds" applies to the curve, not to per-seed maxima). oLMpics defines WS over N ∈ {62, 125, 250, 500,
-1k, 2k, 4k} with weights 0.23, 0.20, 0.17, 0.14, 0.11, 0.08, 0.07 (small N weigh more: learning from
-few examples counts most). Our k grid is the user's, so each k takes the weight of the oLMpics N
-nearest to it on a log scale (k=100 -> N=125: 0.20; 3000 -> 4k: 0.07), and the weights are
-renormalised to sum to 1 over the grid. On the oLMpics grid itself this is exactly their WS.
+seed-averaged curve, as oLMpics §2 ("averaged over seeds" applies to the curve, not to per-seed
+maxima). oLMpics defines WS over N ∈ {62, 125, 250, 500, 1k, 2k, 4k} with weights 0.23, 0.20, 0.17,
+0.14, 0.11, 0.08, 0.07 (small N weigh more: learning from few examples counts most). Our k grid is the
+user's, so each k takes the weight of the oLMpics N nearest to it on a log scale (k=100 -> N=125:
+0.20; 3000 -> 4k: 0.07), and the weights are renormalised to sum to 1 over the grid. On the oLMpics
+grid itself this is exactly their WS.
 
 >>> curve = learning_curve(load_run("runs/inoc"))  # doctest: +SKIP
 >>> per_rule = learning_curve(load_run("runs/inoc"), zero_shot=zero_shot_accuracy(preds))  # doctest: +SKIP
@@ -92,7 +93,9 @@ def with_zero_shot(curve: pl.DataFrame, zero_shot: pl.DataFrame) -> pl.DataFrame
     k > 0 points of ``curve``; columns ``rule`` and ``COLUMNS``, rules in the order of ``zero_shot``.
 
     >>> points = pl.DataFrame({"rule": ["sum", "mi"], "k": [0, 0], "S_new": [0.4, 0.3]})
-    >>> later = pl.DataFrame({"k": [100], "S_new": [0.7], "S_new_std": [0.0], "S_orig": [0.6], "S_orig_std": [0.0], "n_seeds": [1]})
+    >>> later = pl.DataFrame(
+    ...     {"k": [100], "S_new": [0.7], "S_new_std": [0.0], "S_orig": [0.6], "S_orig_std": [0.0], "n_seeds": [1]}
+    ... )
     >>> with_zero_shot(later, points).select("rule", "k", "S_new", "S_orig").rows()
     [('sum', 0, 0.4, None), ('sum', 100, 0.7, 0.6), ('mi', 0, 0.3, None), ('mi', 100, 0.7, 0.6)]
     """
@@ -132,8 +135,11 @@ def seed_averaged_summary(points: pl.DataFrame, keys: list[str], x: str, y: str)
     ``ws_weight``-weighted mean of the seed-mean curve (renormalised over the group's x values) and
     ``WS_std`` the spread of per-seed WS.
 
-    >>> toy = pl.DataFrame({"g": ["a"] * 4, "seed": [0, 0, 1, 1], "n": [62, 125, 62, 125], "acc": [0.9, 0.5, 0.45, 0.7]})
-    >>> seed_averaged_summary(toy, ["g"], "n", "acc")["MAX"].round(3).item()  # mean curve 0.675, 0.6 (not (0.9 + 0.7) / 2)
+    >>> toy = pl.DataFrame(
+    ...     {"g": ["a"] * 4, "seed": [0, 0, 1, 1], "n": [62, 125, 62, 125], "acc": [0.9, 0.5, 0.45, 0.7]}
+    ... )
+    >>> # mean curve 0.675, 0.6 (not (0.9 + 0.7) / 2)
+    >>> seed_averaged_summary(toy, ["g"], "n", "acc")["MAX"].round(3).item()
     0.675
     """
     weighted = points.with_columns(w=pl.col(x).map_elements(ws_weight, return_dtype=pl.Float64))

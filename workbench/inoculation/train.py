@@ -73,9 +73,15 @@ class TrainSpec:
             )
             if not ok or not low <= value <= high or (name == "lr" and value <= 0):
                 raise SpecError(
-                    f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number in ({low}, {high}]"
+                    (
+                        f"{name}={value!r} is out of range; "
+                        f"use a {'whole ' if kind is int else ''}number in ({low}, {high}]"
+                    )
                     if name == "lr"
-                    else f"{name}={value!r} is out of range; use a {'whole ' if kind is int else ''}number from {low} to {high}"
+                    else (
+                        f"{name}={value!r} is out of range; "
+                        f"use a {'whole ' if kind is int else ''}number from {low} to {high}"
+                    )
                 )
         if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
             raise SpecError(f"threads={self.threads!r} is out of range; use None or a whole number >= 1")
@@ -95,7 +101,8 @@ def check_multiple_choice(model: str | Path) -> Path:
     file = path / "config.json"
     if not file.is_file():
         raise WorkbenchError(
-            f"{path} is not a model folder (no config.json); give a folder written by save_pretrained or a train-source run's model/"
+            f"{path} is not a model folder (no config.json); "
+            "give a folder written by save_pretrained or a train-source run's model/"
         )
     try:
         config = json.loads(file.read_text(encoding="utf-8"))
@@ -106,8 +113,10 @@ def check_multiple_choice(model: str | Path) -> Path:
     model_type = config.get("model_type") if isinstance(config, dict) else None
     if model_type not in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
         raise WorkbenchError(
-            f"{path} is a {model_type or 'model of unknown type'} model ({', '.join(config.get('architectures') or ['no architectures listed'])}), "
-            "and transformers has no multiple-choice class for it; use an encoder with one (BERT, MiniLM, RoBERTa, DeBERTa, ELECTRA, ...)"
+            f"{path} is a {model_type or 'model of unknown type'} model "
+            f"({', '.join(config.get('architectures') or ['no architectures listed'])}), "
+            "and transformers has no multiple-choice class for it; "
+            "use an encoder with one (BERT, MiniLM, RoBERTa, DeBERTa, ELECTRA, ...)"
         )
     return path
 

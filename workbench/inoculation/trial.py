@@ -138,5 +138,5 @@ def run_trial(trial: Trial, data: TrialData, progress: bool = False, stop: threa
         save_model(network, tokenizer, folder / "model")
     s_new, s_orig = accuracy(probe_pred), accuracy(orig_pred)
     s_new_test = accuracy(test_pred) if test_pred is not None else None
-    return {**row, "S_new": s_new, "S_new_test": s_new_test, "S_orig": s_orig, "avg": (s_new + s_orig) / 2, "final_loss": final_loss,
-            "seconds": time.time() - started, "status": status}  # fmt: skip
+    return {**row, "S_new": s_new, "S_new_test": s_new_test, "S_orig": s_orig, "avg": (s_new + s_orig) / 2,
+            "final_loss": final_loss, "seconds": time.time() - started, "status": status}  # fmt: skip

@@ -72,14 +72,16 @@ class ScoreSpec:
         check_control(self.scorer, self.control)
         if self.prompts is not None and self.scorer not in LM_SCORERS:
             raise SpecError(
-                f"prompts={str(self.prompts)!r} is only used by the scorers {list(LM_SCORERS)}, not scorer={self.scorer!r}; "
+                f"prompts={str(self.prompts)!r} is only used by the scorers {list(LM_SCORERS)}, "
+                f"not scorer={self.scorer!r}; "
                 "leave it out (probe templates are set when the probes are built)"
             )
         if self.device is not None:
             check_device(self.device)
         if self.rule not in RULES[self.scorer]:
             raise SpecError(
-                f"rule={self.rule!r} is not allowed for scorer={self.scorer!r}; choose one of {list(RULES[self.scorer])}"
+                f"rule={self.rule!r} is not allowed for scorer={self.scorer!r}; "
+                f"choose one of {list(RULES[self.scorer])}"
             )
         limits = (("seed", 0, 2**32 - 1), ("batch_size", 1, 4096), ("max_length", 8, 100_000), ("threads", 1, 1024))
         for name, low, high in limits:

@@ -344,7 +344,8 @@ def _not_found(name: str | Path, err: Exception) -> str:
 
 
 def _check_head(name: str | Path, scorer: str, missing: list[str]) -> bool:
-    """Warn about (mcqa) or refuse (mlm, causal, seq2seq) a checkpoint that lacks the scorer's head; True if it was fresh."""
+    """Warn about (mcqa) or refuse (mlm, causal, seq2seq) a checkpoint that lacks the scorer's head; True if it was
+    fresh."""
     if not missing or scorer == "similarity":
         return False
     shown = ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else "")
