@@ -23,4 +23,5 @@ explore: setup
 	.venv/bin/workbench serve explorer --port $(PORT)
 
 test: setup
+	.venv/bin/ruff check .
 	.venv/bin/python -m pytest

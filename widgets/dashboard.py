@@ -137,7 +137,8 @@ class ResultsDashboard:
         preds = self.shown()
         if preds is None or preds.is_empty():
             self.message.value = (
-                "<b class='wb-no-preds'>No predictions yet</b>: run <code>workbench score --model MODEL --scorer similarity "
+                "<b class='wb-no-preds'>No predictions yet</b>: run "
+                "<code>workbench score --model MODEL --scorer similarity "
                 "--probes PROBES --out $WORKBENCH_HOME/predictions/NAME.parquet</code>"
                 if preds is None
                 else "<i>The toggles select no scored question.</i>"
@@ -148,7 +149,8 @@ class ResultsDashboard:
         where = self.session.where
         cells = self._memo(("heat", where), lambda: heatmap_data(preds))
         models = cells["label"].unique(maintain_order=True).to_list()
-        self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {escape(', '.join(map(short_model, models)))}</span>"
+        names = escape(", ".join(map(short_model, models)))
+        self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {names}</span>"
         # new cells: no old click applies, and a new chart starts with no selection
         clicked = getattr(self.heat.selections, "cell", None)  # none before the first chart
         fresh = clicked is not None and bool(clicked.value)
@@ -160,7 +162,10 @@ class ResultsDashboard:
         if done is not None:
             self.intervals.value = self._interval_note()
         else:
-            self.intervals.value = f"<span class='wb-muted wb-intervals-pending'>bars: point estimates; {self.n_boot} bootstrap resamples under way ...</span>"
+            self.intervals.value = (
+                "<span class='wb-muted wb-intervals-pending'>bars: point estimates; "
+                f"{self.n_boot} bootstrap resamples under way ...</span>"
+            )
             self.pending = self._pool.submit(self._bootstrap, preds, where, generation)
         self._drill()
 
@@ -181,7 +186,10 @@ class ResultsDashboard:
                 self.intervals.value = self._interval_note()
 
     def _interval_note(self) -> str:
-        return f"<span class='wb-muted wb-intervals-done'>bars: 95% percentile intervals from {self.n_boot} bootstrap resamples (questions; whole clusters)</span>"
+        return (
+            "<span class='wb-muted wb-intervals-done'>bars: 95% percentile intervals from "
+            f"{self.n_boot} bootstrap resamples (questions; whole clusters)</span>"
+        )
 
     def _memo(self, key: Hashable, compute: Callable[[], pl.DataFrame] | None = None) -> pl.DataFrame | None:
         """The aggregate ``key`` of the current predictions, computed once (least recently used dropped)."""

@@ -125,7 +125,7 @@ def first_questions(preds: pl.DataFrame, n: int, labels: pl.DataFrame | None = N
 
 
 def questions_in_cells(preds: pl.DataFrame, cells: list[tuple[str, str]]) -> pl.DataFrame:
-    """The rows of ``preds`` in the heat-map cells ``cells``, given as (row, column) labels ("hypernymy k=2", "sister 1").
+    """The rows of ``preds`` in the heat-map ``cells``, given as (row, column) labels ("hypernymy k=2", "sister 1").
 
     >>> questions_in_cells(preds, [("hypernymy k=1", "random")])  # doctest: +SKIP
     """

@@ -27,7 +27,7 @@ trials are read back and skipped; a full disk raises ``DiskFullError`` and loses
 made once for the whole run (which k probe examples, which original examples, which dev questions)
 use ``data_seed``, so trial k=100 sees the first 100 of the same permutation that k=500 extends.
 
->>> plan = plan_inoculation("runs/minilm-arc", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")  # doctest: +SKIP
+>>> plan = plan_inoculation("runs/src", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")
 >>> run_inoculation(plan.filter(pl.col("k") == 100))  # doctest: +SKIP
 """
 
@@ -88,7 +88,8 @@ TRIALS_SCHEMA: dict[str, pl.DataType] = {
     "status": pl.String(),  # baseline, ok, diverged
 }
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {
-    **{name: TRIALS_SCHEMA[name] for name in ("k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_new_test", "S_orig", "avg")},
+    **{name: TRIALS_SCHEMA[name] for name in ("k", "trial", "lr", "epochs", "seed", "add_some", "S_new", "S_new_test",
+                                              "S_orig", "avg")},
     "S_new_before": pl.Float64(), "S_new_test_before": pl.Float64(), "S_orig_before": pl.Float64(),
     "inoculation_cost": pl.Float64(),  # S_orig(M*) - S_orig(before), the paper's sign: negative = forgot
 }  # fmt: skip
@@ -240,8 +241,8 @@ def plan_inoculation(
         batch_size=spec.batch_size, max_length=spec.max_length, threads=spec.threads,
     )  # fmt: skip
     done = set(load_run(out)["trial"]) if (out / "trials.parquet").is_file() else set()
-    rows = [{"trial": t.name, "k": t.k, "lr": t.lr, "epochs": t.epochs, "seed": t.seed, "add_some": t.add_some or "none",
-             "done": t.name in done} for t in spec.grid()]  # fmt: skip
+    rows = [{"trial": t.name, "k": t.k, "lr": t.lr, "epochs": t.epochs, "seed": t.seed,
+             "add_some": t.add_some or "none", "done": t.name in done} for t in spec.grid()]  # fmt: skip
     return InoculationPlan(out, spec, config, data, pl.DataFrame(rows, schema=PLAN_SCHEMA))
 
 
@@ -357,7 +358,8 @@ def _held_out(folder: str | Path | None, orig_dirs: list[str | Path]) -> pl.Data
     if folder is None:
         raise SpecError(
             "add-some mixes in original-task questions held out from training and evaluation (R&S 2020 §4.2 reserve "
-            "MCQL for it); pass add_some_dir=FOLDER (--add-some-data FOLDER), a science QA set the source model never saw"
+            "MCQL for it); pass add_some_dir=FOLDER (--add-some-data FOLDER), "
+            "a science QA set the source model never saw"
         )
     if Path(folder).resolve() in {Path(p).resolve() for p in orig_dirs}:
         raise SpecError(
@@ -514,6 +516,7 @@ def _check_config(out: Path, config: dict) -> None:
     changed = [key for key in config if key != "grid" and old.get(key) != config[key]]
     if changed:
         raise WorkbenchError(
-            f"{out} holds a run with other settings ({', '.join(f'{k}: {old.get(k)!r} -> {config[k]!r}' for k in changed)}); "
+            f"{out} holds a run with other settings "
+            f"({', '.join(f'{k}: {old.get(k)!r} -> {config[k]!r}' for k in changed)}); "
             "give a new --out folder, or the same settings to resume"
         )
