@@ -251,6 +251,26 @@ def test_killed_run_resumes_and_skips_finished_trials(tiny_model, probes_dir, or
     assert load_run(out).height == 5 and "2 already finished (skipped)" in (out / "log.txt").read_text()
 
 
+def test_a_plan_lists_the_grid_writes_nothing_and_runs_filtered_then_whole(tiny_model, probes_dir, orig_dir, tmp_path):
+    from workbench.inoculation import InoculationSpec, plan_inoculation, run_inoculation
+
+    out = tmp_path / "run"
+    spec = InoculationSpec(ks=(4, 8), lrs=(1e-3,), epochs=(1,), batch_size=8, max_length=16)
+    plan = plan_inoculation(tiny_model, probes_dir, orig_dir, spec, out=out)
+    assert not out.exists()  # planning reads the inputs and checks everything, but writes nothing
+    assert plan.trials.select("trial", "k", "done").rows() == [
+        ("baseline", 0, False), ("k4-lr0.001-ep1-s0-none", 4, False), ("k8-lr0.001-ep1-s0-none", 8, False)
+    ]  # fmt: skip
+    small = plan.filter(pl.col("k") == 4)
+    assert small.trials["k"].to_list() == [0, 4]  # the baseline always stays
+    summary = run_inoculation(small, progress=False)
+    assert summary["k"].to_list() == [4] and load_run(out)["trial"].to_list() == small.trials["trial"].to_list()
+    again = plan_inoculation(tiny_model, probes_dir, orig_dir, spec, out=out)
+    assert again.trials["done"].to_list() == [True, True, False]
+    assert run_inoculation(again, progress=False)["k"].to_list() == [4, 8]
+    assert load_run(out).height == 3
+
+
 def test_resume_with_other_settings_is_refused(tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path):
     out = tmp_path / "run"
     inoculate(tiny_model, probes_dir, orig_dir, ks=(8,), lrs=(1e-3,), epochs=(1,), out=out, **FAST)

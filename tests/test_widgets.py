@@ -222,20 +222,6 @@ def _named_data(spec: dict) -> dict:
     return {**json.loads(text), "datasets": {"rows": rows}}
 
 
-def test_import_workbench_does_not_import_ipywidgets_but_exposes_the_panels():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, workbench; assert 'ipywidgets' not in sys.modules; from workbench import widgets; "
-        "print(widgets.ProbeControls.__name__)"
-    )
-    assert (
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-        == "ProbeControls"
-    )
-
-
 @pytest.fixture
 def inoculation_home(home, tmp_path, minilm_path, mcqa_dir):
     """A workspace with a tiny multiple-choice BERT as source model and 60 real ARC-Easy dev questions."""

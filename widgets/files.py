@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.paths import workspace
+from workbench.paths import workspace_path
 from workbench.probes.formats import read_probes
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -29,7 +29,7 @@ def safe_child(folder: Path, name: str) -> Path:
 
 def probe_folders(home: Path | None = None) -> list[Path]:
     """Probe folders under ``<workspace>/probes`` (each holding split Parquet files), sorted."""
-    root = (home or workspace()) / "probes"
+    root = workspace_path("probes", home)
     return sorted(p.parent for p in root.glob("*/*.parquet") if p.parent.parent == root) if root.is_dir() else []
 
 
@@ -41,37 +41,37 @@ def load_probes(home: Path | None = None) -> pl.DataFrame | None:
 
 def prediction_files(home: Path | None = None) -> list[Path]:
     """Prediction Parquet files under ``<workspace>/predictions``, sorted by name."""
-    root = (home or workspace()) / "predictions"
+    root = workspace_path("predictions", home)
     return sorted(root.glob("*.parquet")) if root.is_dir() else []
 
 
 def run_folders(home: Path | None = None) -> list[Path]:
     """Inoculation run folders (with ``trials.parquet``) under ``<workspace>/runs``."""
-    root = (home or workspace()) / "runs"
+    root = workspace_path("runs", home)
     return sorted(p.parent for p in root.glob("**/trials.parquet")) if root.is_dir() else []
 
 
 def model_folders(home: Path | None = None) -> list[Path]:
     """Trained source models under ``<workspace>/runs`` (folders named ``model`` with a config.json)."""
-    root = (home or workspace()) / "runs"
+    root = workspace_path("runs", home)
     return sorted(p.parent.parent for p in root.glob("**/model/config.json")) if root.is_dir() else []
 
 
 def olmpics_curve_files(home: Path | None = None) -> list[Path]:
     """oLMpics learning-curve Parquet files (``workbench olmpics curves --out``) under ``<workspace>/olmpics``,
     sorted."""
-    root = (home or workspace()) / "olmpics"
+    root = workspace_path("olmpics", home)
     return sorted(root.glob("*.parquet")) if root.is_dir() else []
 
 
 def edge_result_folders(home: Path | None = None) -> list[Path]:
     """Edge-probing result folders (``workbench edge probe --out``, with ``summary.parquet``) under
     ``<workspace>/edge``."""
-    root = (home or workspace()) / "edge"
+    root = workspace_path("edge", home)
     return sorted(p.parent for p in root.glob("**/summary.parquet")) if root.is_dir() else []
 
 
 def mcqa_folders(home: Path | None = None) -> list[Path]:
     """Original-task (science QA) folders under ``<workspace>/mcqa`` holding a ``dev.jsonl``."""
-    root = (home or workspace()) / "mcqa"
+    root = workspace_path("mcqa", home)
     return sorted(p.parent for p in root.glob("*/dev.jsonl")) if root.is_dir() else []

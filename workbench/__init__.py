@@ -1,22 +1,61 @@
 """Probe Workbench: controlled probes of what NLP models know.
 
-The library is layered (knowledge -> probes -> scoring -> metrics/analysis -> charts);
-every layer is a set of pure functions over polars frames.
+``import workbench as wb`` gives the verbs a notebook needs, each imported when first used (so that
+``import workbench`` stays fast and loads neither torch nor altair):
+
+    >>> import workbench as wb
+    >>> probes = wb.build_probes("hypernymy", max_hops=2)         # doctest: +SKIP
+    >>> preds = wb.score(probes, model_folder, "similarity")      # doctest: +SKIP
+    >>> wb.cluster_accuracy(preds); wb.heatmap(preds)             # doctest: +SKIP
+
+The library is layered (docs/ARCHITECTURE.md): knowledge -> probes -> scoring -> metrics, inoculation,
+analysis -> views -> charts -> report, cli; the panels (package ``widgets``) sit on top and the library
+never imports them. Every verb takes frames and returns frames (or charts), with its settings in one
+spec: ``verb(data, spec=None, **overrides)``.
 """
+
+from importlib import import_module
 
 from workbench.errors import WorkbenchError
 
 __version__ = "0.1.0"
-__all__ = ["WorkbenchError", "__version__"]
+
+_PUBLIC = {  # name -> the module that defines it
+    "load_graph": "workbench.knowledge",
+    "ProbeSpec": "workbench.probes",
+    "build_probes": "workbench.probes",
+    "read_probes": "workbench.probes.formats",
+    "write_probes": "workbench.probes.formats",
+    "ScoreSpec": "workbench.scoring",
+    "score": "workbench.scoring",
+    "read_predictions": "workbench.io",
+    "instance_accuracy": "workbench.metrics",
+    "cluster_accuracy": "workbench.metrics",
+    "breakdown": "workbench.metrics",
+    "drilldown": "workbench.metrics",
+    "report": "workbench.report",
+    "heatmap": "workbench.charts",
+    "cluster_bars": "workbench.charts",
+    "inoculation_curves": "workbench.charts",
+    "train_source": "workbench.inoculation",
+    "InoculationSpec": "workbench.inoculation",
+    "plan_inoculation": "workbench.inoculation",
+    "run_inoculation": "workbench.inoculation",
+    "inoculate": "workbench.inoculation",
+    "load_run": "workbench.inoculation",
+    "learning_curve": "workbench.inoculation",
+    "fit_pls": "workbench.analysis",
+}
+__all__ = ["WorkbenchError", "__version__", *_PUBLIC]
 
 
 def __getattr__(name: str):
-    """``workbench.widgets``: the ipywidget panels (package ``widgets``), imported only when asked for.
-
-    >>> from workbench import widgets  # doctest: +SKIP
-    """
-    if name == "widgets":
-        from importlib import import_module
-
-        return import_module("widgets")
+    if name in _PUBLIC:
+        value = getattr(import_module(_PUBLIC[name]), name)
+        globals()[name] = value  # imported once
+        return value
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

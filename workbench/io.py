@@ -133,6 +133,18 @@ def write_text(text: str, path: str | Path) -> Path:
 def read_predictions(*paths: str | Path) -> pl.DataFrame:
     """One or more prediction Parquet files (as ``workbench score`` writes them), stacked and checked.
 
+    Parameters
+    ----------
+    *paths : str or Path
+        Prediction files; several models stack into one frame, drawn side by side by the charts.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``PREDICTION_SCHEMA`` rows of every file.
+
+    Examples
+    --------
     >>> read_predictions("preds.parquet", "random.parquet")  # doctest: +SKIP
     """
     if not paths:

@@ -101,8 +101,23 @@ def instance_accuracy(
 ) -> pl.DataFrame:
     """Share of questions answered correctly, per model identity and ``by``, with a bootstrap CI.
 
-    Columns: the identity keys, ``by``, ``n`` (questions), ``n_correct``, ``accuracy`` and the
-    percentile interval ``lo``, ``hi`` from ``n_boot`` resamples of the questions (seeded).
+    Parameters
+    ----------
+    preds : polars.DataFrame
+        Predictions (``PREDICTION_SCHEMA``), one model or several.
+    by : sequence of str
+        Columns to group by besides the model identity.
+    n_boot, seed, ci
+        Bootstrap resamples (0: no interval), their seed, and the interval's coverage.
+
+    Returns
+    -------
+    polars.DataFrame
+        The identity keys, ``by``, ``n`` (questions), ``n_correct``, ``accuracy`` and the
+        percentile interval ``lo``, ``hi`` from ``n_boot`` resamples of the questions (seeded).
+
+    Examples
+    --------
 
     >>> instance_accuracy(preds, by=("probe", "hops")).select("probe", "hops", "accuracy", "lo", "hi")
     """
@@ -129,14 +144,30 @@ def cluster_accuracy(
 ) -> pl.DataFrame:
     """Strict cluster accuracy and its gap to instance accuracy (the paper's Table 8).
 
+    Parameters
+    ----------
+    preds : polars.DataFrame
+        Predictions (``PREDICTION_SCHEMA``), one model or several.
+    by : sequence of str
+        Columns to group by besides the model identity.
+    n_boot, seed, ci
+        Bootstrap resamples of whole clusters (0: no interval), their seed, and the interval's coverage.
+
+    Returns
+    -------
+    polars.DataFrame
+        The identity keys, ``by``, ``n_clusters``, ``n`` (questions), ``cluster_accuracy``, ``cluster_lo``,
+        ``cluster_hi``, ``instance_accuracy``, ``gap``, ``gap_lo``, ``gap_hi``.
+
+    Notes
+    -----
     A semantic cluster (``cluster_id``) counts as right only if every question in it is right.
     ``gap`` is cluster minus instance accuracy (negative, as the paper's Δ). Intervals resample
     whole clusters, so ``gap_lo``/``gap_hi`` account for questions sharing a concept. A ``by``
     column that varies inside a cluster (e.g. ``hops``) splits it: each part is judged alone.
 
-    Columns: the identity keys, ``by``, ``n_clusters``, ``n`` (questions), ``cluster_accuracy``,
-    ``cluster_lo``, ``cluster_hi``, ``instance_accuracy``, ``gap``, ``gap_lo``, ``gap_hi``.
-
+    Examples
+    --------
     >>> cluster_accuracy(preds).select("probe", "cluster_accuracy", "gap")
     """
     keys = _group_keys(preds, by, n_boot, ci)
@@ -174,9 +205,19 @@ def cluster_accuracy(
 def breakdown(preds: pl.DataFrame) -> pl.DataFrame:
     """Accuracy per model x probe x hops x distractor family x depth: the heat map's cells.
 
-    Columns: the identity keys, ``CELL_KEYS``, ``row`` and ``column`` (the heat-map labels, see
-    ``cell_labels``), ``n``, ``n_correct``, ``accuracy``; sorted in the paper's order.
+    Parameters
+    ----------
+    preds : polars.DataFrame
+        Predictions (``PREDICTION_SCHEMA``), one model or several.
 
+    Returns
+    -------
+    polars.DataFrame
+        The identity keys, ``CELL_KEYS``, ``row`` and ``column`` (the heat-map labels, see
+        ``cell_labels``), ``n``, ``n_correct``, ``accuracy``; sorted in the paper's order.
+
+    Examples
+    --------
     >>> breakdown(preds).filter(pl.col("column") == "random").select("row", "accuracy", "n")
     """
     keys = [*identity_keys(preds), *CELL_KEYS]
@@ -241,12 +282,26 @@ def drilldown(
 ) -> pl.DataFrame:
     """Question-level view: what each model picked, for one concept or one heat-map cell.
 
-    ``cell`` is ``(probe, hops, distractor_family, distractor_depth)`` or a mapping with those
-    keys (a subset filters on fewer). Columns: the identity keys, ``label``, ``id``, ``probe``,
-    ``concept``, ``cluster_id``, the cell keys, ``row``, ``column``, ``question``, ``choices``,
-    ``scores``, ``answer``, ``pred``, ``gold`` and ``pick`` (choice texts), ``correct``. The
-    questions that most models got wrong come first, each with its models' rows together.
+    Parameters
+    ----------
+    preds : polars.DataFrame
+        Predictions (``PREDICTION_SCHEMA``), one model or several.
+    concept : str, optional
+        Keep one concept's questions (``dog.n.01``).
+    cell : tuple or mapping, optional
+        ``(probe, hops, distractor_family, distractor_depth)`` or a mapping with those keys (a subset
+        filters on fewer).
 
+    Returns
+    -------
+    polars.DataFrame
+        The identity keys, ``label``, ``id``, ``probe``, ``concept``, ``cluster_id``, the cell keys, ``row``,
+        ``column``, ``question``, ``choices``, ``scores``, ``answer``, ``pred``, ``gold`` and ``pick`` (choice
+        texts), ``correct``. The questions that most models got wrong come first, each with its models' rows
+        together.
+
+    Examples
+    --------
     >>> drilldown(preds, cell=("hypernymy", 2, "sister", 1)).select("question", "gold", "pick")
     """
     keys = identity_keys(preds)

@@ -23,6 +23,47 @@ from workbench.io import write_text
 _CI_NOTE = "95% bootstrap intervals in brackets (questions resampled for instance, clusters for cluster and gap)"
 
 
+REPORT_FORMATS = ("text", "json", "html")
+
+
+def report(
+    preds: pl.DataFrame,
+    format: str = "text",
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    probes: pl.DataFrame | None = None,
+) -> str | dict:
+    """The report of a prediction frame: summary, per-probe accuracy and the heat map's cells.
+
+    Parameters
+    ----------
+    preds : polars.DataFrame
+        Predictions (``PREDICTION_SCHEMA``), one model or several.
+    format : {"text", "json", "html"}
+        A terminal report, JSON-ready data, or a standalone HTML page (charts inlined, opens offline).
+    n_boot, seed
+        Bootstrap resamples of the intervals and their seed.
+    probes : polars.DataFrame, optional
+        The probe set the predictions came from: clusters scored only in part are then warned about.
+
+    Returns
+    -------
+    str or dict
+        The text or HTML, or (``json``) a dict: ``metrics.summary`` plus ``by_probe``, ``rules``,
+        ``breakdown`` and ``warnings``.
+
+    Examples
+    --------
+    >>> print(report(preds))  # doctest: +SKIP
+    >>> report(preds, "json")["instance_accuracy"]  # doctest: +SKIP
+    """
+    makers = {"text": text_report, "json": json_report, "html": html_report}
+    if format not in makers:
+        raise WorkbenchError(f"format={format!r} is not a report format; choose one of {list(REPORT_FORMATS)}")
+    return makers[format](preds, n_boot=n_boot, seed=seed, probes=probes)
+
+
 def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None) -> str:
     """A plain-text report: summary, per-probe accuracy and the heat map's cells as tables.
 

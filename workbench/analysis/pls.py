@@ -44,8 +44,9 @@ from scipy import stats
 from scipy.optimize import isotonic_regression
 from tqdm.auto import tqdm
 
-from workbench.analysis.model import PathModel, check_data
+from workbench.analysis.model import PathModel, check_data, parse_model
 from workbench.errors import SpecError, WorkbenchError
+from workbench.specs import resolve_spec
 
 SCHEMES = ("centroid", "factorial", "path")
 
@@ -143,12 +144,39 @@ class PLSResult:
         }
 
 
-def fit_pls(frame: pl.DataFrame, model: PathModel, spec: PLSSpec = PLSSpec(), progress: bool = True) -> PLSResult:
-    """Fit ``model`` to the rows of ``frame`` (one row per model of the population).
+def fit_pls(
+    frame: pl.DataFrame,
+    model: PathModel | str,
+    spec: PLSSpec | None = None,
+    progress: bool = True,
+    **overrides,
+) -> PLSResult:
+    """Fit a PLS path model (SPEC §8) to the rows of ``frame``, one row per model of the population.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        One row per scored model or checkpoint (``workbench.analysis.population``), one column per indicator.
+    model : PathModel or str
+        The path model, or its text form (``parse_model``): ``LATENT =~ col1 + col2`` lines and paths.
+    spec : PLSSpec, optional
+        Inner scheme, bootstrap resamples, seed, ...; ``overrides`` replace single fields (``bootstrap=0``).
+    progress : bool
+        Show the bootstrap's progress.
+
+    Returns
+    -------
+    PLSResult
+        Path coefficients with bootstrap intervals and p-values, loadings, weights, R², GoF, reliability.
+
+    Examples
+    --------
 
     >>> fit_pls(bats, parse_model(BATS_VECEVAL), PLSSpec(scheme="centroid", bootstrap=0)).gof  # doctest: +SKIP
     0.6484...
     """
+    spec = resolve_spec(PLSSpec, spec, overrides)
+    model = parse_model(model) if isinstance(model, str) else model
     data = check_data(frame, model).to_numpy()
     design = _design(model)
     fit = _estimate(_standardise(data), design, spec.scheme, spec.tol, spec.max_iter)

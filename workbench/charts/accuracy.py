@@ -44,6 +44,20 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
     text are accuracy. One panel per model (columns) and per inoculation stage when present.
     Clicking a cell updates ``selection`` (a fresh ``cell_selection()`` when not given).
 
+    Parameters
+    ----------
+    preds : polars.DataFrame
+        Predictions (``PREDICTION_SCHEMA``), one model or several, with an inoculation stage column or not.
+    selection : altair.Parameter, optional
+        The click selection to expose (``cell_selection()``), e.g. to filter a ``drilldown_table``.
+
+    Returns
+    -------
+    altair chart
+        Each cell's colour and text are its accuracy; its tooltip gives n.
+
+    Examples
+    --------
     >>> heatmap(one_model_preds).to_dict()["layer"][0]["mark"]["type"]
     'rect'
     """
@@ -92,6 +106,19 @@ def cluster_bars(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Char
     One panel per model. The data holds one row per model x probe x ``measure`` ("instance",
     "strict cluster") with ``accuracy``, ``lo``, ``hi`` and ``n``.
 
+    Parameters
+    ----------
+    preds : polars.DataFrame
+        Predictions (``PREDICTION_SCHEMA``), one model or several.
+    n_boot, seed
+        Bootstrap resamples of the intervals (whole clusters for strict cluster accuracy) and their seed.
+
+    Returns
+    -------
+    altair chart
+
+    Examples
+    --------
     >>> cluster_bars(two_model_preds).to_dict()["facet"]["column"]["field"]
     'panel'
     """

@@ -33,11 +33,25 @@ def inoculation_curves(
 ) -> alt.LayerChart:
     """Probe (solid) and original-task (dashed) accuracy against k, with a ± std band when seeds were averaged.
 
-    ``control``: a second curve frame (e.g. the NO-LANG version of the probe), drawn as series "control".
-    ``human``: a human-performance accuracy in [0, 1] (see ``HUMAN_ACCURACY``), drawn as a dotted rule.
-    ``zero_shot``: zero-shot points (``workbench.scoring.zero_shot_accuracy``) as the k=0 of ``curve``
-    (and of ``control``), one curve per rule (``workbench.inoculation.curves.with_zero_shot``).
+    Parameters
+    ----------
+    curve : polars.DataFrame
+        ``workbench.inoculation.learning_curve`` of a run.
+    control : polars.DataFrame, optional
+        A second curve (e.g. the NO-LANG version of the probe), drawn as series "control".
+    human : float, optional
+        A human-performance accuracy in [0, 1] (see ``HUMAN_ACCURACY``), drawn as a dotted rule.
+    title : str, optional
+    zero_shot : polars.DataFrame, optional
+        Zero-shot points (``workbench.scoring.zero_shot_accuracy``) as the k=0 of ``curve`` (and of
+        ``control``), one curve per rule (``workbench.inoculation.curves.with_zero_shot``).
 
+    Returns
+    -------
+    altair.LayerChart
+
+    Examples
+    --------
     >>> chart = inoculation_curves(curve, control=no_lang_curve, human=0.96)  # doctest: +SKIP
     >>> chart.to_dict()["layer"][0]["mark"]["type"]  # doctest: +SKIP
     'area'

@@ -50,10 +50,27 @@ def per_seed_curve(trials: pl.DataFrame) -> pl.DataFrame:
 
 
 def learning_curve(trials: pl.DataFrame, zero_shot: pl.DataFrame | None = None) -> pl.DataFrame:
-    """k, S_new and S_orig (mean over seeds), their std, and the number of seeds; k=0 first.
+    """The learning curve of an inoculation run: per k, M*'s scores averaged over seeds; k=0 first.
 
-    ``zero_shot``: zero-shot points (``zero_shot_accuracy``) as k=0 instead of the run's baseline, one
-    curve per rule (see ``with_zero_shot``).
+    For each k and seed the configuration (lr, epochs) with the best AVG(S_new, S_orig) is taken; k=0 is
+    the source model before inoculation.
+
+    Parameters
+    ----------
+    trials : polars.DataFrame
+        ``load_run(folder)``.
+    zero_shot : polars.DataFrame, optional
+        Zero-shot points (``zero_shot_accuracy``) as k=0 instead of the run's baseline, one curve per rule
+        (see ``with_zero_shot``).
+
+    Returns
+    -------
+    polars.DataFrame
+        k, S_new, S_new_std, S_orig, S_orig_std, n_seeds (and ``rule`` with ``zero_shot``).
+
+    Examples
+    --------
+    >>> inoculation_curves(learning_curve(load_run("runs/inoc")))  # doctest: +SKIP
     """
     if zero_shot is not None:
         return with_zero_shot(inoculated(trials), zero_shot)

@@ -192,8 +192,20 @@ def plan_inoculation(
 ) -> InoculationPlan:
     """Check every setting and input, read the data, and list the trials of an inoculation run into ``out``.
 
-    Nothing is written and no model is loaded; ``run_inoculation(plan)`` runs it. Parameters as for ``inoculate``.
+    Nothing is written and no model is loaded; ``run_inoculation(plan)`` runs it.
 
+    Parameters
+    ----------
+    model_run, probes, orig, spec, out, **overrides
+        As for ``inoculate``.
+
+    Returns
+    -------
+    InoculationPlan
+        ``plan.trials`` lists the grid (``PLAN_SCHEMA``); ``plan.filter(...)`` keeps some of it.
+
+    Examples
+    --------
     >>> plan = plan_inoculation("runs/src", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")
     >>> plan.trials.filter(~pl.col("done")).height  # doctest: +SKIP
     """
@@ -255,9 +267,26 @@ def run_inoculation(
 ) -> pl.DataFrame:
     """Run (or resume) the trials of ``plan`` into its folder; return the per-k summary (``summarize``).
 
-    ``on_trial(row)``: called here after each recorded trial (the baseline too), e.g. to redraw a curve.
-    ``stop``: once set, the run stops after the trial in progress (or sooner), stays resumable and
-    returns the summary of what finished.
+    Parameters
+    ----------
+    plan : InoculationPlan
+        From ``plan_inoculation`` (filtered or not).
+    progress : bool
+        Show a progress bar of trials.
+    on_trial : callable, optional
+        Called here with each recorded trial's row (the baseline too), e.g. to redraw a curve.
+    stop : threading.Event, optional
+        Once set, the run stops after the trial in progress (or sooner), stays resumable and returns the
+        summary of what finished.
+
+    Returns
+    -------
+    polars.DataFrame
+        The per-k summary (``SUMMARY_SCHEMA``), as ``inoculate`` returns it.
+
+    Examples
+    --------
+    >>> run_inoculation(plan.filter(pl.col("k") == 100))  # doctest: +SKIP
     """
     out, spec, data = plan.out, plan.spec, plan.data
     with exclusive(out):  # a second process writing this run folder would lose rows of trials.parquet
@@ -412,7 +441,22 @@ def _remove_leftovers(out: Path, done: set[str]) -> None:
 
 
 def load_run(path: str | Path) -> pl.DataFrame:
-    """The tidy results of an inoculation run: one ``TRIALS_SCHEMA`` row per finished trial."""
+    """The tidy results of an inoculation run: one row per finished trial.
+
+    Parameters
+    ----------
+    path : str or Path
+        The run folder (``inoculate``'s ``out``).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``TRIALS_SCHEMA``: trial, k, lr, epochs, seed, add_some, S_new, S_new_test, S_orig, avg, status, ...
+
+    Examples
+    --------
+    >>> summarize(load_run("runs/inoc"))  # doctest: +SKIP
+    """
     path = Path(path)
     file = path / "trials.parquet"
     if not file.is_file():

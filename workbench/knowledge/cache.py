@@ -88,10 +88,27 @@ def read_graph(folder: Path) -> Graph:
 
 
 def load_graph(source: str = "wordnet", rebuild: bool = False) -> Graph:
-    """The graph of ``source`` ('wordnet' or 'gcide'), from the Parquet cache, building it once if needed.
+    """The knowledge graph of ``source``, from the Parquet cache, building it once if needed.
 
     A corrupt cache is rebuilt with a warning; a missing source raises ``DataSourceError``
     saying what to install.
+
+    Parameters
+    ----------
+    source : {"wordnet", "gcide"}
+        WordNet 3.0 (NLTK's reader) or the GCIDE dictionary.
+    rebuild : bool
+        Build the cache again even if it is there.
+
+    Returns
+    -------
+    Graph
+        Concepts, lemmas, definitions, examples and ISA links as polars frames.
+
+    Examples
+    --------
+    >>> graph = load_graph("wordnet")  # doctest: +SKIP
+    >>> graph.concepts.filter(pl.col("name") == "dog.n.01")  # doctest: +SKIP
     """
     folder = graph_dir(source, refresh=rebuild)
     if folder.is_dir() and not rebuild:

@@ -70,7 +70,20 @@ def read_probes(path: str | Path) -> pl.DataFrame:
 
     A folder is read in one format: its ``.parquet`` split files if it has any, else its ``.jsonl``.
     A folder of such folders (what ``workbench probes build --probe all`` writes) is read whole.
+    The paper's released files (ARC-style JSONL with ``notes``) read the same way.
 
+    Parameters
+    ----------
+    path : str or Path
+        A probe file or folder.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per question, ``PROBE_SCHEMA``.
+
+    Examples
+    --------
     >>> read_probes("../shared/data/semantic_fragments/hypernymy_test.jsonl").height  # doctest: +SKIP
     2254
     """
@@ -109,6 +122,22 @@ def write_probes(frame: pl.DataFrame, out_dir: str | Path, fmt: str = "parquet")
     readers see the old set or the new one, never a new dev beside an old train, and whatever the folder
     held before (other splits, the other format) is replaced, so it reads back as ``frame``.
 
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        A probe frame (``PROBE_SCHEMA``).
+    out_dir : str or Path
+        The folder of the set.
+    fmt : {"parquet", "jsonl"}
+        Parquet, or ARC-style JSONL with ``notes`` (readable by the paper's code and by ``read_probes``).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Examples
+    --------
     >>> write_probes(probes, "out/hypernymy", fmt="jsonl")  # doctest: +SKIP
     [PosixPath('out/hypernymy/train.jsonl'), PosixPath('out/hypernymy/dev.jsonl'), ...]
     """

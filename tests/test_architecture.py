@@ -1,0 +1,113 @@
+"""The house's shape (docs/ARCHITECTURE.md): layers import only the layers below them, the library never
+imports the panels, ``import workbench as wb`` is fast and gives documented verbs."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LAYERS = [  # bottom to top; a module may import its own layer and the ones before it
+    {"workbench", "workbench.errors", "workbench.schema", "workbench.paths", "workbench.io", "workbench.specs"},
+    {"workbench.knowledge"},
+    {"workbench.distractors", "workbench.probes"},
+    {"workbench.scoring", "workbench.representations"},
+    {"workbench.metrics", "workbench.baselines", "workbench.inoculation", "workbench.edge", "workbench.olmpics",
+     "workbench.analysis"},
+    {"workbench.views"},
+    {"workbench.charts"},
+    {"workbench.report"},
+    {"workbench.cli", "workbench.__main__"},
+    {"widgets"},
+]  # fmt: skip
+LAYER_OF = {unit: number for number, units in enumerate(LAYERS) for unit in units}
+
+
+def unit_of(module: str) -> str:
+    """The layer unit of a dotted module name: ``workbench.probes.spec`` -> ``workbench.probes``."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "workbench" else parts[0]
+
+
+def imports(path: Path) -> list[str]:
+    """Every project module ``path`` imports, at the top or inside a function."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names] if node.module == "workbench" else []
+            found += [node.module, *names]
+    return [name for name in found if name.split(".")[0] in ("workbench", "widgets") and name != "workbench"]
+
+
+MODULES = sorted([*(ROOT / "workbench").rglob("*.py"), *(ROOT / "widgets").rglob("*.py")])
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(ROOT)))
+def test_a_module_never_imports_a_layer_above_it(path: Path):
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    own = LAYER_OF.get(unit_of(module))
+    assert own is not None, f"{module} is in no layer; add its package to LAYERS and docs/ARCHITECTURE.md"
+    above = [name for name in imports(path) if LAYER_OF.get(unit_of(name), -1) > own]
+    assert not above, f"{module} (layer {own}) imports {above} from a layer above it"
+
+
+def test_the_layer_check_fails_on_an_upward_import(tmp_path: Path):
+    bad = tmp_path / "metrics.py"
+    bad.write_text("def f():\n    from workbench.charts import heatmap\n    import widgets\n")
+    found = [unit_of(name) for name in imports(bad)]
+    assert found == ["workbench.charts", "widgets"]
+    assert all(LAYER_OF[unit] > LAYER_OF["workbench.metrics"] for unit in found)
+
+
+def test_import_workbench_loads_neither_torch_nor_altair_nor_the_panels():
+    code = (
+        "import sys, workbench as wb; "
+        "print(sorted(name for name in ('torch', 'altair', 'ipywidgets', 'widgets') if name in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_library_has_no_alias_of_the_panels():
+    import workbench
+
+    with pytest.raises(AttributeError, match="no attribute 'widgets'"):
+        workbench.widgets  # noqa: B018
+
+
+def test_every_public_verb_resolves_and_has_parameters_returns_and_an_example():
+    import inspect
+
+    import workbench as wb
+
+    for name in wb.__all__[2:]:
+        value = getattr(wb, name)
+        doc = inspect.getdoc(value) or ""
+        assert ">>>" in doc, f"wb.{name} has no example"
+        if inspect.isfunction(value):
+            missing = [part for part in ("Parameters\n---", "Returns\n---", "Examples\n---") if part not in doc]
+            assert not missing, f"wb.{name}'s docstring lacks {missing}"
+    assert {"build_probes", "score", "report", "heatmap", "inoculate", "fit_pls"} <= set(dir(wb))
+
+
+def test_a_verb_takes_a_spec_its_first_field_or_overrides_and_names_a_wrong_setting():
+    from workbench.errors import SpecError
+    from workbench.probes import ProbeSpec
+    from workbench.specs import resolve_spec
+
+    spec = ProbeSpec("hypernymy", max_hops=2)
+    assert resolve_spec(ProbeSpec, "hypernymy", {"max_hops": 2}) == spec
+    assert resolve_spec(ProbeSpec, spec, {}) is spec
+    assert resolve_spec(ProbeSpec, spec, {"seed": 3}) == ProbeSpec("hypernymy", max_hops=2, seed=3)
+    assert resolve_spec(ProbeSpec, None, {"probe": "synonymy"}) == ProbeSpec("synonymy")
+    with pytest.raises(SpecError, match=r"max_hop is not a setting of ProbeSpec; choose from \['probe', 'max_hops'"):
+        resolve_spec(ProbeSpec, "hypernymy", {"max_hop": 2})
+    with pytest.raises(SpecError, match="probe is given twice"):
+        resolve_spec(ProbeSpec, "hypernymy", {"probe": "synonymy"})
+    with pytest.raises(SpecError, match="max_hops=9 is out of range"):
+        resolve_spec(ProbeSpec, "hypernymy", {"max_hops": 9})
