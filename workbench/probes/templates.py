@@ -48,12 +48,16 @@ def fill(template: str, values: dict[str, str]) -> str:
     return FIELD.sub(substitute, template)
 
 
-def _check(text: str, allowed: set[str], where: str) -> str:
+def check_template(text: str, allowed: set[str], where: str) -> str:
+    """``text`` if it is a non-empty string whose ``{fields}`` are all in ``allowed``; else a ``TemplateError``
+    naming ``where``. The one check of probe templates and LM prompt templates alike."""
     if not isinstance(text, str) or not text.strip():
         raise TemplateError(f"{where}: a template must be a non-empty string, got {text!r}")
-    unknown = {name for name in FIELD.findall(text)} - allowed
+    unknown = set(FIELD.findall(text)) - allowed
     if unknown:
-        raise TemplateError(f"{where}: unknown field(s) {sorted(unknown)} in {text!r}; allowed: {sorted(allowed)}")
+        raise TemplateError(
+            f"{where}: unknown field(s) {sorted(unknown)} in {text!r}; allowed: {sorted(allowed) or 'none'}"
+        )
     return text
 
 
@@ -97,11 +101,11 @@ def load_templates(probe: str, path: str | Path | None = None) -> Templates:
             f"workbench/probes/templates/default.json); problem: {err!r}"
         ) from err
     _check_shape(where, probe, contexts, entry)
-    questions = {"table2": _check(entry["table2"], QUESTION_FIELDS, where)}
+    questions = {"table2": check_template(entry["table2"], QUESTION_FIELDS, where)}
     for j, suffix in enumerate(entry.get("suffixes", [])):
-        _check(suffix, QUESTION_FIELDS, where)
+        check_template(suffix, QUESTION_FIELDS, where)
         for i, context in enumerate(contexts):
-            questions[f"c{i}s{j}"] = f"{_check(context, QUESTION_FIELDS, where)} {suffix}"
+            questions[f"c{i}s{j}"] = f"{check_template(context, QUESTION_FIELDS, where)} {suffix}"
     for j, question in enumerate(entry.get("questions", [])):
-        questions[f"q{j}"] = _check(question, QUESTION_FIELDS, where)
-    return Templates(probe=probe, questions=questions, choice=_check(entry["choice"], CHOICE_FIELDS, where))
+        questions[f"q{j}"] = check_template(question, QUESTION_FIELDS, where)
+    return Templates(probe=probe, questions=questions, choice=check_template(entry["choice"], CHOICE_FIELDS, where))

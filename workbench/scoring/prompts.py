@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from workbench.probes.templates import FIELD, TemplateError, fill
+from workbench.probes.templates import TemplateError, check_template, fill
 
 PARTS = {"prompt": {"question"}, "neutral": set(), "choice": {"choice"}}
 
@@ -60,7 +60,7 @@ def load_prompts(path: str | Path | None = None) -> PromptTemplates:
         default, probes = data["default"], data.get("probes", {})
         entries = {"default": default, **probes}
         checked = {
-            name: {part: _check(entry[part], PARTS[part], f"{where}: {name}.{part}") for part in PARTS}
+            name: {part: check_template(entry[part], PARTS[part], f"{where}: {name}.{part}") for part in PARTS}
             for name, entry in entries.items()
         }
     except (ValueError, KeyError, TypeError, AttributeError) as err:
@@ -81,14 +81,3 @@ def render_prompts(pairs: pl.DataFrame, templates: PromptTemplates) -> pl.DataFr
         neutral=pl.Series(neutral, dtype=pl.String),
         continuation=pl.Series(continuation, dtype=pl.String),
     )
-
-
-def _check(text: str, allowed: set[str], where: str) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise TemplateError(f"{where}: a prompt template must be a non-empty string, got {text!r}")
-    unknown = set(FIELD.findall(text)) - allowed
-    if unknown:
-        raise TemplateError(
-            f"{where}: unknown field(s) {sorted(unknown)} in {text!r}; allowed: {sorted(allowed) or 'none'}"
-        )
-    return text
