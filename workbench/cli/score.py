@@ -31,6 +31,9 @@ def score(
     out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
     control: Control = typer.Option(Control.none, help="Score a control of the model instead of the model."),
     split: str | None = typer.Option(None, help="Score only this split (train, dev or test)."),
+    max_questions: int | None = typer.Option(
+        None, min=1, help="Score at most this many questions, sampled as whole clusters (seeded by --seed)."
+    ),
     rule: str = typer.Option(
         "auto",
         help="mlm: mc-mlm, pll-sum or pll-mean (auto: mc-mlm where every choice is one token). causal, seq2seq: sum "
@@ -56,6 +59,7 @@ def score(
     from workbench.errors import WorkbenchError
     from workbench.io import check_output, write_parquet
     from workbench.probes.formats import read_probes
+    from workbench.probes.select import sample_clusters
     from workbench.scoring import score as score_probes
 
     check_output(out)  # before any scoring: a folder or an unwritable place fails now, not after the work
@@ -65,6 +69,7 @@ def score(
         frame = frame.filter(pl.col("split") == split)
         if frame.is_empty():
             raise WorkbenchError(f"{probes} has no questions in split {split!r}; its splits are {available}")
+    frame = sample_clusters(frame, max_questions, seed)
     predictions = score_probes(
         frame,
         model,
