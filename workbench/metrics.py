@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
-from workbench.schema import DISTRACTOR_FAMILIES, PROBES
+from workbench.schema import DISTRACTOR_FAMILIES, PROBES, model_label
 
 MODEL_KEYS = ("model", "scorer", "rule", "control", "fingerprint")
 """Columns that identify one scored model; every metric groups by them."""
@@ -41,8 +41,9 @@ def identity_keys(preds: pl.DataFrame) -> list[str]:
 def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
     """One short, unique display label per model identity in ``preds``.
 
-    The label is the model name, followed by whichever of scorer, rule, control and stage vary
-    among identities that share that name, and by a fingerprint prefix only if still needed.
+    The label is the model name (``model_label`` of a path: files scored before labels were short hold
+    paths), followed by whichever of scorer, rule, control and stage vary among identities that share that
+    name, and by a fingerprint prefix only if still needed.
 
     >>> model_labels(preds)["label"].to_list()
     ['bert-base / mcqa', 'bert-base / mlm', 'roberta-base']
@@ -55,13 +56,18 @@ def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
     if ids.select(parts).is_duplicated().any():
         parts.append("fingerprint")
 
-    def part(key: str) -> pl.Expr:
+    def part(key: str, short: bool) -> pl.Expr:
         text = pl.col(key).cast(pl.String).fill_null("")
+        if key == "model" and short:
+            return text.map_elements(model_label, return_dtype=pl.String)
         if key in STAGE_KEYS:
             return pl.format("{}={}", pl.lit(key), text)
         return text.str.slice(0, 8) if key == "fingerprint" else text
 
-    return ids.with_columns(label=pl.concat_str([part(key) for key in parts], separator=" / "))
+    labelled = ids.with_columns(label=pl.concat_str([part(key, True) for key in parts], separator=" / "))
+    if labelled["label"].is_duplicated().any():  # two paths ending alike: keep them whole
+        labelled = ids.with_columns(label=pl.concat_str([part(key, False) for key in parts], separator=" / "))
+    return labelled
 
 
 def cell_labels() -> list[pl.Expr]:

