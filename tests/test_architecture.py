@@ -19,7 +19,7 @@ LAYERS = [  # bottom to top; a module may import its own layer and the ones befo
      "workbench.analysis"},
     {"workbench.views"},
     {"workbench.charts"},
-    {"workbench.report"},
+    {"workbench.reports"},
     {"workbench.cli", "workbench.__main__"},
     {"widgets"},
 ]  # fmt: skip

@@ -23,7 +23,7 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.io import write_parquet
 from workbench.probes import ProbeSpec, build_probes
 from workbench.probes.formats import read_probes
-from workbench.report import text_report
+from workbench.reports import text_report
 from workbench.schema import PREDICTION_SCHEMA
 
 N_TRAIN, N_EVAL = 600, 400

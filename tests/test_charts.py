@@ -38,7 +38,7 @@ def test_heatmap_has_one_cell_per_row_and_column_with_its_accuracy():
     rect, text = layer_encodings(spec)
     assert (rect["x"]["field"], rect["y"]["field"], rect["color"]["field"]) == ("column", "row", "accuracy")
     assert rect["color"]["scale"]["domain"] == [0, 1]
-    assert text["text"] == {"field": "accuracy", "format": ".0%", "type": "quantitative"}
+    assert text["text"] == {"field": "cell_text", "type": "nominal"}
     assert rect["x"]["sort"] == {"field": "column_order", "op": "min"}
     assert rect["y"]["sort"] == {"field": "row_order", "op": "min"}
     (rows,) = spec["datasets"].values()
@@ -48,6 +48,21 @@ def test_heatmap_has_one_cell_per_row_and_column_with_its_accuracy():
         ("hypernymy k=2", 1, "random", 0),
         ("hypernymy k=2", 1, "sister 1", 1),
     }
+
+
+def test_heatmap_greys_cells_of_a_handful_of_questions_and_shows_their_n():
+    from workbench.views import SMALL_CELL
+
+    few = data_of(charts.heatmap(toy_predictions()).to_dict())  # three questions per cell
+    assert {(row["small"], row["cell_text"]) for row in few} == {(True, "n=3")}
+    many = data_of(charts.heatmap(pl.concat([toy_predictions()] * SMALL_CELL)).to_dict())
+    texts = {(row["row"], row["column"]): (row["small"], row["cell_text"]) for row in many}
+    assert texts[("hypernymy k=1", "sister 1")] == (False, "100%") and texts[("hypernymy k=1", "random")] == (
+        False,
+        "67%",
+    )
+    rect, _ = layer_encodings(charts.heatmap(toy_predictions()).to_dict())
+    assert rect["color"]["condition"] == {"test": "datum.small", "value": "#e4e4e4"}
 
 
 def test_heatmap_exposes_a_click_selection_on_cells():

@@ -320,7 +320,7 @@ def test_partial_clusters_are_found_and_warned_about():
 
 
 def test_report_puts_the_partial_cluster_warning_first():
-    from workbench.report import json_report, text_report
+    from workbench.reports import json_report, text_report
 
     probes = toy_probes()
     cut = toy_predictions().filter(pl.col("id") != probes["id"][0])

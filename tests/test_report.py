@@ -12,7 +12,7 @@ import typer
 from test_metrics import toy_predictions
 from typer.testing import CliRunner
 
-from workbench import report
+from workbench import reports
 from workbench.errors import WorkbenchError
 
 HEADLINE = ("instance_accuracy", "cluster_accuracy", "n_questions", "n_clusters")
@@ -25,11 +25,11 @@ def two_models() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def page(two_models: pl.DataFrame) -> str:
-    return report.html_report(two_models, n_boot=200)
+    return reports.html_report(two_models, n_boot=200)
 
 
 def test_text_report_shows_instance_cluster_and_cell_accuracy():
-    text = report.text_report(toy_predictions(), n_boot=200)
+    text = reports.text_report(toy_predictions(), n_boot=200)
     assert "12 questions in 3 clusters" in text
     summary = next(line for line in text.splitlines() if line.startswith("toy "))
     assert re.search(r"75\.0 \[[\d.]+, [\d.]+\]\s+3\s+33\.3 \[", summary)
@@ -39,13 +39,13 @@ def test_text_report_shows_instance_cluster_and_cell_accuracy():
 
 
 def test_text_report_has_one_cell_table_per_model(two_models: pl.DataFrame):
-    text = report.text_report(two_models, n_boot=200)
+    text = reports.text_report(two_models, n_boot=200)
     assert text.count("by probe x hops k and distractors") == 2
     assert [line.split()[0] for line in text.splitlines() if line.startswith(("a ", "b "))] == ["a", "b"] * 2
 
 
 def test_json_report_holds_the_summary_and_the_breakdown(two_models: pl.DataFrame):
-    document = json.loads(json.dumps(report.json_report(two_models, n_boot=200), allow_nan=False))
+    document = json.loads(json.dumps(reports.json_report(two_models, n_boot=200), allow_nan=False))
     assert document["instance_accuracy"] == pytest.approx({"a": 0.75, "b": 8 / 12})
     assert document["cluster_accuracy"] == pytest.approx({"a": 1 / 3, "b": 2 / 3})
     assert document["n_questions"] == {"a": 12, "b": 12}
@@ -68,7 +68,7 @@ def test_html_report_shows_the_accuracy_figures(page: str):
 
 def test_html_report_escapes_question_text():
     preds = toy_predictions().with_columns(question=pl.lit("</script><b>is a <type> of</b>"))
-    page = report.html_report(preds, title="<Report>", n_boot=50)
+    page = reports.html_report(preds, title="<Report>", n_boot=50)
     assert page.count("</script>") == page.count("<script")
     assert "<title>&lt;Report&gt;</title>" in page
 
@@ -77,7 +77,7 @@ def test_write_html_report_replaces_the_file_atomically(tmp_path: Path):
     target = tmp_path / "out" / "report.html"
     target.parent.mkdir()
     target.write_text("old")
-    assert report.write_html_report(toy_predictions(), target, n_boot=50) == target
+    assert reports.write_html_report(toy_predictions(), target, n_boot=50) == target
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert [path.name for path in target.parent.iterdir()] == ["report.html"]
 
@@ -173,6 +173,16 @@ def test_html_report_renders_offline_and_a_click_filters_the_question_table(page
 
 
 def test_reports_of_an_empty_frame_say_so():
-    for build in (report.text_report, report.json_report, report.html_report):
+    for build in (reports.text_report, reports.json_report, reports.html_report):
         with pytest.raises(WorkbenchError, match="empty"):
             build(toy_predictions().head(0))
+
+
+def test_wb_report_gives_each_format_and_names_a_wrong_one():
+    import workbench as wb
+
+    preds = toy_predictions()
+    assert wb.report(preds, "json", n_boot=50) == reports.json_report(preds, n_boot=50)
+    assert wb.report(preds, n_boot=50).startswith("Probe Workbench report")
+    with pytest.raises(WorkbenchError, match=r"format='pdf' is not a report format; choose one of \['text'"):
+        wb.report(preds, "pdf")

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.templates import TemplateError
-from workbench.report import rule_notes, text_report
+from workbench.reports import rule_notes, text_report
 from workbench.schema import PREDICTION_SCHEMA
 from workbench.scoring import (
     RULE_NOTES,

@@ -33,7 +33,7 @@ _PUBLIC = {  # name -> the module that defines it
     "cluster_accuracy": "workbench.metrics",
     "breakdown": "workbench.metrics",
     "drilldown": "workbench.metrics",
-    "report": "workbench.report",
+    "report": "workbench.reports",
     "heatmap": "workbench.charts",
     "cluster_bars": "workbench.charts",
     "inoculation_curves": "workbench.charts",

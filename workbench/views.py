@@ -25,19 +25,27 @@ if TYPE_CHECKING:
 PROBE, ORIGINAL = "probe (S_new)", "original task (S_orig)"
 """The two measures of a learning curve, as its legend names them."""
 CURVE_COLUMNS = ("k", "S_new", "S_new_std", "S_orig", "S_orig_std", "n_seeds")
+SMALL_CELL = 20
+"""A heat-map cell of fewer questions than this is marked small: its accuracy is too uncertain to colour
+(at n = 20 a 95% interval still spans about ±20 points)."""
 
 
 def heatmap_data(preds: pl.DataFrame) -> pl.DataFrame:
-    """The rows ``heatmap`` draws: ``metrics.breakdown`` with the model ``label`` and ``panel`` columns and
-    each cell's place in the paper's order (``row_order``, ``column_order``: ``metrics.cell_order``).
+    """The rows ``heatmap`` draws: ``metrics.breakdown`` with the model ``label`` and ``panel`` columns,
+    each cell's place in the paper's order (``row_order``, ``column_order``: ``metrics.cell_order``), whether
+    it is too ``small`` to read (fewer than ``SMALL_CELL`` questions) and its ``cell_text`` ("62%", or "n=7").
 
     >>> heatmap_data(preds).select("label", "row", "column", "n", "accuracy")  # doctest: +SKIP
     """
     cells = labelled(metrics.breakdown(preds), preds)
     rows, columns = metrics.cell_order(cells)
+    small = pl.col("n") < SMALL_CELL
+    percent = (pl.col("accuracy") * 100).round(0).cast(pl.Int64).cast(pl.String) + "%"
     return cells.with_columns(
         row_order=pl.col("row").replace_strict(rows, range(len(rows)), return_dtype=pl.Int64),
         column_order=pl.col("column").replace_strict(columns, range(len(columns)), return_dtype=pl.Int64),
+        small=small,
+        cell_text=pl.when(small).then(pl.format("n={}", pl.col("n"))).otherwise(percent),
     )
 
 

@@ -1,7 +1,7 @@
 """What every baseline shares: fit on a probe frame, predict a ``PREDICTION_SCHEMA`` frame.
 
 A baseline scores each choice of a question (higher is better) and predicts the best one, so its
-predictions are read by ``workbench.metrics`` and ``workbench.report`` like any model's: ``model``
+predictions are read by ``workbench.metrics`` and ``workbench.reports`` like any model's: ``model``
 is the baseline's name, ``scorer`` is ``"baseline"``, ``rule`` says what the baseline looks at, and
 ``fingerprint`` names its settings and the training questions it learned from.
 

@@ -18,6 +18,8 @@ import polars as pl
 from workbench import metrics
 from workbench.views import cluster_bar_data, heatmap_data
 
+SMALL_CELL_COLOUR = "#e4e4e4"
+
 Chart = alt.Chart | alt.LayerChart | alt.FacetChart | alt.HConcatChart | alt.VConcatChart
 """What the chart functions return: a single or a composed altair chart."""
 
@@ -41,7 +43,8 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
     """Accuracy per cell, the paper's Figure 3: probe x hops k (rows) by distractors (columns).
 
     Columns are distractor family x depth k' ("random", "sister 1", "isa_down 2"); colour and
-    text are accuracy. One panel per model (columns) and per inoculation stage when present.
+    text are accuracy; a cell of fewer than ``views.SMALL_CELL`` questions is grey and shows its n instead.
+    One panel per model (columns) and per inoculation stage when present.
     Clicking a cell updates ``selection`` (a fresh ``cell_selection()`` when not given).
 
     Parameters
@@ -75,10 +78,14 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
     rect = (
         base.mark_rect(stroke="white")
         .encode(
-            color=alt.Color(
-                "accuracy:Q",
-                scale=alt.Scale(domain=[0, 1], scheme="blues"),
-                legend=alt.Legend(format=".0%", title="accuracy"),
+            color=alt.condition(  # a cell of a handful of questions is grey, not a bold 0% or 100%
+                alt.datum.small,
+                alt.value(SMALL_CELL_COLOUR),
+                alt.Color(
+                    "accuracy:Q",
+                    scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                    legend=alt.Legend(format=".0%", title="accuracy"),
+                ),
             ),
             opacity=alt.condition(selection, alt.value(1.0), alt.value(0.35)),
             tooltip=[
@@ -92,9 +99,9 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
         .add_params(selection)
         .properties(name="heatmap_cells")
     )
-    text = base.mark_text(fontSize=11).encode(
-        text=alt.Text("accuracy:Q", format=".0%"),
-        color=alt.condition(alt.datum.accuracy > 0.6, alt.value("white"), alt.value("black")),
+    text = base.mark_text(fontSize=10).encode(
+        text=alt.Text("cell_text:N"),
+        color=alt.condition((alt.datum.accuracy > 0.6) & ~alt.datum.small, alt.value("white"), alt.value("black")),
     )
     layer = alt.layer(rect, text, data=cells).properties(width=alt.Step(46), height=alt.Step(22))
     return _panels(layer, cells)

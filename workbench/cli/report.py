@@ -22,7 +22,7 @@ def report(
     from workbench.io import check_output, read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
-    from workbench.report import json_report, text_report, write_html_report
+    from workbench.reports import json_report, text_report, write_html_report
 
     if html is not None:
         check_output(html)

@@ -1,5 +1,5 @@
 """One line per scoring rule, saying what a choice's score is: shown by the reports next to the
-results of any rule a prediction frame uses (``workbench.report``)."""
+results of any rule a prediction frame uses (``workbench.reports``)."""
 
 RULE_NOTES = {
     "logit": "mcqa: the multiple-choice head's logit for [CLS] question [SEP] choice [SEP].",
