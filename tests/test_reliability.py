@@ -179,3 +179,20 @@ def test_an_unknown_multiple_choice_file_loads_as_a_custom_probe(tmp_path, minil
     assert probes["probe"].unique().to_list() == ["quiz"] and probes["split"].unique().to_list() == ["test"]
     assert probes["cluster_id"].n_unique() == 3  # no concept named: every question its own cluster
     assert score(probes, minilm_path, "similarity", progress=False)["correct"].count() == 3
+
+
+def test_progress_in_a_log_file_is_a_few_lines_not_thousands(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import time\n"
+        "from workbench.progress import ProgressBar\n"
+        "for _ in ProgressBar(range(400), desc='work'):\n"
+        "    time.sleep(0.005)\n"
+    )
+    log = tmp_path / "run.log"
+    with log.open("w") as out:  # a file, not a terminal: what nohup, CI and `> log` give
+        subprocess.run([sys.executable, "-c", code], stderr=out, check=True)
+    updates = log.read_text().count("\r") + log.read_text().count("\n")
+    assert 1 <= updates <= 4, log.read_text()

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.paths import cache_dir
+from workbench.progress import ProgressBar
 from workbench.scoring.cache import PredictionCache, item_key
 from workbench.scoring.models import check_device, fingerprint, load_network
 
@@ -114,7 +114,7 @@ def token_states(
     if not missing:
         return found
     missing.sort(key=len, reverse=True)
-    with tqdm(total=len(missing), unit="text", desc=f"encoding ({encoder.name})", disable=not progress) as bar:
+    with ProgressBar(total=len(missing), unit="text", desc=f"encoding ({encoder.name})", disable=not progress) as bar:
         for start in range(0, len(missing), batch_size):
             chunk = missing[start : start + batch_size]
             encoded = encoder.tokenizer(

@@ -42,10 +42,10 @@ import numpy as np
 import polars as pl
 from scipy import stats
 from scipy.optimize import isotonic_regression
-from tqdm.auto import tqdm
 
 from workbench.analysis.model import PathModel, check_data, parse_model
 from workbench.errors import SpecError, WorkbenchError
+from workbench.progress import ProgressBar
 from workbench.specs import resolve_spec
 
 SCHEMES = ("centroid", "factorial", "path")
@@ -446,7 +446,7 @@ def _bootstrap(data: np.ndarray, design: _Design, spec: PLSSpec, progress: bool)
     chunk = max(10, math.ceil(spec.bootstrap / (workers * 4)))
     batches = [list(range(s, min(s + chunk, spec.bootstrap))) for s in range(0, spec.bootstrap, chunk)]
     args = (data, design, spec.scheme, spec.tol, spec.max_iter, spec.seed)
-    bar = tqdm(total=spec.bootstrap, desc="bootstrap", unit="resample", disable=not progress)
+    bar = ProgressBar(total=spec.bootstrap, desc="bootstrap", unit="resample", disable=not progress)
     results = []
     if workers == 1:
         for batch in batches:

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
-from tqdm.auto import tqdm
 
 from workbench import metrics
 from workbench.baselines.base import Baseline, checked_probes
 from workbench.baselines.chance import MajorityPosition, Random
 from workbench.baselines.lexical import ChoiceOnly, ChoiceToChoice, QuestionToChoice
 from workbench.errors import SpecError, WorkbenchError
+from workbench.progress import ProgressBar
 from workbench.schema import PREDICTION_SCHEMA, conform
 
 if TYPE_CHECKING:
@@ -143,7 +143,9 @@ def baseline_predictions(
 
         model = load_model(model, "similarity", device=transformer.pop("device", None))
     frames = []
-    for probe in tqdm(sorted(probes["probe"].unique().to_list()), desc="baselines", unit="probe", disable=not progress):
+    for probe in ProgressBar(
+        sorted(probes["probe"].unique().to_list()), desc="baselines", unit="probe", disable=not progress
+    ):
         own = probes.filter(pl.col("probe") == probe)
         train, evaluate = own.filter(pl.col("split") == "train"), own.filter(pl.col("split").is_in(EVAL_SPLITS))
         for baseline in make_baselines(names, model, seed, progress=progress, **transformer):

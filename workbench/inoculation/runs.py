@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.backends import BACKENDS, run_local, run_ray
@@ -53,6 +52,7 @@ from workbench.inoculation.trial import ADD_SOME, MAX_ADDED, Trial, TrialData, a
 from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.formats import read_probes
 from workbench.probes.select import sample_clusters
+from workbench.progress import ProgressBar
 from workbench.specs import resolve_spec
 
 __all__ = [
@@ -305,9 +305,9 @@ def run_inoculation(
                 f"{len(grid) - 1 - skipped} to run ({spec.backend}, {spec.workers} worker(s)); "
                 f"probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions")  # fmt: skip
             if progress and skipped:
-                tqdm.write(f"resuming {out}: skipping {skipped} finished trials")
+                ProgressBar.write(f"resuming {out}: skipping {skipped} finished trials")
 
-            with tqdm(total=len(todo), desc="trials", unit="trial", disable=not progress) as bar:
+            with ProgressBar(total=len(todo), desc="trials", unit="trial", disable=not progress) as bar:
 
                 def record(result: dict) -> None:
                     nonlocal trials

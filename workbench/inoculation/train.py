@@ -22,9 +22,9 @@ from pathlib import Path
 
 import polars as pl
 import torch
-from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.progress import ProgressBar
 from workbench.schema import PROBE_SCHEMA, conform
 from workbench.scoring.models import load_network, quiet_transformers, torch_threads
 
@@ -215,7 +215,7 @@ def fit(
     with (
         torch_threads(spec.threads),
         _seeded(spec.seed),
-        tqdm(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar,
+        ProgressBar(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar,
     ):
         step = 0
         for epoch in range(spec.epochs):
@@ -263,7 +263,7 @@ def predict(
     network.eval()
     with (
         torch.inference_mode(),
-        tqdm(total=len(items), desc="evaluate", unit="q", disable=not progress, leave=False) as bar,
+        ProgressBar(total=len(items), desc="evaluate", unit="q", disable=not progress, leave=False) as bar,
     ):
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]

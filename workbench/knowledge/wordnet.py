@@ -134,15 +134,14 @@ def _surface(example: str, lemmas: list[str], pos: str, reader: WordNetCorpusRea
 
 def build_graph(reader: WordNetCorpusReader | None = None):
     """Read every WordNet synset into a ``Graph`` (slow: ~10 s; use ``load_graph`` for the cache)."""
-    from tqdm.auto import tqdm
-
     from workbench.knowledge.graph import CONCEPTS_SCHEMA, EXAMPLES_SCHEMA, ISA_SCHEMA, LEMMAS_SCHEMA, Graph
+    from workbench.progress import ProgressBar
 
     reader = reader or open_wordnet()
     synsets = list(reader.all_synsets())
     ids = {synset.name(): index for index, synset in enumerate(synsets)}
     concepts, lemmas, examples, isa = [], [], [], []
-    for index, synset in enumerate(tqdm(synsets, desc="WordNet synsets", unit="synset", leave=False)):
+    for index, synset in enumerate(ProgressBar(synsets, desc="WordNet synsets", unit="synset", leave=False)):
         names = [name.replace("_", " ") for name in synset.lemma_names()]
         concepts.append((index, synset.name(), synset.pos(), synset.definition(), synset.lexname()))
         lemmas.extend((index, rank, name) for rank, name in enumerate(names))

@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import torch
-from tqdm.auto import tqdm
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.curves import OLMPICS_N, seed_averaged_summary, ws_weight
 from workbench.olmpics.head import CandidateHead, MaskedLM, check_head, load_masked_lm
 from workbench.olmpics.probes import MASK, OLMPICS_SCHEMA
+from workbench.progress import ProgressBar
 from workbench.representations import RepresentationCache, token_states
 from workbench.schema import PROBE_SCHEMA, conform
 from workbench.scoring.models import Model, ScoringWarning, fingerprint, torch_threads
@@ -181,7 +181,7 @@ def run_curves(
             for s in spec.seeds
             for setting in spec.settings
         ]
-        bar = tqdm(total=len(jobs), unit="fit", desc="oLMpics curves", disable=not progress)
+        bar = ProgressBar(total=len(jobs), unit="fit", desc="oLMpics curves", disable=not progress)
         for probe, control, row_ids, splits in groups.iter_rows():
             row_ids, splits = np.array(row_ids), np.array(splits)
             train, dev = row_ids[splits == "train"], row_ids[splits == "dev"]

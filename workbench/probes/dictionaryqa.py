@@ -9,13 +9,13 @@ import random
 from collections import defaultdict
 
 import polars as pl
-from tqdm.auto import tqdm
 
 from workbench.distractors import draw
 from workbench.knowledge.graph import Graph
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
 from workbench.probes.templates import fill, load_templates
+from workbench.progress import ProgressBar
 
 
 def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> list[Draft]:
@@ -45,7 +45,7 @@ def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
     wanted = spec.chosen({names[c]: c for word in words for c in senses[word]})
     if wanted is not None:
         words = [word for word in words if wanted.intersection(senses[word])]
-    for word in tqdm(words, desc="wordsense questions", unit="word", disable=not progress, leave=False):
+    for word in ProgressBar(words, desc="wordsense questions", unit="word", disable=not progress, leave=False):
         for concept in senses[word]:
             if wanted is not None and concept not in wanted:
                 continue

@@ -3,13 +3,12 @@
 import random
 from collections import defaultdict
 
-from tqdm.auto import tqdm
-
 from workbench.distractors import candidates, draw
 from workbench.knowledge.graph import Graph, Taxonomy
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
 from workbench.probes.templates import fill, load_templates
+from workbench.progress import ProgressBar
 
 MAX_SYNONYMS = 2  # lemmas shown in "(or a, b)" after a concept's first lemma
 TAXONOMY_POS = ("n", "v")
@@ -113,7 +112,9 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
             text = texts[concept] = fill(templates.choice, lexicon.choice_fields(concept))
         return text
 
-    for concept in tqdm(concepts, desc=f"{spec.probe} questions", unit="concept", disable=not progress, leave=False):
+    for concept in ProgressBar(
+        concepts, desc=f"{spec.probe} questions", unit="concept", disable=not progress, leave=False
+    ):
         rng = random.Random(f"{spec.seed}:{spec.probe}:{concept}")
         context, word = rng.choice(lexicon.examples[concept])
         template = rng.choice(template_ids)

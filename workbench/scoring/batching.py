@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
+from workbench.progress import ProgressBar
 from workbench.scoring.cache import PredictionCache, item_key
 from workbench.scoring.models import Model, ScoringWarning
 
@@ -61,7 +61,7 @@ def compute(
     _report_truncation(work.kind, features, model.max_length)
     sort_key = work.order or (lambda item: -len(item["input_ids"]))
     order = sorted(range(len(missing)), key=lambda index: sort_key(features[index]))
-    with tqdm(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress) as bar:
+    with ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress) as bar:
         step = batch_size * work.batches
         for start in range(0, len(order), step):
             batch = order[start : start + step]
