@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-artifacts" / "browser"
 CHROMIUM = "/usr/bin/chromium"
 RENDER_TIMEOUT_MS = 180_000
+LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +84,14 @@ def serve(app: str, home: Path, preheat: int = 0):
 
 @pytest.fixture
 def page(browser):
+    """A fresh page; ``page.outside`` collects every request the apps make to anywhere but this machine."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        yield context.new_page()
+        page = context.new_page()
+        page.outside = []
+        page.on("request", lambda request: None if request.url.startswith(LOCAL) else page.outside.append(request.url))
+        yield page
+        assert not page.outside, f"the app fetched from the internet: {page.outside[:5]}"
     finally:
         context.close()
 
@@ -100,6 +106,7 @@ def open_app(page, url: str, name: str) -> None:
 def test_explorer_picks_a_concept_and_the_hop_slider_changes_the_counts(app_home, page):
     for url in serve("explorer", app_home):
         open_app(page, url, "explorer")
+        assert page.request.get(url + "voila/files/apps/explorer.ipynb").status == 403  # visitors fetch no file
         page.fill(".wb-concept-picker input[type=text]", "dog")
         page.wait_for_selector(".wb-concept-name:has-text('dog.n.01')", timeout=30_000)
         assert "member of the genus Canis" in page.inner_text(".wb-gloss")

@@ -1,5 +1,7 @@
 """``workbench serve [APP]``: start a Voilà app (explorer, dashboard, inoculation) on 127.0.0.1."""
 
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -9,6 +11,7 @@ from pathlib import Path
 import typer
 
 APPS_DIR = Path(__file__).resolve().parents[2] / "voila_apps"
+JUPYTER_DATA = Path(__file__).resolve().parent / "jupyter_data"  # the Voilà template "workbench" and its static files
 
 
 class App(str, Enum):
@@ -34,6 +37,8 @@ def stage_app(app: str, home: Path, apps_dir: Path = APPS_DIR) -> Path:
         raise WorkbenchError(
             f"the app notebook {source} is missing; run from a checkout of Probe Workbench (voila_apps/)."
         )
+    # Voilà reads voila.json from its working folder (the apps folder): visitors may fetch no file at all
+    write_text(json.dumps({"VoilaConfiguration": {"file_allowlist": []}}) + "\n", home / "apps" / "voila.json")
     return write_text(source.read_text(), home / "apps" / source.name)
 
 
@@ -44,14 +49,20 @@ def voila_command(notebook: Path, port: int, browser: bool = False, preheat: int
     """
     command = [
         sys.executable, "-m", "voila", str(notebook), f"--port={port}", "--Voila.ip=127.0.0.1",
-        f"--Voila.root_dir={notebook.parent.parent}", "--VoilaConfiguration.file_allowlist=[]",
-        "--show_tracebacks=False", "--theme=light",
+        f"--Voila.root_dir={notebook.parent.parent}", "--show_tracebacks=False", "--theme=light",
+        "--template=workbench",
     ]  # fmt: skip
     if not browser:
         command.append("--no-browser")
     if preheat:
         command += ["--preheat_kernel=True", f"--pool_size={preheat}"]
     return command
+
+
+def voila_environment() -> dict[str, str]:
+    """This process's environment with the workbench template first on Jupyter's data path."""
+    paths = [str(JUPYTER_DATA), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
+    return {**os.environ, "JUPYTER_PATH": os.pathsep.join(paths)}
 
 
 def serve(
@@ -67,7 +78,9 @@ def serve(
     notebook = stage_app(app.value, workspace())
     typer.echo(f"{app.value}: http://127.0.0.1:{port}/  (workspace {workspace()}; Ctrl-C to stop)")
     try:
-        subprocess.run(voila_command(notebook, port, browser, preheat), check=False, cwd=notebook.parent)
+        subprocess.run(
+            voila_command(notebook, port, browser, preheat), check=False, cwd=notebook.parent, env=voila_environment()
+        )
     except KeyboardInterrupt:
         typer.echo("stopped")
 
