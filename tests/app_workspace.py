@@ -1,9 +1,9 @@
 """A small real workspace for the panel and browser tests: real WordNet probes, real MiniLM predictions.
 
-The graph caches are linked from the main workspace (built once by `workbench data setup`); the probe
-sets keep only the clusters of a few hundred concepts (dog.n.01 among them) so that everything is quick.
-The built probes and predictions are kept in the main workspace (``test-apps/``, keyed by the graph) and
-copied into each test workspace, so only the first run builds and scores.
+The graph caches are linked from the tests' workspace (``tests/conftest.py``: a temporary copy of the
+user's); the probe sets keep only the clusters of a few hundred concepts (dog.n.01 among them) so that
+everything is quick. The built probes and predictions are kept in that workspace (``test-apps/``, keyed by
+the graph) and copied into each test workspace, so only the first test of a session builds and scores.
 """
 
 import os

@@ -1,20 +1,45 @@
 """Shared fixtures: the real sources, the released data and the offline model."""
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-os.environ.setdefault("WORKBENCH_HOME", str(ROOT / "workspace"))
+# The tests never write into the user's workspace: they get a temporary one, seeded with copies of the
+# provisioned sources (WordNet files and the graph caches: read, not rebuilt), removed when the session ends.
+USER_HOME = Path(os.environ.get("WORKBENCH_HOME", ROOT / "workspace"))
+TEST_HOME = Path(tempfile.mkdtemp(prefix="workbench-tests-"))
+for _name in ("nltk_data", "graphs"):
+    if (USER_HOME / _name).is_dir():
+        shutil.copytree(USER_HOME / _name, TEST_HOME / _name, symlinks=True)
+os.environ["WORKBENCH_HOME"] = str(TEST_HOME)
+
+
+def _contents(folder: Path) -> set[tuple[str, int, int]]:
+    return {(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+
+
+USER_CONTENTS = _contents(USER_HOME) if USER_HOME.is_dir() else set()
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Remove the tests' workspace; fail the run if anything in the user's workspace changed."""
+    shutil.rmtree(TEST_HOME, ignore_errors=True)
+    changed = sorted({name for name, *_ in USER_CONTENTS ^ (_contents(USER_HOME) if USER_HOME.is_dir() else set())})
+    if changed:
+        print(f"\nthe tests changed {len(changed)} file(s) in the user's workspace {USER_HOME}: {changed[:5]}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.fixture(scope="session")
 def wordnet_graph():
-    """The real WordNet 3.0 graph (built once into the workspace cache)."""
+    """The real WordNet 3.0 graph (from the cache copied from the user's workspace, or built once here)."""
     from workbench.knowledge import load_graph
 
     return load_graph("wordnet")
