@@ -203,6 +203,10 @@ def test_probes_without_a_train_or_an_eval_split_are_clear_errors(released_dir):
         probe_health(released(released_dir, "hyponymy_test"), baselines=["choice-only-transformer"])
     with pytest.raises(SpecError, match="margin=1.5"):
         probe_health(released(released_dir, "hyponymy_test"), margin=1.5)
+    both = pl.concat([released(released_dir, "hypernymy_train"), released(released_dir, "hypernymy_test")])
+    other = MajorityPosition().fit(released(released_dir, "hyponymy_test"))
+    with pytest.raises(WorkbenchError, match="predictions cover hyponymy/test, but the baselines are scored on hyp"):
+        probe_health(both, other.predict(released(released_dir, "hyponymy_test")), progress=False)
     with pytest.raises(WorkbenchError, match="not been fitted"):
         ChoiceOnly().predict(released(released_dir, "hyponymy_test"))
 

