@@ -15,7 +15,7 @@ explore: setup
 	.venv/bin/workbench probes build --probe all --out $(PROBES_DIR)
 	# a first prediction file for the apps: whole clusters of the hypernymy test split, at most 400 questions
 	.venv/bin/workbench score --model $(MINILM) --scorer similarity --probes $(PROBES_DIR)/hypernymy --split test \
-		--max-questions 400 --out $(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet
+		--max-questions 400 --name MiniLM --out $(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet
 	.venv/bin/workbench serve explorer --port $(PORT)
 
 test: setup

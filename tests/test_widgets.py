@@ -231,6 +231,23 @@ def inoculation_home(home, tmp_path, minilm_path, mcqa_dir):
     return add_inoculation_inputs(tmp_path, minilm_path, mcqa_dir)
 
 
+def test_launcher_lists_each_probe_set_once_and_names_only_what_is_missing(inoculation_home):
+    import shutil
+
+    from widgets import InoculationLauncher
+
+    full = InoculationLauncher(Session(), home=inoculation_home)
+    values = [value for _, value in full.probe.options]
+    assert values == sorted(set(values)) and len(values) == len(list((inoculation_home / "probes").iterdir()))
+    assert not full.start.disabled and full.status.value == ""
+    shutil.rmtree(inoculation_home / "runs")
+    launcher = InoculationLauncher(Session(), home=inoculation_home)
+    assert launcher.start.disabled and "a source model" in launcher.status.value
+    assert "a probe set" not in launcher.status.value and "science QA" not in launcher.status.value
+    labels = [c for c in (launcher.model, launcher.orig, launcher.add_some_data, launcher.max_eval) if c.description]
+    assert {c.style.description_width for c in labels} == {f"{len('add-some from (held out)') * 0.6 + 1:.1f}em"}
+
+
 def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation_home, monkeypatch):
     from widgets import apps
 

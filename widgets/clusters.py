@@ -5,7 +5,7 @@ from html import escape
 import ipywidgets as w
 import polars as pl
 
-from widgets.render import STYLE
+from widgets.render import STYLE, readable_labels
 from widgets.state import Session
 from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
 from workbench.schema import model_label
@@ -28,6 +28,7 @@ class ClusterBrowser:
             [w.HTML("<h3>Semantic cluster</h3>"), self.summary, self.body], layout=w.Layout(width="100%")
         )
         self.widget.add_class("wb-cluster-browser")
+        readable_labels(self.widget)
         session.observe(self.refresh, ["concept", "probes", "predictions", "where"])
         self.refresh()
 

@@ -4,7 +4,7 @@ from html import escape
 
 import ipywidgets as w
 
-from widgets.render import STYLE
+from widgets.render import STYLE, readable_labels
 from widgets.state import Session
 from workbench.knowledge.lookup import POS_NAMES, concept_card, hypernym_paths, search_concepts, tree_lines
 
@@ -30,6 +30,7 @@ class ConceptPicker:
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-concept-picker")
+        readable_labels(self.widget)
         self.search.observe(self._search, "value")
         self.pos.observe(self._search, "value")
         self.hits.observe(self._pick, "value")

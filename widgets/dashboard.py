@@ -22,7 +22,7 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.render import table
+from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench import charts, metrics
 from workbench.io import read_predictions
@@ -99,6 +99,7 @@ class ResultsDashboard:
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-dashboard")
+        readable_labels(self.widget)
         if files and session.predictions is not None:
             self.files.value = (str(files[0]),)  # what the app loaded first
         self.files.observe(self._load, "value")

@@ -30,12 +30,12 @@ def safe_child(folder: Path, name: str) -> Path:
 def probe_folders(home: Path | None = None) -> list[Path]:
     """Probe folders under ``<workspace>/probes`` (each holding split Parquet files), sorted."""
     root = workspace_path("probes", home)
-    return sorted(p.parent for p in root.glob("*/*.parquet") if p.parent.parent == root) if root.is_dir() else []
+    return sorted({p.parent for p in root.glob("*/*.parquet") if p.parent.parent == root}) if root.is_dir() else []
 
 
 def load_probes(home: Path | None = None) -> pl.DataFrame | None:
     """Every probe set under ``<workspace>/probes`` in one frame (None when there is none)."""
-    folders = sorted(set(probe_folders(home)))
+    folders = probe_folders(home)
     return pl.concat([read_probes(folder) for folder in folders]) if folders else None
 
 

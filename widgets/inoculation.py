@@ -15,7 +15,7 @@ import polars as pl
 
 from widgets.dashboard import EMBED, offline_charts
 from widgets.files import mcqa_folders, model_folders, probe_folders, safe_child
-from widgets.render import table
+from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench.charts.curves import inoculation_curves
 from workbench.errors import SpecError
@@ -39,6 +39,13 @@ def parse_numbers(text: str, kind: type, name: str) -> tuple:
     if not values:
         raise SpecError(f"{name} is empty; give at least one number")
     return values
+
+
+MISSING = {  # what the launcher needs, the dropdown that offers it, and how to get it
+    "a source model (<code>workbench train-source ... --out $WORKBENCH_HOME/runs/NAME</code>)": "model",
+    "a probe set (<code>workbench probes build ... --out $WORKBENCH_HOME/probes/NAME</code>)": "probe",
+    "a science QA set (<code>$WORKBENCH_HOME/mcqa/NAME/dev.jsonl</code>)": "orig",
+}
 
 
 class InoculationLauncher:
@@ -86,17 +93,15 @@ class InoculationLauncher:
             layout=w.Layout(width="100%"),
         )  # fmt: skip
         self.widget.add_class("wb-inoculation")
+        readable_labels(self.widget)
         self.thread: threading.Thread | None = None
         self.stop = threading.Event()
         self.start.on_click(self._start)
         self.cancel.on_click(self._cancel)
-        if not (self.model.options and self.probe.options and self.orig.options):
+        missing = [what for what, choice in MISSING.items() if not getattr(self, choice).options]
+        if missing:
             self.start.disabled = True
-            self.status.value = (
-                "<b class='wb-missing'>Missing inputs</b>: a source model (<code>workbench train-source ... --out "
-                "$WORKBENCH_HOME/runs/NAME</code>), probes (<code>$WORKBENCH_HOME/probes/</code>) and a science QA set "
-                "(<code>$WORKBENCH_HOME/mcqa/NAME/dev.jsonl</code>)."
-            )
+            self.status.value = "<b class='wb-missing'>Missing</b>: " + "; ".join(missing) + "."
 
     def _start(self, _=None) -> None:
         try:

@@ -16,7 +16,7 @@ import polars as pl
 
 from widgets.dashboard import EMBED, offline_charts
 from widgets.files import edge_result_folders, olmpics_curve_files
-from widgets.render import table
+from widgets.render import readable_labels, table
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
@@ -111,6 +111,7 @@ class ProbingResults:
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-probing")
+        readable_labels(self.widget)
         self.result.observe(self._draw, "value")
         self.refresh()
 

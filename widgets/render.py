@@ -2,6 +2,7 @@
 
 from html import escape
 
+import ipywidgets as w
 import polars as pl
 
 STYLE = (
@@ -29,3 +30,21 @@ def _text(value) -> str:
     if isinstance(value, list):
         return " | ".join(map(str, value))
     return "" if value is None else str(value)
+
+
+def readable_labels(widget: w.Widget) -> w.Widget:
+    """Widen the label column of every labelled control below ``widget`` to fit its longest label (ipywidgets
+    cuts labels at about 12 characters otherwise: "source m..."); returns ``widget``."""
+
+    def controls(node: w.Widget):
+        yield node
+        for child in getattr(node, "children", ()):
+            yield from controls(child)
+
+    labelled = [
+        c for c in controls(widget) if getattr(c, "description", "") and hasattr(getattr(c, "style", None), "description_width")
+    ]
+    width = f"{max((len(c.description) for c in labelled), default=0) * 0.6 + 1:.1f}em"
+    for control in labelled:
+        control.style.description_width = width
+    return widget

@@ -14,7 +14,7 @@ import ipywidgets as w
 
 from widgets.dashboard import EMBED, offline_charts
 from widgets.files import run_folders
-from widgets.render import table
+from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
 from workbench.inoculation import learning_curve, load_run, summarize
@@ -59,6 +59,7 @@ class RunCurves:
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-runs")
+        readable_labels(self.widget)
         self.run.observe(self._draw, "value")
         self.control.observe(self._draw, "value")
         self.refresh()
@@ -77,7 +78,8 @@ class RunCurves:
         if not self.run.value:
             self.message.value = (
                 "<i class='wb-no-runs'>No inoculation runs in the workspace yet: "
-                "start one above or with <code>workbench inoculate</code>.</i>"
+                "start one in the inoculation app (<code>workbench serve inoculation</code>) or with "
+                "<code>workbench inoculate ... --out $WORKBENCH_HOME/runs/NAME</code>.</i>"
             )
             self.chart.layout.display, self.summary.value = "none", ""
             return

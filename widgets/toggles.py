@@ -5,7 +5,7 @@ from html import escape
 import ipywidgets as w
 
 from widgets.files import safe_child
-from widgets.render import STYLE, table
+from widgets.render import STYLE, readable_labels, table
 from widgets.state import Session
 from workbench.paths import workspace
 from workbench.probes.formats import write_probes
@@ -44,6 +44,7 @@ class ProbeControls:
             layout=w.Layout(width="100%"),
         )  # fmt: skip
         self.widget.add_class("wb-probe-controls")
+        readable_labels(self.widget)
         self._syncing = False
         self.probe.observe(self._probe_changed, "value")
         for toggle in (self.split, self.hops, self.families, self.depths):
