@@ -41,9 +41,12 @@ def readable_labels(widget: w.Widget) -> w.Widget:
         for child in getattr(node, "children", ()):
             yield from controls(child)
 
-    labelled = [
-        c for c in controls(widget) if getattr(c, "description", "") and hasattr(getattr(c, "style", None), "description_width")
-    ]
+    def has_label(control: w.Widget) -> bool:
+        return bool(getattr(control, "description", "")) and hasattr(
+            getattr(control, "style", None), "description_width"
+        )
+
+    labelled = [control for control in controls(widget) if has_label(control)]
     width = f"{max((len(c.description) for c in labelled), default=0) * 0.6 + 1:.1f}em"
     for control in labelled:
         control.style.description_width = width
