@@ -773,3 +773,33 @@ def test_train_source_on_minilm_writes_a_usable_run(minilm_path, mcqa_dir, tmp_p
     assert set(metrics) == {"arc_easy", "aggregate"} and 0.0 <= metrics["arc_easy"] == metrics["aggregate"] <= 1.0
     assert (out / "model" / "config.json").is_file() and (out / "metrics.json").is_file()
     assert pl.read_parquet(out / "history.parquet").height == 3
+
+
+def test_hub_rows_of_arc_openbookqa_and_sciq_read_back_as_the_same_questions(tmp_path):
+    from workbench.inoculation.data import hub_record, read_mcqa_dir
+
+    arc = {"id": "a1", "question": "Which is a mammal?", "answerKey": "C",
+           "choices": {"text": ["trout", "frog", "whale", "crow"], "label": ["A", "B", "C", "D"]}}  # fmt: skip
+    obqa = {"id": "o1", "question_stem": "The sun is a", "answerKey": "A",
+            "choices": {"text": ["star", "planet", "moon", "comet"], "label": ["A", "B", "C", "D"]}}  # fmt: skip
+    sciq = {"question": "What do plants make in photosynthesis?", "distractor1": "salt", "distractor2": "iron",
+            "distractor3": "oil", "correct_answer": "glucose", "support": "long text"}  # fmt: skip
+    folder = tmp_path / "mcqa" / "mixed"
+    folder.mkdir(parents=True)
+    (folder / "dev.jsonl").write_text("\n".join(json.dumps(hub_record(row)) for row in (arc, obqa, sciq)) + "\n")
+    frame = read_mcqa_dir(folder)
+    golds = [row["choices"][row["answer"]] for row in frame.iter_rows(named=True)]
+    assert frame["question"].to_list() == [arc["question"], obqa["question_stem"], sciq["question"]]
+    assert golds == ["whale", "star", "glucose"] and set(frame["split"]) == {"dev"}
+
+
+def test_fetching_a_science_qa_set_without_internet_says_how_to_bring_it(tmp_path, monkeypatch):
+    from workbench.inoculation.data import fetch_mcqa
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    with pytest.raises(WorkbenchError, match=r"cannot fetch arc_easy \(allenai/ai2_arc\).*copy its \{train,dev,test\}"):
+        fetch_mcqa("arc_easy", tmp_path / "arc_easy")
+    assert not (tmp_path / "arc_easy").exists()
+    with pytest.raises(WorkbenchError, match="'squad' is not a science QA set we know; choose one of"):
+        fetch_mcqa("squad", tmp_path / "squad")

@@ -23,5 +23,19 @@ def setup(
         )
 
 
+@data_app.command("mcqa")
+def mcqa(
+    name: str = typer.Argument(..., help="arc_easy, arc_challenge, openbookqa or sciq."),
+    out: str | None = typer.Option(None, help="The folder to write (default: <workspace>/mcqa/NAME)."),
+) -> None:
+    """Download a standard science QA set (the original task of inoculation) from the Hugging Face hub."""
+    from workbench.inoculation.data import fetch_mcqa, read_mcqa_dir
+    from workbench.paths import workspace_path
+
+    folder = fetch_mcqa(name, out or workspace_path("mcqa") / name)
+    counts = read_mcqa_dir(folder).group_by("split").len().sort("split").iter_rows()
+    typer.echo(f"{name}: " + ", ".join(f"{split} {n:,}" for split, n in counts) + f" questions -> {folder}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")

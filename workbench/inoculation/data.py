@@ -21,6 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import ProbeFormatError, WorkbenchError
+from workbench.io import staged_folder
 from workbench.schema import PROBE_SCHEMA, SPLITS, conform
 
 MAX_CHOICES = 5  # the paper's padded width
@@ -138,3 +139,55 @@ def _sciq(record: dict, fail, path: Path, number: int) -> tuple[str, list[str], 
     random.Random(seed).shuffle(order)
     record_id = f"sciq-{path.stem}-{number}"
     return stem, order, order.index(gold), record_id
+
+
+HUB_SETS = {  # name -> (Hugging Face dataset, configuration): the standard science QA sets
+    "arc_easy": ("allenai/ai2_arc", "ARC-Easy"),
+    "arc_challenge": ("allenai/ai2_arc", "ARC-Challenge"),
+    "openbookqa": ("allenai/openbookqa", "main"),
+    "sciq": ("allenai/sciq", None),
+}
+HUB_SPLITS = {"train": "train", "validation": "dev", "test": "test"}
+
+
+def hub_record(row: dict) -> dict:
+    """A hub row of ARC, OpenBookQA or SciQ as a line ``read_mcqa`` reads (ARC's format, or SciQ's own).
+
+    >>> hub_record({"id": "q1", "question_stem": "What melts?", "answerKey": "B",
+    ...             "choices": {"text": ["rock", "ice"], "label": ["A", "B"]}})["question"]["stem"]
+    'What melts?'
+    """
+    if "correct_answer" in row:  # SciQ
+        return {name: row[name] for name in ("question", "distractor1", "distractor2", "distractor3", "correct_answer")}
+    choices = [{"text": text, "label": label} for text, label in zip(row["choices"]["text"], row["choices"]["label"])]
+    stem = row.get("question_stem") or row["question"]
+    return {"id": row["id"], "question": {"stem": stem, "choices": choices}, "answerKey": row["answerKey"]}
+
+
+def fetch_mcqa(name: str, out: str | Path) -> Path:
+    """Download a standard science QA set from the Hugging Face hub into ``out/{train,dev,test}.jsonl``.
+
+    Needs internet (and ``datasets``); without it, the error says how to bring the files yourself. The folder
+    is published in one step, so ``read_mcqa_dir(out)`` reads all of it or nothing.
+
+    >>> fetch_mcqa("arc_easy", workspace() / "mcqa" / "arc_easy")  # doctest: +SKIP
+    """
+    if name not in HUB_SETS:
+        raise WorkbenchError(f"{name!r} is not a science QA set we know; choose one of {list(HUB_SETS)}")
+    repo, config = HUB_SETS[name]
+    try:
+        from datasets import load_dataset
+
+        splits = load_dataset(repo, config)
+    except Exception as err:  # offline, hub down, no such dataset: the same advice
+        raise WorkbenchError(
+            f"cannot fetch {name} ({repo}) from the Hugging Face hub ({type(err).__name__}: "
+            f"{(str(err).splitlines() or [''])[0]}). With no internet, copy its {{train,dev,test}}.jsonl "
+            f"(ARC format {ARC_FORMAT}, or SciQ's) into {out}"
+        ) from err
+    with staged_folder(out) as folder:
+        for hub_split, split in HUB_SPLITS.items():
+            if hub_split in splits:
+                lines = (json.dumps(hub_record(row)) for row in splits[hub_split])
+                (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Path(out)
