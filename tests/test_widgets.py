@@ -248,6 +248,30 @@ def test_launcher_lists_each_probe_set_once_and_names_only_what_is_missing(inocu
     assert {c.style.description_width for c in labels} == {f"{len('add-some from (held out)') * 0.6 + 1:.1f}em"}
 
 
+def test_a_visitor_trains_a_source_model_from_the_app_and_the_launcher_offers_it(inoculation_home, mcqa_dir):
+    from widgets import apps
+
+    arc = inoculation_home / "mcqa" / "arc_easy"
+    (arc / "train.jsonl").write_text("\n".join((mcqa_dir / "arc_easy" / "train.jsonl").read_text().splitlines()[:16]))
+    app = apps.inoculation(inoculation_home)
+    trainer, launcher = app.panels["source"], app.panels["inoculation"]
+    before = len(launcher.model.options)
+    trainer.model.value = str(inoculation_home / "runs" / "tiny-source" / "model")  # small: seconds on a CPU
+    trainer.data.value, trainer.max_train.value, trainer.name.value = str(arc), 16, "my source"
+    trainer.start.click()
+    trainer.thread.join(timeout=240)
+    assert "saved" in trainer.status.value, trainer.status.value
+    assert trainer.progress.value == trainer.progress.max > 0  # the bar followed every step
+    saved = inoculation_home / "runs" / "source" / "my-source"
+    assert (saved / "model" / "config.json").is_file() and json.loads((saved / "metrics.json").read_text())["aggregate"]
+    assert len(launcher.model.options) == before + 1 and str(saved) in {v for _, v in launcher.model.options}
+    trainer.name.value = "cancelled"
+    trainer.stop.set()  # Cancel before the first step: nothing is saved
+    trainer._run(trainer.model.value, str(arc), inoculation_home / "runs" / "source" / "cancelled")
+    assert "cancelled" in trainer.status.value
+    assert not (inoculation_home / "runs" / "source" / "cancelled" / "model").exists()
+
+
 def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation_home, monkeypatch):
     from widgets import apps
 

@@ -14,6 +14,7 @@ from widgets.dashboard import ResultsDashboard
 from widgets.inoculation import InoculationLauncher
 from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
+from widgets.source import SourceTrainer
 from widgets.state import Session
 from widgets.toggles import ProbeControls
 
@@ -26,4 +27,5 @@ __all__ = [
     "ResultsDashboard",
     "RunCurves",
     "Session",
+    "SourceTrainer",
 ]

@@ -102,9 +102,11 @@ def inoculation(home: Path | None = None) -> w.Widget:
     whenever a run ends.
     """
     from widgets.inoculation import InoculationLauncher
+    from widgets.source import SourceTrainer
 
     session = Session()
     launcher = InoculationLauncher(session, home=home)
+    trainer = SourceTrainer(home=home, on_done=launcher.refresh_inputs)
     curves = RunCurves(session, home=home)
     launcher.start.observe(
         lambda change: curves.refresh() if not change.new else None, "disabled"
@@ -112,7 +114,7 @@ def inoculation(home: Path | None = None) -> w.Widget:
     app = w.VBox([
         _header("Inoculation dashboard", "Continue training a source model on k probe examples; "
                 "watch probe (solid) and original-task (dashed) accuracy."),
-        launcher.widget, curves.widget,
+        trainer.widget, launcher.widget, curves.widget,
     ])  # fmt: skip
-    app.session, app.panels = session, {"inoculation": launcher, "runs": curves}
+    app.session, app.panels = session, {"source": trainer, "inoculation": launcher, "runs": curves}
     return app

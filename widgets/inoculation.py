@@ -98,10 +98,22 @@ class InoculationLauncher:
         self.stop = threading.Event()
         self.start.on_click(self._start)
         self.cancel.on_click(self._cancel)
+        self.refresh_inputs()
+
+    def refresh_inputs(self, _=None) -> None:
+        """Read the workspace's source models, probe sets and science QA sets again (e.g. after training one)."""
+        relative = lambda paths: [(str(p.relative_to(self.home)), str(p)) for p in paths]  # noqa: E731
+        for choice, found in ((self.model, model_folders), (self.probe, probe_folders), (self.orig, mcqa_folders)):
+            chosen, choice.options = choice.value, relative(found(self.home))
+            if chosen in {value for _, value in choice.options}:
+                choice.value = chosen
         missing = [what for what, choice in MISSING.items() if not getattr(self, choice).options]
+        running = self.thread is not None and self.thread.is_alive()
+        self.start.disabled = bool(missing) or running
         if missing:
-            self.start.disabled = True
             self.status.value = "<b class='wb-missing'>Missing</b>: " + "; ".join(missing) + "."
+        elif "wb-missing" in self.status.value:
+            self.status.value = ""
 
     def _start(self, _=None) -> None:
         try:
@@ -160,9 +172,9 @@ class InoculationLauncher:
         self.status.value = "stopping after the trial in progress ..."
 
 
-def fresh_name(folder: Path) -> str:
+def fresh_name(folder: Path, prefix: str = "run") -> str:
     """The first ``run-N`` that names no run folder yet, so a second run never lands in the first one's folder."""
     number = 1
-    while (folder / f"run-{number}").exists():
+    while (folder / f"{prefix}-{number}").exists():
         number += 1
-    return f"run-{number}"
+    return f"{prefix}-{number}"

@@ -9,8 +9,9 @@ checkpoint, written only once training succeeded), ``history.parquet`` (loss per
 """
 
 import json
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -34,6 +35,8 @@ def train_source(
     max_eval: int | None = None,
     eval_dirs: Sequence[str | Path] = (),
     progress: bool = True,
+    stop: threading.Event | None = None,
+    on_step: Callable[[int, int], None] | None = None,
     **overrides,
 ) -> dict[str, float]:
     """Train a source model: fine-tune ``model_path`` as a multiple-choice QA model on science questions.
@@ -57,6 +60,9 @@ def train_source(
         (to keep CPU runs short).
     eval_dirs : list of paths
         More science QA folders whose dev sets are scored too.
+    stop, on_step
+        A ``threading.Event`` that cancels training before the next step (``Cancelled``; no model is saved),
+        and a callback ``on_step(done, total)`` after each step.
 
     Returns
     -------
@@ -91,7 +97,7 @@ def train_source(
         "max_train": max_train, "n_train": train.height, "max_eval": max_eval, "train": spec.to_dict(),
     }  # fmt: skip
     with exclusive(out):  # two trainings into one folder would overwrite each other's model
-        return _train(model_path, out, config, train, dev_dirs, spec, max_eval, progress)
+        return _train(model_path, out, config, train, dev_dirs, spec, max_eval, progress, stop, on_step)
 
 
 def _train(
@@ -103,13 +109,15 @@ def _train(
     spec: TrainSpec,
     max_eval: int | None,
     progress: bool,
+    stop: threading.Event | None = None,
+    on_step: Callable[[int, int], None] | None = None,
 ) -> dict[str, float]:
     write_text(json.dumps(config, indent=2) + "\n", out / "config.json")
     log = _Log(out / "log.txt")
     log(f"train-source: {train.height} training questions from {config['data']}, {spec}")
     network, tokenizer = load_for_training(model_path, seed=spec.seed)
     started = time.time()
-    history = fit(network, tokenizer, train, spec, progress=progress, desc="train-source")
+    history = fit(network, tokenizer, train, spec, progress=progress, desc="train-source", stop=stop, on_step=on_step)
     log(f"trained {history.height} steps in {time.time() - started:.0f}s, last loss {history['loss'][-1]:.4f}")
     save_model(network, tokenizer, out / "model")
     write_parquet(history, out / "history.parquet")

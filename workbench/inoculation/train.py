@@ -16,7 +16,7 @@ import math
 import os
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -191,11 +191,12 @@ def fit(
     progress: bool = True,
     desc: str = "train",
     stop: threading.Event | None = None,
+    on_step: Callable[[int, int], None] | None = None,
 ) -> pl.DataFrame:
     """Train ``network`` in place on ``frame``; the per-step history (step, epoch, loss, lr) as a frame.
 
     Raises ``TrainingError`` at the first non-finite loss or gradient norm, and ``Cancelled`` before
-    the next step once ``stop`` is set.
+    the next step once ``stop`` is set. ``on_step(done, total)`` is called after each step (a panel's bar).
     """
     items = encode(tokenizer, frame, spec.max_length)
     pad_id = tokenizer.pad_token_id or 0
@@ -240,6 +241,8 @@ def fit(
                 step += 1
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss.item():.3f}")
+                if on_step is not None:
+                    on_step(step, total)
     network.eval()
     return pl.DataFrame(history, schema={"step": pl.Int64, "epoch": pl.Int64, "loss": pl.Float64, "lr": pl.Float64})
 
