@@ -222,27 +222,28 @@ def child_eligibility() -> dict:
 
 def gcide_package_examples_only() -> dict:
     """Word-sense eligibility if only the package's own examples counted (not the ``as, ...`` usages
-    the graph builder also extracts from definitions): re-reads the GCIDE JSON (~10 s)."""
+    the graph builder also extracts from definitions): re-reads the GCIDE JSON (~15 s)."""
     from collections import Counter
-    from importlib import resources
 
-    from workbench.knowledge.gcide import clean, split_usage, surface
+    from workbench.knowledge import gcide
 
-    data = resources.files("dictionary").joinpath("data", "en")
+    entries = gcide.read_entries()
+    vocabulary = gcide.vocabulary_of(entries)
     with_package_example = with_usage = 0
     per_word: Counter = Counter()
-    for letter in map(chr, range(ord("A"), ord("Z") + 1)):
-        for word, entry in json.loads(data.joinpath(f"words_{letter}.json").read_text(encoding="utf-8")).items():
-            headword = entry.get("entry") or word
-            for block in entry.get("pos", []):
-                for definition in block.get("definitions", []):
-                    gloss, usages = split_usage(clean(definition.get("text", "")))
-                    if not gloss:
-                        continue
-                    with_usage += bool(usages)
-                    if any(surface(clean(text), headword) for text in definition.get("examples", [])):
-                        with_package_example += 1
-                        per_word[headword.lower()] += 1
+    for entry in entries:
+        headword = entry.get("entry") or entry["word"]
+        for block in entry.get("pos", []):
+            for definition in block.get("definitions", []):
+                raw = definition.get("text", "")
+                gloss, usages = gcide.definition_parts(raw, vocabulary)
+                if not gloss:
+                    continue
+                with_usage += bool(usages)
+                examples = (gcide.clean_example(text, vocabulary) for text in definition.get("examples", []))
+                if any(text and gcide.surface(text, headword) for text in examples):
+                    with_package_example += 1
+                    per_word[headword.lower()] += 1
     return {
         "senses_with_as_usage": with_usage,
         "senses_with_package_example_only_rule": with_package_example,

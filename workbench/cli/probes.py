@@ -8,7 +8,8 @@ import typer
 from workbench.schema import PROBES
 
 probes_app = typer.Typer(
-    help="Build probe sets from WordNet and GCIDE, load probe files, print statistics.", no_args_is_help=True
+    help="Build probe sets from WordNet and GCIDE, load probe files, print statistics, check their text.",
+    no_args_is_help=True,
 )
 
 
@@ -166,6 +167,35 @@ def reproduce(
         typer.echo(text)
     else:
         typer.echo(f"wrote {write_text(text, out)}")
+
+
+@probes_app.command("check")
+def check(
+    path: Path = typer.Argument(..., help="A probe folder or file."),
+    examples: int = typer.Option(3, min=0, help="How many flagged texts to show for each kind of problem."),
+    out: Path | None = typer.Option(None, help="Write every flagged (question, field, kind) row here as Parquet."),
+) -> None:
+    """Flag text problems in questions: glued words, unbalanced brackets, truncated definitions, leftover markup."""
+    import polars as pl
+
+    from workbench.io import check_output, write_parquet
+    from workbench.probes.formats import read_probes
+    from workbench.probes.quality import problem_counts, problem_examples, text_problems
+
+    if out is not None:
+        check_output(out)
+    frame = read_probes(path)
+    problems = text_problems(frame)
+    counts = problem_counts(problems, frame.height)
+    flagged = counts.filter(pl.col("kind") == "any").row(0, named=True)
+    typer.echo(f"{frame.height:,} questions from {path}; {flagged['questions']:,} ({flagged['share']:.2%}) flagged")
+    with pl.Config(tbl_formatting="ASCII_MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        typer.echo(counts)
+    for row in problem_examples(problems, examples).iter_rows(named=True):
+        text = row["text"] if len(row["text"]) <= 100 else "..." + row["text"][-97:]
+        typer.echo(f"{row['kind']:<10} {row['field']:<7} {row['detail']!r}: {text!r}")
+    if out is not None:
+        typer.echo(f"wrote {write_parquet(problems, out)}")
 
 
 class ControlKind(str, Enum):

@@ -19,7 +19,9 @@ from workbench.knowledge.graph import FRAMES, Graph
 from workbench.paths import cache_dir
 
 SOURCES = ("wordnet", "gcide")
-GRAPH_FORMAT = 2  # bump when the graph builders change what they extract
+# Bump a source's number when its graph builder changes what it extracts; its old caches are then rebuilt.
+# GCIDE 3: text the package's parser damaged is repaired or dropped (docs/PROBES.md, "Word-sense text quality").
+GRAPH_FORMAT = {"wordnet": 2, "gcide": 3}
 
 
 def _identify(source: str) -> tuple[str, str, list[str]]:
@@ -66,7 +68,7 @@ def _source_identity(source: str, refresh: bool = False) -> tuple[str, str]:
 def graph_dir(source: str, refresh: bool = False) -> Path:
     """The cache folder of ``source``'s graph for the data installed now (``refresh``: find the source again)."""
     version, checksum = _source_identity(source, refresh)
-    return cache_dir("graphs") / f"{source}-{version}-{checksum}-g{GRAPH_FORMAT}"
+    return cache_dir("graphs") / f"{source}-{version}-{checksum}-g{GRAPH_FORMAT[source]}"
 
 
 def save_graph(graph: Graph, folder: Path) -> None:
