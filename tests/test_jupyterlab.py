@@ -28,7 +28,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.wordnet, pytest.mark.model, pytes
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "07_panels_in_jupyterlab.ipynb"
 SHOTS = ROOT / "test-artifacts" / "browser"
-CHROMIUM = "/usr/bin/chromium"
 START_TIMEOUT_S = 120
 RENDER_TIMEOUT_MS = 180_000
 RUN_ALL_TIMEOUT_MS = 420_000  # every cell: WordNet from the cache, a probe build, MiniLM on a few clusters
@@ -49,22 +48,6 @@ LAB_SETTINGS = {
 @pytest.fixture(scope="module")
 def app_home(tmp_path_factory, minilm_path) -> Path:
     return make_app_workspace(tmp_path_factory.mktemp("lab-workspace"), minilm_path)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture

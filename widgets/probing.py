@@ -20,22 +20,11 @@ from widgets.render import readable_labels, table
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
+from workbench.edge.probes import SUMMARY_COLUMNS
 from workbench.olmpics import results_table
 from workbench.paths import workspace
 from workbench.schema import model_label
 
-SUMMARY_COLUMNS = (
-    "encoder",
-    "control",
-    "task",
-    "probe",
-    "layer",
-    "accuracy",
-    "control_accuracy",
-    "selectivity",
-    "codelength_bits",
-    "compression",
-)
 NO_RESULTS = (
     "<i class='wb-no-probing'>No oLMpics or edge-probing results in the workspace yet: run "
     "<code>workbench olmpics curves --out $WORKBENCH_HOME/olmpics/NAME.parquet ...</code> or "

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.tables import markdown
+
 
 def baselines(
     probes: list[Path] = typer.Option(
@@ -61,16 +63,7 @@ def _text(table, margin: float) -> str:
         chance=pl.col("chance").mul(100).round(1),
         flag=pl.when("flagged").then(pl.lit("LEAKS")).otherwise(pl.lit("")),
     )
-    with pl.Config(
-        tbl_rows=-1,
-        tbl_cols=-1,
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        tbl_formatting="ASCII_MARKDOWN",
-        tbl_width_chars=200,
-        fmt_str_lengths=80,
-    ):
-        body = str(shown)
+    body = markdown(shown)
     flagged = table.filter("flagged").select("probe", "split").unique(maintain_order=True).rows()
     verdict = (
         "flagged (answer found without the question): " + ", ".join(f"{probe}/{split}" for probe, split in flagged)

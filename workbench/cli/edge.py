@@ -4,25 +4,12 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.tables import markdown
+
 edge_app = typer.Typer(
     help="Edge probing: build tasks (jiant JSONL), span probes with controls and MDL, memorisation audit.",
     no_args_is_help=True,
 )
-
-
-def _table(frame) -> None:
-    import polars as pl
-
-    with pl.Config(
-        tbl_rows=100,
-        tbl_cols=30,
-        tbl_width_chars=240,
-        tbl_formatting="ASCII_MARKDOWN",
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-        float_precision=3,
-    ):
-        typer.echo(frame)
 
 
 @edge_app.command("build")
@@ -64,6 +51,7 @@ def probe(
     import polars as pl
 
     from workbench.edge import EdgeSpec, audit_table, probe_task, read_jiant
+    from workbench.edge.probes import SUMMARY_COLUMNS
     from workbench.io import write_parquet
     from workbench.representations import RepresentationCache, load_encoder
 
@@ -88,22 +76,9 @@ def probe(
     audit = audit_table(frame.filter(pl.col("split") == "train"), stacked, seed)
     for name, table in (("summary", summary), ("predictions", stacked), ("audit", audit)):
         write_parquet(table, out / f"{name}.parquet")
-    shown = [
-        c
-        for c in (
-            "control",
-            "probe",
-            "layer",
-            "accuracy",
-            "control_accuracy",
-            "selectivity",
-            "codelength_bits",
-            "compression",
-        )
-        if c in summary.columns
-    ]
-    _table(summary.select(shown))
-    _table(audit)
+    shown = [name for name in SUMMARY_COLUMNS if name in summary.columns]
+    typer.echo(markdown(summary.select(shown), float_precision=3))
+    typer.echo(markdown(audit, float_precision=3))
     typer.echo(f"-> {out}")
 
 
@@ -115,7 +90,12 @@ def audit(data: Path = typer.Option(..., help="A jiant JSONL folder with train.j
     from workbench.edge import memorisation_shares, read_jiant
 
     frame = read_jiant(data)
-    _table(memorisation_shares(frame.filter(pl.col("split") == "train"), frame.filter(pl.col("split") == "test")))
+    typer.echo(
+        markdown(
+            memorisation_shares(frame.filter(pl.col("split") == "train"), frame.filter(pl.col("split") == "test")),
+            float_precision=3,
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -4,23 +4,11 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.tables import markdown
+
 olmpics_app = typer.Typer(
     help="oLMpics MC-MLM probes: build, zero-shot, learning curves (MLP / LINEAR), results table.", no_args_is_help=True
 )
-
-
-def _table(frame) -> None:
-    import polars as pl
-
-    with pl.Config(
-        tbl_rows=100,
-        tbl_cols=30,
-        tbl_width_chars=240,
-        tbl_formatting="ASCII_MARKDOWN",
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-    ):
-        typer.echo(frame)
 
 
 def _numbers(text: str, name: str) -> tuple[int, ...]:
@@ -107,11 +95,12 @@ def zero_shot(
         )
         raise typer.Exit(0)
     write_parquet(predictions, out)
-    _table(
+    accuracy = (
         predictions.group_by("probe", pl.col("template").alias("control"))
         .agg(accuracy=pl.col("correct").mean(), n=pl.len())
         .sort("probe", "control")
     )
+    typer.echo(markdown(accuracy))
     typer.echo(f"-> {out}")
 
 
@@ -147,7 +136,7 @@ def curves(
         typer.echo(f"note: {model} has no MLM head; it was initialised fresh, so zero-shot is unavailable")
     result = run_curves(_read(probes), loaded, spec)
     write_parquet(result, out)
-    _table(results_table(result))
+    typer.echo(markdown(results_table(result)))
     typer.echo(f"-> {out}")
 
 
@@ -160,7 +149,7 @@ def table(
 
     from workbench.olmpics import results_table
 
-    _table(results_table(pl.read_parquet(curves_file)))
+    typer.echo(markdown(results_table(pl.read_parquet(curves_file))))
 
 
 def register(app: typer.Typer) -> None:

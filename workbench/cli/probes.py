@@ -5,6 +5,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.tables import markdown
 from workbench.schema import PROBES
 
 probes_app = typer.Typer(
@@ -24,20 +25,10 @@ class Preset(str, Enum):
 
 
 def _print_stats(frame) -> None:
-    import polars as pl
-
     from workbench.probes.stats import hops_by_family, table4
 
-    with pl.Config(
-        tbl_rows=100,
-        tbl_cols=30,
-        tbl_width_chars=240,
-        tbl_formatting="ASCII_MARKDOWN",
-        tbl_hide_dataframe_shape=True,
-        tbl_hide_column_data_types=True,
-    ):
-        typer.echo(table4(frame))
-        typer.echo(hops_by_family(frame))
+    typer.echo(markdown(table4(frame)))
+    typer.echo(markdown(hops_by_family(frame)))
 
 
 @probes_app.command("build")
@@ -189,8 +180,7 @@ def check(
     counts = problem_counts(problems, frame.height)
     flagged = counts.filter(pl.col("kind") == "any").row(0, named=True)
     typer.echo(f"{frame.height:,} questions from {path}; {flagged['questions']:,} ({flagged['share']:.2%}) flagged")
-    with pl.Config(tbl_formatting="ASCII_MARKDOWN", tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-        typer.echo(counts)
+    typer.echo(markdown(counts))
     for row in problem_examples(problems, examples).iter_rows(named=True):
         text = row["text"] if len(row["text"]) <= 100 else "..." + row["text"][-97:]
         typer.echo(f"{row['kind']:<10} {row['field']:<7} {row['detail']!r}: {text!r}")

@@ -28,6 +28,18 @@ from workbench.schema import conform
 from workbench.scoring.models import torch_threads
 
 PROBES = ("linear", "mlp")
+SUMMARY_COLUMNS = (  # what a results table shows of a probe_task summary, left to right
+    "encoder",
+    "control",
+    "task",
+    "probe",
+    "layer",
+    "accuracy",
+    "control_accuracy",
+    "selectivity",
+    "codelength_bits",
+    "compression",
+)
 MDL_SCHEDULE = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.25, 12.5, 25.0, 50.0, 100.0)  # percent of the training set
 
 
