@@ -280,7 +280,7 @@ def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation
     app = apps.inoculation(inoculation_home)
     launcher, curves = app.panels["inoculation"], app.panels["runs"]
     launcher.max_length, launcher.batch_size = 48, 8
-    assert "No inoculation runs" in curves.message.value
+    assert "No inoculation runs" in curves.message.value and "start one above" in curves.message.value
     launcher.probe.value = str(inoculation_home / "probes" / "hypernymy")
     launcher.ks.value, launcher.lrs.value, launcher.max_eval.value = "4,8,16", "1e-4", 12
     launcher.name.value = "tiny run"

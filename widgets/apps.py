@@ -107,7 +107,7 @@ def inoculation(home: Path | None = None) -> w.Widget:
     session = Session()
     launcher = InoculationLauncher(session, home=home)
     trainer = SourceTrainer(home=home, on_done=launcher.refresh_inputs)
-    curves = RunCurves(session, home=home)
+    curves = RunCurves(session, home=home, launcher_above=True)
     launcher.start.observe(
         lambda change: curves.refresh() if not change.new else None, "disabled"
     )  # Start enabled again: a run ended

@@ -34,13 +34,14 @@ class RunCurves:
     """Pick a past run (and optionally a control run): its learning curve and per-k summary.
 
     Choosing a run also sets ``session.run_dir``; ``refresh()`` re-reads the workspace's run folders.
+    ``launcher_above``: the page has an inoculation launcher above this panel (the empty state points to it).
 
     >>> curves = RunCurves(session); curves.run.value = str(home / "runs/inoculation/run-1")
     """
 
-    def __init__(self, session: Session, home: Path | None = None) -> None:
+    def __init__(self, session: Session, home: Path | None = None, launcher_above: bool = False) -> None:
         offline_charts()
-        self.session, self.home = session, home or workspace()
+        self.session, self.home, self.launcher_above = session, home or workspace(), launcher_above
         self.run = w.Dropdown(description="run")
         self.control = w.Dropdown(description="control run")
         self.chart = alt.JupyterChart(alt.Chart(alt.Data(values=[])).mark_line(), embed_options=EMBED)
@@ -78,8 +79,12 @@ class RunCurves:
         if not self.run.value:
             self.message.value = (
                 "<i class='wb-no-runs'>No inoculation runs in the workspace yet: "
-                "start one in the inoculation app (<code>workbench serve inoculation</code>) or with "
-                "<code>workbench inoculate ... --out $WORKBENCH_HOME/runs/NAME</code>.</i>"
+                + (
+                    "start one above"
+                    if self.launcher_above
+                    else "start one in the inoculation app (<code>workbench serve inoculation</code>)"
+                )
+                + " or with <code>workbench inoculate ... --out $WORKBENCH_HOME/runs/NAME</code>.</i>"
             )
             self.chart.layout.display, self.summary.value = "none", ""
             return
