@@ -33,6 +33,7 @@ _PUBLIC = {  # name -> the module that defines it
     "cluster_accuracy": "workbench.metrics",
     "breakdown": "workbench.metrics",
     "drilldown": "workbench.metrics",
+    "compare": "workbench.comparison",
     "report": "workbench.reports",
     "heatmap": "workbench.charts",
     "cluster_bars": "workbench.charts",

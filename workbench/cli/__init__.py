@@ -5,7 +5,19 @@ Each verb group lives in its own module and registers itself on the app.
 
 import typer
 
-VERB_MODULES = ("data", "probes", "report", "score", "inoculate", "baselines", "serve", "pls", "olmpics", "edge")
+VERB_MODULES = (
+    "data",
+    "probes",
+    "report",
+    "compare",
+    "score",
+    "inoculate",
+    "baselines",
+    "serve",
+    "pls",
+    "olmpics",
+    "edge",
+)
 
 
 def make_app() -> typer.Typer:

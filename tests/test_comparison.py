@@ -1,0 +1,101 @@
+"""Paired comparisons: exact McNemar, Holm across cells, cluster-level paired bootstrap, checked by hand."""
+
+import polars as pl
+import pytest
+
+from workbench.comparison import COMPARISON_SCHEMA, compare
+from workbench.errors import WorkbenchError
+
+
+def frame(model: str, outcomes: list[tuple[str, str, int, bool]]) -> pl.DataFrame:
+    """Predictions of one model: (question id, cluster, hops, correct) in a hypernymy x random cell per hop count."""
+    return pl.DataFrame(
+        {
+            "id": [q for q, *_ in outcomes], "cluster_id": [c for _, c, *_ in outcomes],
+            "probe": "hypernymy", "hops": [h for _, _, h, _ in outcomes], "distractor_family": "random",
+            "distractor_depth": 0, "correct": [ok for *_, ok in outcomes],
+            "model": model, "scorer": "similarity", "rule": "cosine", "control": "none", "fingerprint": model,
+        }
+    )  # fmt: skip
+
+
+def pairs(a_only: int, b_only: int, both: int, neither: int, hops: int = 1) -> tuple[list, list]:
+    """Outcomes of A and B with these counts of question kinds, one question per cluster."""
+    kinds = [(True, False)] * a_only + [(False, True)] * b_only + [(True, True)] * both + [(False, False)] * neither
+    ids = [f"h{hops}q{i}" for i in range(len(kinds))]
+    a = [(q, f"c-{q}", hops, x) for q, (x, _) in zip(ids, kinds)]
+    b = [(q, f"c-{q}", hops, y) for q, (_, y) in zip(ids, kinds)]
+    return a, b
+
+
+def test_mcnemar_is_the_exact_binomial_test_of_the_discordant_questions():
+    a, b = pairs(a_only=2, b_only=8, both=5, neither=5)
+    table = compare(frame("A", a), frame("B", b), n_boot=200)
+    assert table.schema == pl.Schema(COMPARISON_SCHEMA)
+    overall = table.row(0, named=True)
+    assert (overall["scope"], overall["n"], overall["a_only"], overall["b_only"]) == ("overall", 20, 2, 8)
+    assert (
+        overall["accuracy_a"] == 7 / 20 and overall["accuracy_b"] == 13 / 20 and overall["diff"] == pytest.approx(0.3)
+    )
+    assert overall["p_mcnemar"] == pytest.approx(112 / 1024)  # 2 * P(X <= 2), X ~ Binomial(10, 1/2)
+    assert overall["diff_lo"] <= 0.3 <= overall["diff_hi"]
+
+
+def test_cells_are_holm_adjusted_and_only_the_cells_are():
+    a1, b1 = pairs(a_only=0, b_only=6, both=4, neither=0, hops=1)  # p = 2 / 64
+    a2, b2 = pairs(a_only=2, b_only=8, both=0, neither=0, hops=2)  # p = 112 / 1024
+    table = compare(frame("A", a1 + a2), frame("B", b1 + b2), n_boot=200)
+    cells = table.filter(pl.col("scope") == "cell")
+    assert cells["row"].to_list() == ["hypernymy k=1", "hypernymy k=2"]
+    assert cells["p_mcnemar"].to_list() == pytest.approx([2 / 64, 112 / 1024])
+    assert cells["p_holm"].to_list() == pytest.approx([2 * 2 / 64, 112 / 1024])  # sorted p x (m, m-1), monotone
+    assert cells["significant"].to_list() == [False, False]
+    overall = table.filter(pl.col("scope") == "overall").row(0, named=True)
+    assert overall["p_holm"] == overall["p_mcnemar"]
+
+
+def test_intervals_resample_clusters_and_strict_accuracy_needs_every_question():
+    # two clusters of three questions: A gets all of x and none of y; B all of y and two of x
+    a = [("q1", "x", 1, True), ("q2", "x", 1, True), ("q3", "x", 1, True)] + [
+        (f"q{i}", "y", 1, False) for i in (4, 5, 6)
+    ]
+    b = [("q1", "x", 1, True), ("q2", "x", 1, True), ("q3", "x", 1, False)] + [
+        (f"q{i}", "y", 1, True) for i in (4, 5, 6)
+    ]
+    overall = compare(frame("A", a), frame("B", b), n_boot=500, seed=1).row(0, named=True)
+    assert (overall["n_clusters"], overall["cluster_accuracy_a"], overall["cluster_accuracy_b"]) == (2, 0.5, 0.5)
+    # resampling whole clusters: a draw of two x clusters gives B - A = -1/3, of two y clusters +1
+    assert overall["diff_lo"] == pytest.approx(-1 / 3) and overall["diff_hi"] == pytest.approx(1.0)
+    same = compare(frame("A", a), frame("A2", a), n_boot=100).row(0, named=True)
+    assert (same["diff"], same["diff_lo"], same["diff_hi"], same["p_mcnemar"]) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_frames_of_several_models_or_no_shared_question_are_refused():
+    a, b = pairs(1, 1, 1, 1)
+    with pytest.raises(WorkbenchError, match="A holds 2 model identities"):
+        compare(pl.concat([frame("A", a), frame("C", a)]), frame("B", b))
+    other = [(f"z{i}", "c", 1, True) for i in range(3)]
+    with pytest.raises(WorkbenchError, match="share no question"):
+        compare(frame("A", a), frame("B", other))
+
+
+def test_workbench_compare_prints_the_overall_and_cell_rows_and_json(tmp_path):
+    import json
+
+    from test_metrics import PATTERN, toy_predictions
+    from typer.testing import CliRunner
+
+    from workbench.cli import make_app
+
+    flipped = [[not right for right in cluster] for cluster in PATTERN]
+    toy_predictions(model="a").write_parquet(tmp_path / "a.parquet")
+    toy_predictions(flipped, model="b").write_parquet(tmp_path / "b.parquet")
+    runner, app = CliRunner(), make_app()
+    text = runner.invoke(app, ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "--n-boot", "50"])
+    assert text.exit_code == 0, text.output
+    assert "B = b.parquet minus A = a.parquet" in text.output and "| overall" in text.output
+    rows = json.loads(runner.invoke(app, ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"),
+                                          "--n-boot", "50", "--json"]).output)  # fmt: skip
+    expected = compare(toy_predictions(model="a"), toy_predictions(flipped, model="b"), n_boot=50)
+    assert [row["diff"] for row in rows] == pytest.approx(expected["diff"].to_list())
+    assert rows[0]["a_only"] + rows[0]["b_only"] == rows[0]["n"]  # every question flipped: all discordant

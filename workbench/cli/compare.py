@@ -1,0 +1,43 @@
+"""``workbench compare A.parquet B.parquet``: is B really better than A, overall and per heat-map cell?"""
+
+from pathlib import Path
+
+import typer
+
+from workbench.cli.tables import markdown
+
+SHOWN = ("row", "column", "n", "n_clusters", "accuracy_a", "accuracy_b", "diff", "diff_lo", "diff_hi",
+         "cluster_diff", "cluster_diff_lo", "cluster_diff_hi", "a_only", "b_only", "p_mcnemar", "p_holm")  # fmt: skip
+
+
+def compare(
+    a: Path = typer.Argument(..., help="Predictions of model A (.parquet, one model)."),
+    b: Path = typer.Argument(..., help="Predictions of model B, on the same questions."),
+    n_boot: int = typer.Option(1000, min=10, help="Paired bootstrap resamples of clusters."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap."),
+    alpha: float = typer.Option(0.05, min=0.0, max=1.0, help="Significance level of the Holm-adjusted p-values."),
+    as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+) -> None:
+    """B minus A on the questions both scored: instance and strict cluster accuracy with cluster-bootstrap
+    intervals, exact McNemar tests, Holm across cells; * marks significant rows."""
+    import json
+
+    import polars as pl
+
+    from workbench.comparison import compare as paired_comparison
+    from workbench.io import read_predictions
+
+    table = paired_comparison(read_predictions(a), read_predictions(b), n_boot=n_boot, seed=seed, alpha=alpha)
+    if as_json:
+        typer.echo(json.dumps(table.to_dicts(), indent=2))
+        return
+    shown = table.with_columns(
+        row=pl.when(pl.col("scope") == "overall").then(pl.lit("overall")).otherwise("row"),
+        column=pl.col("column") + pl.when("significant").then(pl.lit(" *")).otherwise(pl.lit("")),
+    )
+    typer.echo(f"B = {b.name} minus A = {a.name} (* p_holm < {alpha:g})")
+    typer.echo(markdown(shown.select(SHOWN), float_precision=3))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)
