@@ -34,6 +34,7 @@ _PUBLIC = {  # name -> the module that defines it
     "breakdown": "workbench.metrics",
     "drilldown": "workbench.metrics",
     "compare": "workbench.comparison",
+    "calibration": "workbench.calibration",
     "report": "workbench.reports",
     "heatmap": "workbench.charts",
     "cluster_bars": "workbench.charts",

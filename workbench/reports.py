@@ -17,6 +17,7 @@ import altair as alt
 import polars as pl
 
 from workbench import charts, metrics
+from workbench.calibration import calibration
 from workbench.errors import WorkbenchError
 from workbench.io import write_text
 
@@ -99,6 +100,9 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         "by_probe": _accuracy_table(preds, ("probe",), n_boot, seed).to_dicts(),
         "rules": rule_notes(preds),
         "breakdown": labels.join(metrics.breakdown(preds), on=keys, nulls_equal=True).to_dicts(),
+        "calibration": labels.join(
+            calibration(preds, by=("probe", "hops", "distractor_family")), on=keys, nulls_equal=True
+        ).to_dicts(),
         "warnings": [warning] if (warning := metrics.partial_cluster_warning(preds, probes)) else [],
     }
 

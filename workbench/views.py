@@ -185,6 +185,14 @@ def path_layout(result: PLSResult) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"latent": pl.String, "x": pl.Float64, "y": pl.Float64, "r2": pl.Float64})
 
 
+def reliability_points(preds: pl.DataFrame, bins: int = 10) -> pl.DataFrame:
+    """The rows ``charts.reliability_diagram`` draws: per model ``label`` and confidence bin, the bin's mean
+    ``confidence``, its ``accuracy`` and ``n`` (``workbench.calibration.reliability``)."""
+    from workbench.calibration import reliability
+
+    return labelled(reliability(preds, bins), preds)
+
+
 def learning_curve_points(
     curve: pl.DataFrame, control: pl.DataFrame | None = None, zero_shot: pl.DataFrame | None = None
 ) -> pl.DataFrame:

@@ -16,6 +16,7 @@ from workbench.charts.accuracy import (
     dashboard,
     drilldown_table,
     heatmap,
+    reliability_diagram,
 )
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
@@ -34,6 +35,7 @@ __all__ = [
     "dashboard",
     "drilldown_table",
     "heatmap",
+    "reliability_diagram",
     "inoculation_curves",
     "olmpics_curves",
     "language_sensitivity_bars",

@@ -16,7 +16,7 @@ import altair as alt
 import polars as pl
 
 from workbench import metrics
-from workbench.views import cluster_bar_data, heatmap_data
+from workbench.views import cluster_bar_data, heatmap_data, reliability_points
 
 SMALL_CELL_COLOUR = "#e4e4e4"
 
@@ -212,3 +212,35 @@ def _panels(chart: alt.LayerChart, data: pl.DataFrame) -> Chart:
     if len(order) > 1:
         return chart.facet(column=alt.Column("panel:N", title=None, sort=order))
     return chart
+
+
+def reliability_diagram(preds: pl.DataFrame, bins: int = 10) -> Chart:
+    """Accuracy against confidence (softmax of the choice scores), one point per confidence bin sized by its
+    questions, beside the diagonal of a calibrated model; one panel per model.
+
+    >>> reliability_diagram(preds).to_dict()["layer"][0]["mark"]["type"]  # doctest: +SKIP
+    'rule'
+    """
+    points = reliability_points(preds, bins)
+    axis = alt.Scale(domain=[0, 1])
+    diagonal = alt.Chart(pl.DataFrame({"x": [0.0], "x2": [1.0]})).mark_rule(strokeDash=[4, 4], color="#888")
+    diagonal = diagonal.encode(x=alt.X("x:Q", scale=axis), y=alt.Y("x:Q", scale=axis), x2="x2:Q", y2="x2:Q")
+    bins_chart = (
+        alt.Chart(points)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(
+                "confidence:Q", scale=axis, axis=alt.Axis(format=".0%"), title="confidence (softmax of the scores)"
+            ),
+            y=alt.Y("accuracy:Q", scale=axis, axis=alt.Axis(format=".0%"), title="accuracy"),
+            color=alt.Color("label:N", title="model"),
+            size=alt.Size("n:Q", title="questions"),
+            tooltip=[
+                "label:N",
+                alt.Tooltip("confidence:Q", format=".1%"),
+                alt.Tooltip("accuracy:Q", format=".1%"),
+                "n:Q",
+            ],
+        )
+    )
+    return alt.layer(diagonal, bins_chart).properties(width=260, height=260, title="Reliability diagram")
