@@ -35,6 +35,7 @@ _PUBLIC = {  # name -> the module that defines it
     "drilldown": "workbench.metrics",
     "compare": "workbench.comparison",
     "calibration": "workbench.calibration",
+    "template_consistency": "workbench.consistency",
     "report": "workbench.reports",
     "heatmap": "workbench.charts",
     "cluster_bars": "workbench.charts",

@@ -18,6 +18,7 @@ import polars as pl
 
 from workbench import charts, metrics
 from workbench.calibration import calibration
+from workbench.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import write_text
 
@@ -100,6 +101,7 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         "by_probe": _accuracy_table(preds, ("probe",), n_boot, seed).to_dicts(),
         "rules": rule_notes(preds),
         "breakdown": labels.join(metrics.breakdown(preds), on=keys, nulls_equal=True).to_dicts(),
+        "template_consistency": labels.join(template_consistency(preds), on=keys, nulls_equal=True).to_dicts(),
         "calibration": labels.join(
             calibration(preds, by=("probe", "hops", "distractor_family")), on=keys, nulls_equal=True
         ).to_dicts(),
