@@ -85,16 +85,37 @@ def check_control(scorer: str, control: str) -> None:
 
 
 def check_device(device: str | None) -> str:
-    """``device`` checked to be usable here (None: ``cuda`` when there is a GPU, else ``cpu``)."""
-    if device is None:
+    """``device`` checked to be usable here (None or ``auto``: ``cuda`` when there is a GPU, else ``cpu``)."""
+    if device is None or device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     try:
         kind = torch.device(device).type
     except (RuntimeError, TypeError) as err:
-        raise SpecError(f"device={device!r} is not a torch device; use 'cpu', 'cuda' or 'cuda:N'") from err
+        raise SpecError(f"device={device!r} is not a torch device; use 'auto', 'cpu', 'cuda' or 'cuda:N'") from err
     if kind == "cuda" and not torch.cuda.is_available():
-        raise SpecError(f"device={device!r} asks for a GPU, but torch sees none here; use device='cpu'")
+        raise SpecError(f"device={device!r} asks for a GPU, but torch sees none here; use device='cpu' or 'auto'")
     return device
+
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def check_dtype(dtype: str | None, device: str) -> torch.dtype:
+    """The torch dtype named ``dtype`` (None: float32), checked to be usable on ``device``.
+
+    ``float16`` needs a GPU (CPU kernels for half precision are slow or missing); ``bfloat16`` needs a GPU
+    that supports it, or the CPU.
+    """
+    if dtype is None:
+        return torch.float32
+    if dtype not in DTYPES:
+        raise SpecError(f"dtype={dtype!r} is not supported; choose one of {list(DTYPES)}")
+    kind = torch.device(device).type
+    if dtype == "float16" and kind == "cpu":
+        raise SpecError("dtype='float16' needs a GPU; on the CPU use 'bfloat16' or 'float32'")
+    if dtype == "bfloat16" and kind == "cuda" and not torch.cuda.is_bf16_supported():
+        raise SpecError("dtype='bfloat16' is not supported by this GPU; use 'float16' or 'float32'")
+    return DTYPES[dtype]
 
 
 @dataclass(frozen=True)
