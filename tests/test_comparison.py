@@ -99,3 +99,27 @@ def test_workbench_compare_prints_the_overall_and_cell_rows_and_json(tmp_path):
     expected = compare(toy_predictions(model="a"), toy_predictions(flipped, model="b"), n_boot=50)
     assert [row["diff"] for row in rows] == pytest.approx(expected["diff"].to_list())
     assert rows[0]["a_only"] + rows[0]["b_only"] == rows[0]["n"]  # every question flipped: all discordant
+
+
+def test_heat_map_marks_the_cells_where_a_later_model_differs_significantly_from_the_first():
+    from test_metrics import PATTERN, toy_predictions
+
+    from workbench.views import heatmap_data, significance_marks
+
+    flipped = [[not right for right in cluster] for cluster in PATTERN]
+    a, b = toy_predictions(model="a"), toy_predictions(flipped, model="b")
+    expected = compare(a, b, n_boot=0).filter(pl.col("scope") == "cell")
+    assert expected["diff_lo"].null_count() == expected.height  # no bootstrap asked, no interval
+    marks = significance_marks(pl.concat([a, b]))
+    assert marks["label"].unique().to_list() == ["b"] and marks["reference"].unique().to_list() == ["a"]
+    assert marks.select("row", "column", "p_holm", "significant").equals(
+        expected.select("row", "column", "p_holm", "significant")
+    )
+    cells = heatmap_data(pl.concat([a, b]))
+    starred = cells.filter(pl.col("cell_text").str.ends_with("*"))
+    assert set(starred["label"]) <= {"b"}
+    assert set(zip(starred["row"], starred["column"])) == set(
+        zip(*expected.filter("significant").select("row", "column"))
+    )
+    assert cells.filter(pl.col("label") == "a")["p_holm"].null_count() == cells.filter(pl.col("label") == "a").height
+    assert significance_marks(a).is_empty()

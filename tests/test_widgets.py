@@ -100,6 +100,23 @@ def test_dashboard_shows_several_models_side_by_side(session):
     assert "shuffled" in board.message.value
 
 
+def test_dashboard_marks_significant_cells_and_shows_calibration(session):
+    from workbench.calibration import calibration
+    from workbench.comparison import compare
+
+    first = session.predictions
+    flipped = first.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("x"), correct=~pl.col("correct"))
+    board = ResultsDashboard(session)
+    session.predictions = pl.concat([first, flipped])
+    cells = compare(first, flipped, n_boot=0).filter(pl.col("scope") == "cell", pl.col("significant"))
+    starred = {(c["row"], c["column"]) for c in _heat_cells(board) if c["cell_text"].endswith("*")}
+    assert starred == set(zip(cells["row"], cells["column"])) and starred
+    assert f"{len(starred)} of" in board.marks.value and "McNemar" in board.marks.value
+    ece = calibration(flipped, by=())["ece"][0]
+    assert board.reliability.layout.display is None and "ece" in board.calibration.value
+    assert f"{ece:.3f}" in board.calibration.value
+
+
 def test_a_toggle_redraws_the_heat_map_exactly_as_altair_builds_it_for_the_new_selection(session):
     from workbench import charts
 

@@ -1,6 +1,7 @@
-"""Results dashboard: the hops x distractor heat map, cluster-accuracy bars, the drill-down table.
+"""Results dashboard: the hops x distractor heat map, cluster-accuracy bars, calibration, the drill-down table.
 
-Several models side by side (one heat-map panel each). Clicking a heat-map cell (shift-click for more,
+Several models side by side (one heat-map panel each); a ``*`` marks a cell where a model differs significantly
+from the first one picked (``views.significance_marks``). Clicking a heat-map cell (shift-click for more,
 double-click to clear) filters the drill-down table to the questions behind it: the click travels
 back to Python through altair's ``JupyterChart`` and ``metrics.drilldown`` does the filtering.
 
@@ -25,9 +26,18 @@ import polars as pl
 from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench import charts, metrics
+from workbench.calibration import calibration
+from workbench.errors import WorkbenchError
 from workbench.io import read_predictions
 from workbench.probes.select import select
-from workbench.views import cluster_bar_data, first_questions, heatmap_data, point_estimates, questions_in_cells
+from workbench.views import (
+    cluster_bar_data,
+    first_questions,
+    heatmap_data,
+    point_estimates,
+    questions_in_cells,
+    reliability_points,
+)
 
 EMBED = {"renderer": "svg", "actions": False}
 _EMPTY = alt.Chart(alt.Data(values=[])).mark_point()  # what a chart shows before predictions arrive
@@ -79,11 +89,15 @@ class ResultsDashboard:
         self.message = w.HTML()
         self.heat = alt.JupyterChart(_EMPTY, embed_options=EMBED)
         self.bars = alt.JupyterChart(_EMPTY, embed_options=EMBED)
-        for chart in (self.heat, self.bars):
+        self.reliability = alt.JupyterChart(_EMPTY, embed_options=EMBED)
+        for chart in (self.heat, self.bars, self.reliability):
             chart.layout.display = "none"  # until there are predictions to draw
         self.heat.add_class("wb-heatmap")
         self.bars.add_class("wb-cluster-bars")
+        self.reliability.add_class("wb-reliability")
+        self.marks = w.HTML()
         self.intervals = w.HTML()
+        self.calibration = w.HTML()
         self.drill_title = w.HTML()
         self.drill = w.HTML()
         self._lock, self._generation = threading.Lock(), 0
@@ -95,7 +109,17 @@ class ResultsDashboard:
         if files:
             parts.append(self.files)
         self.widget = w.VBox(
-            [*parts, self.message, self.heat, self.bars, self.intervals, self.drill_title, self.drill],
+            [
+                *parts,
+                self.message,
+                self.heat,
+                self.marks,
+                self.bars,
+                self.intervals,
+                w.HBox([self.reliability, self.calibration]),
+                self.drill_title,
+                self.drill,
+            ],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-dashboard")
@@ -145,7 +169,8 @@ class ResultsDashboard:
                 else "<i>The toggles select no scored question.</i>"
             )
             self.drill.value = self.drill_title.value = self.intervals.value = ""
-            self.heat.layout.display = self.bars.layout.display = "none"
+            self.marks.value = self.calibration.value = ""
+            self.heat.layout.display = self.bars.layout.display = self.reliability.layout.display = "none"
             return
         where = self.session.where
         cells = self._memo(("heat", where), lambda: heatmap_data(preds))
@@ -156,10 +181,12 @@ class ResultsDashboard:
         clicked = getattr(self.heat.selections, "cell", None)  # none before the first chart
         fresh = clicked is not None and bool(clicked.value)
         self._draw(self.heat, cells, lambda: charts.heatmap(preds, selection=charts.cell_selection()), fresh)
+        self.marks.value = _marks_note(cells)
         points = self._memo(("points", where), lambda: point_estimates(preds, cells))
         done = self._memo(("bars", where))
         self._draw(self.bars, done if done is not None else points, lambda: charts.cluster_bars(preds, n_boot=1))
         self.heat.layout.display = self.bars.layout.display = None
+        self._calibrate(preds, where)
         if done is not None:
             self.intervals.value = self._interval_note()
         else:
@@ -185,6 +212,23 @@ class ResultsDashboard:
             if generation == self._generation:
                 self._draw(self.bars, bars, lambda: charts.cluster_bars(preds, n_boot=1))
                 self.intervals.value = self._interval_note()
+
+    def _calibrate(self, preds: pl.DataFrame, where) -> None:
+        """The reliability diagram and each model's ECE and Brier score (none where the scorer gave no scores)."""
+        try:
+            points = self._memo(("reliability", where), lambda: reliability_points(preds))
+            scores = self._memo(("calibration", where), lambda: calibration(preds, by=()))
+        except WorkbenchError as err:
+            self.reliability.layout.display = "none"
+            self.calibration.value = f"<span class='wb-muted'>no calibration: {escape(str(err))}</span>"
+            return
+        self._draw(self.reliability, points, lambda: charts.reliability_diagram(preds))
+        self.reliability.layout.display = None
+        labels = self._memo("labels", lambda: metrics.model_labels(self.session.predictions))
+        rows = scores.join(labels, on=metrics.identity_keys(preds), nulls_equal=True)
+        self.calibration.value = "<b>Calibration</b> (softmax of the choice scores)" + table(
+            rows, ["label", "n", "accuracy", "confidence", "ece", "brier"]
+        )
 
     def _interval_note(self) -> str:
         return (
@@ -235,3 +279,16 @@ class ResultsDashboard:
         )
         shown = first_questions(preds, self.max_rows, labels)
         self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
+
+
+def _marks_note(cells: pl.DataFrame) -> str:
+    """What the heat map's ``*`` means, when it compares models (empty with one model)."""
+    compared = cells.filter(pl.col("p_holm").is_not_null())
+    if compared.is_empty():
+        return ""
+    reference = escape(compared["reference"][0])
+    count = int(compared["significant"].sum())
+    return (
+        f"<span class='wb-muted wb-marks'>* differs from {reference} on the same questions "
+        f"(exact McNemar per cell, Holm across cells, p &lt; 0.05): {count} of {compared.height} cells</span>"
+    )

@@ -69,7 +69,8 @@ def compare(
         Predictions of one model each (``PREDICTION_SCHEMA``): a model and its random-weights control, two
         rules, a checkpoint and its source model.
     n_boot, seed, ci
-        Paired bootstrap resamples of clusters, their seed, and the intervals' coverage.
+        Paired bootstrap resamples of clusters (0: no intervals, the tests only), their seed, and the
+        intervals' coverage.
     alpha : float
         Significance level of the Holm-adjusted McNemar p-values.
 
@@ -126,6 +127,10 @@ def _scope(part: pl.DataFrame, n_boot: int, rng: np.random.Generator, ci: float)
     tail = (1 - ci) / 2 * 100
     diffs = (right_b[draws].sum(1) - right_a[draws].sum(1)) / n[draws].sum(1)
     cluster_diffs = all_b[draws].mean(1) - all_a[draws].mean(1)
+
+    def bound(values: np.ndarray, percent: float) -> float | None:
+        return float(np.percentile(values, percent)) if n_boot else None
+
     a_only = int((part["correct_a"] & ~part["correct_b"]).sum())
     b_only = int((part["correct_b"] & ~part["correct_a"]).sum())
     discordant = a_only + b_only
@@ -135,13 +140,13 @@ def _scope(part: pl.DataFrame, n_boot: int, rng: np.random.Generator, ci: float)
         "accuracy_a": right_a.sum() / n.sum(),
         "accuracy_b": right_b.sum() / n.sum(),
         "diff": (right_b.sum() - right_a.sum()) / n.sum(),
-        "diff_lo": float(np.percentile(diffs, tail)),
-        "diff_hi": float(np.percentile(diffs, 100 - tail)),
+        "diff_lo": bound(diffs, tail),
+        "diff_hi": bound(diffs, 100 - tail),
         "cluster_accuracy_a": all_a.mean(),
         "cluster_accuracy_b": all_b.mean(),
         "cluster_diff": all_b.mean() - all_a.mean(),
-        "cluster_diff_lo": float(np.percentile(cluster_diffs, tail)),
-        "cluster_diff_hi": float(np.percentile(cluster_diffs, 100 - tail)),
+        "cluster_diff_lo": bound(cluster_diffs, tail),
+        "cluster_diff_hi": bound(cluster_diffs, 100 - tail),
         "a_only": a_only,
         "b_only": b_only,
         "p_mcnemar": binomtest(min(a_only, b_only), discordant, 0.5).pvalue if discordant else 1.0,

@@ -35,18 +35,62 @@ def heatmap_data(preds: pl.DataFrame) -> pl.DataFrame:
     each cell's place in the paper's order (``row_order``, ``column_order``: ``metrics.cell_order``), whether
     it is too ``small`` to read (fewer than ``SMALL_CELL`` questions) and its ``cell_text`` ("62%", or "n=7").
 
+    With several models, each cell of a model after the first also says whether it differs significantly from
+    the first model's (``significance_marks``: ``reference``, ``p_holm``, ``significant``; its text gets a ``*``).
+
     >>> heatmap_data(preds).select("label", "row", "column", "n", "accuracy")  # doctest: +SKIP
     """
     cells = labelled(metrics.breakdown(preds), preds)
     rows, columns = metrics.cell_order(cells)
     small = pl.col("n") < SMALL_CELL
     percent = (pl.col("accuracy") * 100).round(0).cast(pl.Int64).cast(pl.String) + "%"
-    return cells.with_columns(
-        row_order=pl.col("row").replace_strict(rows, range(len(rows)), return_dtype=pl.Int64),
-        column_order=pl.col("column").replace_strict(columns, range(len(columns)), return_dtype=pl.Int64),
-        small=small,
-        cell_text=pl.when(small).then(pl.format("n={}", pl.col("n"))).otherwise(percent),
+    marks = significance_marks(preds).select("label", "row", "column", "reference", "p_holm", "significant")
+    return (
+        cells.join(marks, on=["label", "row", "column"], how="left", maintain_order="left")
+        .with_columns(
+            row_order=pl.col("row").replace_strict(rows, range(len(rows)), return_dtype=pl.Int64),
+            column_order=pl.col("column").replace_strict(columns, range(len(columns)), return_dtype=pl.Int64),
+            small=small,
+            cell_text=pl.when(small).then(pl.format("n={}", pl.col("n"))).otherwise(percent),
+        )
+        .with_columns(
+            cell_text=pl.when(pl.col("significant")).then(pl.col("cell_text") + "*").otherwise(pl.col("cell_text"))
+        )
     )
+
+
+def significance_marks(preds: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
+    """Per model after the first in ``preds`` and heat-map cell: is its accuracy different from the first
+    model's (the ``reference``) on the questions both scored? Exact McNemar per cell, Holm across the cells
+    (``workbench.comparison.compare`` without its bootstrap); ``p_holm`` and ``significant``.
+
+    Empty with one model, with inoculation stages (a stage is compared in ``workbench compare``), or where a
+    model shares no question with the reference.
+
+    >>> significance_marks(pl.concat([minilm, minilm_random])).filter("significant")  # doctest: +SKIP
+    """
+    from workbench.comparison import compare
+
+    schema = {name: pl.String() for name in ("label", "reference", "row", "column")}
+    schema |= {"p_holm": pl.Float64(), "significant": pl.Boolean()}
+    keys = metrics.identity_keys(preds)
+    if any(key in preds.columns for key in metrics.STAGE_KEYS):
+        return pl.DataFrame(schema=schema)
+    labels = metrics.model_labels(preds)
+    identities = preds.select(keys).unique(maintain_order=True).join(labels, on=keys, nulls_equal=True)
+    if identities.height < 2:
+        return pl.DataFrame(schema=schema)
+    frames = preds.partition_by(keys, maintain_order=True, as_dict=True)
+    first, *others = identities.iter_rows(named=True)
+    reference = frames[tuple(first[k] for k in keys)]
+    parts = [pl.DataFrame(schema=schema)]
+    for other in others:
+        frame = frames[tuple(other[k] for k in keys)]
+        if frame["id"].is_in(reference["id"].implode()).any():
+            table = compare(reference, frame, n_boot=0, alpha=alpha).filter(pl.col("scope") == "cell")
+            names = pl.lit(other["label"]).alias("label"), pl.lit(first["label"]).alias("reference")
+            parts.append(table.select(*names, *list(schema)[2:]))
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def cluster_bar_data(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:

@@ -44,6 +44,8 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
 
     Columns are distractor family x depth k' ("random", "sister 1", "isa_down 2"); colour and
     text are accuracy; a cell of fewer than ``views.SMALL_CELL`` questions is grey and shows its n instead.
+    With several models, a ``*`` marks a cell that differs significantly from the first model's
+    (``views.significance_marks``: exact McNemar, Holm across cells); the tooltip gives its p-value.
     One panel per model (columns) and per inoculation stage when present.
     Clicking a cell updates ``selection`` (a fresh ``cell_selection()`` when not given).
 
@@ -94,6 +96,7 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
                 alt.Tooltip("column:N", title="distractors"),
                 alt.Tooltip("accuracy:Q", format=".1%"),
                 alt.Tooltip("n:Q", title="questions"),
+                alt.Tooltip("p_holm:Q", title="p vs first model (McNemar, Holm)", format=".2g"),
             ],
         )
         .add_params(selection)
@@ -223,24 +226,27 @@ def reliability_diagram(preds: pl.DataFrame, bins: int = 10) -> Chart:
     """
     points = reliability_points(preds, bins)
     axis = alt.Scale(domain=[0, 1])
-    diagonal = alt.Chart(pl.DataFrame({"x": [0.0], "x2": [1.0]})).mark_rule(strokeDash=[4, 4], color="#888")
-    diagonal = diagonal.encode(x=alt.X("x:Q", scale=axis), y=alt.Y("x:Q", scale=axis), x2="x2:Q", y2="x2:Q")
-    bins_chart = (
-        alt.Chart(points)
-        .mark_line(point=True)
+    diagonal = alt.Chart().mark_rule(strokeDash=[4, 4], color="#888")  # one rule per row, all on one line
+    diagonal = diagonal.encode(x=alt.datum(0.0), y=alt.datum(0.0), x2=alt.datum(1.0), y2=alt.datum(1.0))
+    x = alt.X("confidence:Q", scale=axis, axis=alt.Axis(format=".0%"), title="confidence (softmax of the scores)")
+    y = alt.Y("accuracy:Q", scale=axis, axis=alt.Axis(format=".0%"), title="accuracy")
+    colour = alt.Color("label:N", title="model")
+    line = alt.Chart().mark_line().encode(x=x, y=y, color=colour)
+    dots = (
+        alt.Chart()
+        .mark_circle(opacity=0.9)
         .encode(
-            x=alt.X(
-                "confidence:Q", scale=axis, axis=alt.Axis(format=".0%"), title="confidence (softmax of the scores)"
-            ),
-            y=alt.Y("accuracy:Q", scale=axis, axis=alt.Axis(format=".0%"), title="accuracy"),
-            color=alt.Color("label:N", title="model"),
-            size=alt.Size("n:Q", title="questions"),
+            x=x,
+            y=y,
+            color=colour,
+            size=alt.Size("n:Q", title="questions", scale=alt.Scale(range=[30, 400])),
             tooltip=[
-                "label:N",
+                alt.Tooltip("label:N", title="model"),
                 alt.Tooltip("confidence:Q", format=".1%"),
                 alt.Tooltip("accuracy:Q", format=".1%"),
-                "n:Q",
+                alt.Tooltip("n:Q", title="questions"),
             ],
         )
     )
-    return alt.layer(diagonal, bins_chart).properties(width=260, height=260, title="Reliability diagram")
+    chart = alt.layer(diagonal, line, dots, data=points)
+    return chart.properties(width=260, height=260, title="Reliability diagram")
