@@ -33,12 +33,8 @@ PATH_SCHEMA = {"concept": pl.String(), "node": pl.String(), "parent": pl.String(
 
 
 def wordnet_graph(graph: Graph | None = None) -> Graph:
-    """``graph`` when it is WordNet, else the WordNet graph of the workspace (``load_graph("wordnet")``)."""
-    if graph is not None and graph.source == "wordnet":
-        return graph
-    if graph is not None:
-        raise SpecError(f"graph is {graph.source}; the taxonomy atlas needs WordNet: pass load_graph('wordnet')")
-    return load_graph("wordnet")
+    """``graph`` when it is WordNet, else the workspace's WordNet graph (``load_graph("wordnet")``)."""
+    return graph if graph is not None and graph.source == "wordnet" else load_graph("wordnet")
 
 
 def tree_paths(graph: Graph, concepts: Iterable[str]) -> pl.DataFrame:
@@ -101,7 +97,7 @@ def taxonomy_accuracy(
         Predictions (``PREDICTION_SCHEMA``), one model or several; rows whose concept is not a WordNet
         synset (GCIDE senses) are left out.
     graph : Graph, optional
-        The WordNet graph (default: ``load_graph("wordnet")``).
+        The WordNet graph (default, or when another source is given: ``load_graph("wordnet")``).
     min_clusters : int
         Keep the nodes with at least this many clusters at or below them (per model and ``by`` group).
     max_depth : int, optional
