@@ -178,3 +178,18 @@ def test_panel_zooms_on_a_click_lists_the_concepts_and_opens_a_cluster(wordnet_g
     assert panel.root == "organism.n.01"
     panel.top.click()
     assert panel.root == "all" and len(panel.concepts.options) == 6
+
+
+def test_report_gives_the_top_nodes_per_model_and_probe_under_the_json_key_taxonomy(monkeypatch):
+    from workbench import reports
+
+    monkeypatch.setattr(reports, "TAXONOMY_MIN_CLUSTERS", 1)  # the hand frame is small
+    rows = reports.json_report(predictions(), n_boot=20)["taxonomy"]
+    roots = {r["probe"]: (r["n_clusters"], r["cluster_accuracy"]) for r in rows if r["node"] == "all"}
+    assert roots == {"hypernymy": (5, pytest.approx(3 / 5)), "definitions": (2, pytest.approx(1 / 2))}
+    assert max(r["depth"] for r in rows) == reports.TAXONOMY_DEPTH and {r["label"] for r in rows} == {"m"}
+    assert "animal.n.01" not in {r["node"] for r in rows}  # depth 8
+    text = reports.text_report(predictions(), n_boot=20)
+    line = next(line for line in text.splitlines() if line.startswith("  m, hypernymy: worst "))
+    assert "physical_entity.n.01 50.0 (4)" in line and "best travel_rapidly.v.01 100.0 (1)" in line
+    assert reports.json_report(predictions().filter(pl.col("source") == "gcide"), n_boot=20)["taxonomy"] == []
