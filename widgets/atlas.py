@@ -39,6 +39,7 @@ class TaxonomyAtlas:
         self.table: pl.DataFrame | None = None  # atlas.taxonomy_accuracy of the shown predictions
         self._shown: pl.DataFrame | None = None
         self._graph = None
+        self._memo: dict = {}  # toggles -> (shown predictions, table), for the current predictions
         self.message = w.HTML()
         self.path = w.HTML()
         self.up = w.Button(description="up to parent", icon="arrow-up", disabled=True)
@@ -66,21 +67,28 @@ class TaxonomyAtlas:
         session.observe(self.refresh, ["predictions", "where"])
         self.refresh()
 
-    def refresh(self, _=None) -> None:
-        """Recompute the atlas for the current predictions and toggles; keep the root when it is still drawn."""
+    def refresh(self, change=None) -> None:
+        """Recompute the atlas for the current predictions and toggles (once per toggle setting); keep the root
+        when it is still drawn."""
         preds = self.session.predictions
         self.table = self._shown = None
+        if change is not None and change.name == "predictions":
+            self._memo.clear()
         if preds is None or preds.is_empty():
             self._blank("<b>No predictions yet</b>: load a prediction file to see which regions of WordNet it knows.")
             return
-        shown = select(preds, self.session.where)
-        try:
-            if self._graph is None:
-                self._graph = atlas.wordnet_graph(self.session.graph)
-            table = atlas.taxonomy_accuracy(shown, self._graph, min_clusters=self.min_clusters, n_boot=self.n_boot)
-        except WorkbenchError as err:
-            self._blank(f"<i>{escape(str(err))}</i>")
-            return
+        where = self.session.where
+        if where not in self._memo:
+            shown = select(preds, where)
+            try:
+                if self._graph is None:
+                    self._graph = atlas.wordnet_graph(self.session.graph)
+                table = atlas.taxonomy_accuracy(shown, self._graph, min_clusters=self.min_clusters, n_boot=self.n_boot)
+            except WorkbenchError as err:
+                self._blank(f"<i>{escape(str(err))}</i>")
+                return
+            self._memo[where] = (shown, table)
+        shown, table = self._memo[where]
         self.table, self._shown = table, shown
         placed = atlas.wordnet_rows(shown, self._graph)["cluster_id"].n_unique()
         total = shown["cluster_id"].n_unique()

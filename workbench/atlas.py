@@ -134,7 +134,7 @@ def taxonomy_accuracy(
         )
     paths = tree_paths(wordnet_graph(graph), kept["concept"].unique().sort())
     groups = [*metrics.identity_keys(kept), *(key for key in by if key not in metrics.identity_keys(kept))]
-    rows = kept.join(paths.select("concept", "node"), on="concept")
+    rows = kept.select(*groups, "cluster_id", "concept", "correct").join(paths.select("concept", "node"), on="concept")
     nodes = (
         rows.group_by(*groups, "node")
         .agg(n_clusters=pl.col("cluster_id").n_unique().cast(pl.Int64))
