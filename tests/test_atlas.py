@@ -193,3 +193,36 @@ def test_report_gives_the_top_nodes_per_model_and_probe_under_the_json_key_taxon
     line = next(line for line in text.splitlines() if line.startswith("  m, hypernymy: worst "))
     assert "physical_entity.n.01 50.0 (4)" in line and "best travel_rapidly.v.01 100.0 (1)" in line
     assert reports.json_report(predictions().filter(pl.col("source") == "gcide"), n_boot=20)["taxonomy"] == []
+
+
+@pytest.mark.browser
+def test_a_click_on_a_node_or_its_name_sets_the_node_selection_on_a_static_page(table, browser, tmp_path):
+    import json
+
+    import altair as alt
+    import vl_convert
+
+    spec = charts.taxonomy_atlas(taxonomy_layout(table, root="animal.n.01")).to_dict()
+    bundle = vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
+    bundle = bundle.replace("</script", "<\\/script")
+    page = tmp_path / "atlas.html"
+    page.write_text(
+        f"<html><head><script>{bundle}</script></head><body><div id='atlas'>"
+        f"</div><script>vegaEmbed('#atlas', {json.dumps(spec)}).then(r => {{ window.atlasView = r.view; }});"
+        "</script></body></html>",
+        encoding="utf-8",
+    )
+    tab = browser.new_page()
+    tab.goto(page.as_uri())
+    tab.wait_for_function("window.atlasView !== undefined", timeout=20_000)
+
+    def selects(node: str) -> bool:  # waits for Vega's dataflow to take the click in
+        tab.wait_for_function(f"(atlasView.signal('node').node || [])[0] === {json.dumps(node)}", timeout=5_000)
+        return tab.evaluate("atlasView.signal('node').node") == [node]
+
+    assert tab.evaluate("atlasView.signal('node').node") is None
+    tab.locator("#atlas g.mark-rect path").nth(1).click()  # the second rectangle drawn
+    assert selects(taxonomy_layout(table, root="animal.n.01")["node"][1])
+    tab.locator("#atlas g.mark-text text", has_text="puppy").click(force=True)
+    assert selects("puppy.n.01")
+    tab.close()

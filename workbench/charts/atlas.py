@@ -56,7 +56,7 @@ def taxonomy_atlas(view: pl.DataFrame, selection: alt.Parameter | None = None, w
             y2="y1:Q",
             color=alt.Color(
                 "cluster_accuracy:Q",
-                scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                scale=alt.Scale(domain=[0, 1], scheme="viridis"),  # 0% is dark: never mistaken for a gap
                 legend=alt.Legend(format=".0%", title="strict cluster accuracy"),
             ),
             opacity=alt.condition(selection, alt.value(1.0), alt.value(0.45)),
@@ -81,7 +81,7 @@ def taxonomy_atlas(view: pl.DataFrame, selection: alt.Parameter | None = None, w
             x=alt.X("xm:Q", axis=None, scale=alt.Scale(domain=[0, 1], nice=False, zero=False)),
             y=alt.Y("ym:Q", axis=None, scale=alt.Scale(reverse=True, nice=False, zero=True)),
             text="text:N",
-            color=alt.condition(alt.datum.cluster_accuracy > 0.6, alt.value("white"), alt.value("black")),
+            color=alt.condition(alt.datum.cluster_accuracy < 0.55, alt.value("white"), alt.value("black")),
         )
     )  # a click on a name selects its node too: the selection reads the clicked item's ``node``
     levels = int(view["y1"].max()) if view.height else 1
