@@ -177,7 +177,13 @@ def test_panel_zooms_on_a_click_lists_the_concepts_and_opens_a_cluster(wordnet_g
     panel.up.click()
     assert panel.root == "organism.n.01"
     panel.top.click()
-    assert panel.root == "all" and len(panel.concepts.options) == 6
+    assert (
+        panel.root == "all" and len(panel.concepts.options) == 6 and "6 concepts below all" in panel.concepts_note.value
+    )
+    panel.max_concepts = 2
+    panel.zoom("animal.n.01")
+    assert [value for _, value in panel.concepts.options] == ["cat.n.01", "puppy.n.01"]
+    assert "4 concepts below animal.n.01, the 2 worst known" in panel.concepts_note.value
 
 
 def test_report_gives_the_top_nodes_per_model_and_probe_under_the_json_key_taxonomy(monkeypatch):

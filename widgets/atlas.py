@@ -27,14 +27,18 @@ class TaxonomyAtlas:
     """The atlas of ``session.predictions`` under ``session.where`` (one icicle per model).
 
     ``min_clusters``: nodes with fewer clusters below them are folded into their parent; ``levels``: levels
-    shown below the current root; ``n_boot``: bootstrap resamples of the tooltips' intervals.
+    shown below the current root; ``n_boot``: bootstrap resamples of the tooltips' intervals; ``max_concepts``:
+    concepts listed at most (the worst known).
 
     >>> panel = TaxonomyAtlas(session); panel.zoom("animal.n.01"); panel.concepts.options[:3]  # doctest: +SKIP
     """
 
-    def __init__(self, session: Session, min_clusters: int = 2, levels: int = 7, n_boot: int = 200) -> None:
+    def __init__(
+        self, session: Session, min_clusters: int = 2, levels: int = 7, n_boot: int = 200, max_concepts: int = 200
+    ) -> None:
         offline_charts()
         self.session, self.min_clusters, self.levels, self.n_boot = session, min_clusters, levels, n_boot
+        self.max_concepts = max_concepts
         self.root = atlas.ROOT
         self.table: pl.DataFrame | None = None  # atlas.taxonomy_accuracy of the shown predictions
         self._shown: pl.DataFrame | None = None
@@ -47,6 +51,7 @@ class TaxonomyAtlas:
         self.chart = alt.JupyterChart(_EMPTY, embed_options=EMBED)
         self.chart.add_class("wb-atlas")
         self.concepts = w.Select(options=[], rows=10, description="concepts", layout=w.Layout(width="95%"))
+        self.concepts_note = w.HTML()
         self.up.on_click(lambda _: self.zoom(self._parent(self.root) or atlas.ROOT))
         self.top.on_click(lambda _: self.zoom(atlas.ROOT))
         self.concepts.observe(self._open, "value")
@@ -56,8 +61,7 @@ class TaxonomyAtlas:
                 self.message,
                 w.HBox([self.up, self.top, self.path]),
                 self.chart,
-                w.HTML("<span class='wb-muted'>Concepts below the root, the worst known first "
-                       "(pick one to open its cluster):</span>"),
+                self.concepts_note,
                 self.concepts,
             ],
             layout=w.Layout(width="100%"),
@@ -116,9 +120,14 @@ class TaxonomyAtlas:
         below = atlas.concepts_under(self._shown, node, self._graph)
         self.concepts.options = [
             (f"{row['concept']} · {row['right']}/{row['clusters']} clusters right", row["concept"])
-            for row in below.iter_rows(named=True)
+            for row in below.head(self.max_concepts).iter_rows(named=True)
         ]
         self.concepts.value = None
+        shown = f"the {self.max_concepts} worst known" if below.height > self.max_concepts else "the worst known first"
+        self.concepts_note.value = (
+            f"<span class='wb-muted wb-atlas-concepts'>{below.height:,} concepts below {escape(node)}, {shown} "
+            "(pick one to open its cluster):</span>"
+        )
 
     def _parent(self, node: str) -> str | None:
         parents = self.table.filter(pl.col("node") == node)["parent"] if self.table is not None else []
@@ -134,6 +143,6 @@ class TaxonomyAtlas:
             self.session.concept = change.new
 
     def _blank(self, message: str) -> None:
-        self.message.value, self.path.value, self.concepts.options = message, "", []
+        self.message.value, self.path.value, self.concepts_note.value, self.concepts.options = message, "", "", []
         self.chart.layout.display = "none"
         self.up.disabled = self.top.disabled = True
