@@ -65,7 +65,7 @@ class TaxonomyAtlas:
                 self.concepts,
             ],
             layout=w.Layout(width="100%"),
-        )  # fmt: skip
+        )
         self.widget.add_class("wb-taxonomy-atlas")
         readable_labels(self.widget)
         session.observe(self.refresh, ["predictions", "where"])
