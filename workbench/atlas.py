@@ -126,13 +126,14 @@ def taxonomy_accuracy(
     if max_depth is not None and max_depth < 0:
         raise SpecError(f"max_depth={max_depth!r} must be 0 (the root alone) or more, or None (every level).")
     by = (by,) if isinstance(by, str) else tuple(by)
+    graph = wordnet_graph(graph)
     kept = wordnet_rows(preds, graph)
     if kept.is_empty():
         raise WorkbenchError(
             "none of the predictions' concepts is a WordNet synset (GCIDE senses have no place in WordNet's "
             "taxonomy); score a WordNet probe set (workbench probes build --probe hypernymy) for the atlas."
         )
-    paths = tree_paths(wordnet_graph(graph), kept["concept"].unique().sort())
+    paths = tree_paths(graph, kept["concept"].unique().sort())
     groups = [*metrics.identity_keys(kept), *(key for key in by if key not in metrics.identity_keys(kept))]
     rows = kept.select(*groups, "cluster_id", "concept", "correct").join(paths.select("concept", "node"), on="concept")
     nodes = (
@@ -195,8 +196,9 @@ def concepts_under(preds: pl.DataFrame, node: str, graph: Graph | None = None) -
     >>> concepts_under(preds, "canine.n.02")["concept"].to_list()  # doctest: +SKIP
     ['wolf.n.01', 'dog.n.01']
     """
+    graph = wordnet_graph(graph)
     kept = wordnet_rows(preds, graph)
-    paths = tree_paths(wordnet_graph(graph), kept["concept"].unique().sort())
+    paths = tree_paths(graph, kept["concept"].unique().sort())
     below = paths.filter(pl.col("node") == node)["concept"]
     verdicts = cluster_verdicts(kept.filter(pl.col("concept").is_in(below.implode())))
     concept_of = kept.select("cluster_id", "concept").unique()
