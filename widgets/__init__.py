@@ -8,6 +8,7 @@ Panels share one observable ``Session``; each owns its widgets (``panel.widget``
     >>> display(ConceptPicker(session).widget, ProbeControls(session).widget, ClusterBrowser(session).widget)
 """
 
+from widgets.atlas import TaxonomyAtlas
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.dashboard import ResultsDashboard
@@ -28,4 +29,5 @@ __all__ = [
     "RunCurves",
     "Session",
     "SourceTrainer",
+    "TaxonomyAtlas",
 ]

@@ -36,6 +36,7 @@ _PUBLIC = {  # name -> the module that defines it
     "compare": "workbench.comparison",
     "calibration": "workbench.calibration",
     "template_consistency": "workbench.consistency",
+    "taxonomy_accuracy": "workbench.atlas",
     "report": "workbench.reports",
     "heatmap": "workbench.charts",
     "cluster_bars": "workbench.charts",

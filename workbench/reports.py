@@ -16,12 +16,15 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from workbench import charts, metrics
+from workbench import atlas, charts, metrics
 from workbench.calibration import calibration
 from workbench.consistency import template_consistency
-from workbench.errors import WorkbenchError
+from workbench.errors import DataSourceError, WorkbenchError
 from workbench.io import write_text
 
+TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
+"""The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
+at least this many clusters, per model and probe."""
 _CI_NOTE = "95% bootstrap intervals in brackets (questions resampled for instance, clusters for cluster and gap)"
 
 
@@ -85,12 +88,15 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += ["", "Scoring rules", *(f"  {rule}: {note}" for rule, note in notes.items())]
     for title, cells in tables["cells"]:
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
+    if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is not None and (lines := _taxonomy_lines(taxonomy)):
+        parts += ["", *lines]
     return "\n".join(parts) + "\n"
 
 
 def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None) -> dict:
-    """The report as JSON-ready data: ``metrics.summary`` plus ``by_probe``, ``breakdown`` rows and ``warnings``
-    (a partial-cluster warning when ``probes`` is given and some clusters were scored only in part).
+    """The report as JSON-ready data: ``metrics.summary`` plus ``by_probe``, ``breakdown`` rows, ``taxonomy`` (the
+    top nodes of the taxonomy atlas: ``taxonomy_nodes``; empty without WordNet concepts) and ``warnings`` (a
+    partial-cluster warning when ``probes`` is given and some clusters were scored only in part).
 
     >>> json_report(preds)["instance_accuracy"], len(json_report(preds)["breakdown"])
     """
@@ -105,6 +111,7 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         "calibration": labels.join(
             calibration(preds, by=("probe", "hops", "distractor_family")), on=keys, nulls_equal=True
         ).to_dicts(),
+        "taxonomy": [] if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is None else taxonomy.to_dicts(),
         "warnings": [warning] if (warning := metrics.partial_cluster_warning(preds, probes)) else [],
     }
 
@@ -168,6 +175,53 @@ def write_html_report(preds: pl.DataFrame, path: str | Path, **options) -> Path:
     >>> write_html_report(preds, "out/report.html")
     """
     return write_text(html_report(preds, **options), path)
+
+
+def taxonomy_nodes(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame | None:
+    """The taxonomy atlas's top nodes (``atlas.taxonomy_accuracy`` per model label and probe, nodes down to
+    ``TAXONOMY_DEPTH`` with at least ``TAXONOMY_MIN_CLUSTERS`` clusters), or None when no concept is a WordNet
+    synset or WordNet is not installed (``workbench data setup``).
+
+    >>> taxonomy_nodes(preds).select("label", "probe", "node", "depth", "n_clusters", "cluster_accuracy")
+    """
+    if preds.filter(pl.col("source") != "gcide").is_empty():
+        return None  # GCIDE senses only: no need to load WordNet
+    try:
+        graph = atlas.wordnet_graph()
+    except DataSourceError:
+        return None
+    if atlas.wordnet_rows(preds, graph).is_empty():
+        return None
+    table = atlas.taxonomy_accuracy(
+        preds,
+        graph,
+        min_clusters=TAXONOMY_MIN_CLUSTERS,
+        max_depth=TAXONOMY_DEPTH,
+        by=("probe",),
+        n_boot=n_boot,
+        seed=seed,
+    )
+    keys = metrics.identity_keys(preds)
+    return metrics.model_labels(preds).join(table.drop("concepts"), on=keys, nulls_equal=True)
+
+
+def _taxonomy_lines(taxonomy: pl.DataFrame, shown: int = 3) -> list[str]:
+    """Per model and probe, the WordNet regions (below tops such as entity.n.01) known worst and best; none: []."""
+    regions = taxonomy.filter(pl.col("depth") > 2)
+    if regions.is_empty():
+        return []
+
+    def named(rows: pl.DataFrame) -> str:
+        return ", ".join(f"{r['node']} {100 * r['cluster_accuracy']:.1f} ({r['n_clusters']})" for r in rows.to_dicts())
+
+    lines = [
+        f"Taxonomy atlas: strict cluster accuracy % (clusters) of WordNet regions of >= {TAXONOMY_MIN_CLUSTERS} "
+        f"clusters down to depth {TAXONOMY_DEPTH} (all of them: --json key taxonomy)"
+    ]
+    for (label, probe), part in regions.group_by("label", "probe", maintain_order=True):
+        ranked = part.sort("cluster_accuracy", "n_clusters", "node", descending=[False, True, False])
+        lines.append(f"  {label}, {probe}: worst {named(ranked.head(shown))}; best {named(ranked.tail(shown)[::-1])}")
+    return lines
 
 
 def rule_notes(preds: pl.DataFrame) -> dict[str, str]:

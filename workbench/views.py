@@ -280,3 +280,65 @@ def language_sensitivity_points(curves: pl.DataFrame, setting: str = "mlp") -> p
 
     sense = language_sensitivity(curves).filter(pl.col("setting") == setting)
     return sense.with_columns(points=pl.col("LANGSENSE") * 100)
+
+
+ATLAS_LABEL_WIDTH = 0.08
+"""A node of the taxonomy atlas narrower than this share of the width shows no name (its tooltip has it)."""
+
+
+def taxonomy_layout(table: pl.DataFrame, root: str | None = None, levels: int | None = None) -> pl.DataFrame:
+    """The icicle ``charts.taxonomy_atlas`` draws from ``atlas.taxonomy_accuracy``'s ``table``, rooted at ``root``.
+
+    Per model ``label`` and node at or below ``root`` (default: the table's top, ``atlas.ROOT``), less than
+    ``levels`` levels down: the rectangle ``x0``-``x1`` (``root`` spans 0-1; a child's width is its share of
+    its parent's clusters, children side by side, bigger first), ``y0``-``y1`` (``level``: depth below ``root``),
+    the text at its centre (``xm``, ``ym``; ``text`` empty when narrower than ``ATLAS_LABEL_WIDTH``), the
+    table's accuracies and ``examples`` (a few of the concepts drawn there). Zoom is a new ``root``.
+
+    >>> taxonomy_layout(table, root="animal.n.01", levels=4).select("node", "x0", "x1", "level")  # doctest: +SKIP
+    """
+    keys = metrics.identity_keys(table)
+    if table.select(*keys, "node").is_duplicated().any():
+        raise WorkbenchError("the table holds a node twice for one model: keep one `by` group (e.g. one probe) first.")
+    tops = table.filter(pl.col("parent").is_null())["node"].unique()
+    root = root if root is not None else (tops[0] if len(tops) else None)
+    if root is None or root not in table["node"]:
+        raise WorkbenchError(f"root={root!r} is not a node of the table; pick one of its `node` column.")
+    if levels is not None and levels < 1:
+        raise WorkbenchError(f"levels={levels!r} must be at least 1 (the root alone), or None for every level.")
+    placed = []
+    for _, part in table.group_by(keys, maintain_order=True):
+        rows = {row["node"]: row for row in part.iter_rows(named=True)}
+        children: dict[str, list[str]] = {}
+        for node, row in rows.items():  # the table is in tree order: bigger subtrees first
+            children.setdefault(row["parent"], []).append(node)
+        if root not in rows:
+            continue
+        stack = [(root, 0.0, 1.0, 0)]
+        while stack:
+            node, x0, width, level = stack.pop()
+            placed.append({**rows[node], "x0": x0, "x1": x0 + width, "level": level})
+            if levels is not None and level + 1 >= levels:
+                continue
+            left = x0
+            for child in children.get(node, []):
+                share = width * rows[child]["n_clusters"] / rows[node]["n_clusters"]
+                stack.append((child, left, share, level + 1))
+                left += share
+    frame = pl.DataFrame(placed, schema={**table.schema, "x0": pl.Float64, "x1": pl.Float64, "level": pl.Int64})
+    wide = (pl.col("x1") - pl.col("x0")) >= ATLAS_LABEL_WIDTH
+    name = pl.col("node").str.replace(r"\.[a-z]\.\d+$", "").str.replace_all("_", " ")
+    examples = pl.col("concepts").list.head(5).list.join(", ") + pl.when(pl.col("concepts").list.len() > 5).then(
+        pl.lit(", ...")
+    ).otherwise(pl.lit(""))
+    return labelled(
+        frame.with_columns(
+            y0=pl.col("level").cast(pl.Float64),
+            y1=pl.col("level").cast(pl.Float64) + 1,
+            xm=(pl.col("x0") + pl.col("x1")) / 2,
+            ym=pl.col("level") + 0.5,
+            text=pl.when(wide).then(name).otherwise(pl.lit("")),
+            examples=examples,
+        ).drop("concepts"),
+        table,
+    )

@@ -5,6 +5,7 @@ saves or reads files. One module per kind of result:
 - ``accuracy``: prediction frames (the Figure 3 heat map, cluster bars, the linked drill-down).
 - ``curves``: inoculation learning curves (probe solid, original dashed, seed spread, control, human line).
 - ``olmpics``: oLMpics learning curves (MLP / LINEAR, language controls dashed) and language sensitivity.
+- ``atlas``: the taxonomy atlas (strict cluster accuracy over WordNet as a zoomable icicle).
 - ``edge``: edge probes (task vs control-task accuracy, MDL compression, memorisation audit drops).
 """
 
@@ -18,6 +19,7 @@ from workbench.charts.accuracy import (
     heatmap,
     reliability_diagram,
 )
+from workbench.charts.atlas import node_selection, taxonomy_atlas
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
@@ -42,4 +44,6 @@ __all__ = [
     "edge_accuracy_bars",
     "mdl_bars",
     "memorisation_bars",
+    "node_selection",
+    "taxonomy_atlas",
 ]
