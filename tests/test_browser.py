@@ -94,6 +94,7 @@ def test_explorer_picks_a_concept_and_the_hop_slider_changes_the_counts(app_home
         page.wait_for_selector(".wb-concept-name:has-text('dog.n.01')", timeout=30_000)
         assert "member of the genus Canis" in page.inner_text(".wb-gloss")
         page.wait_for_selector(".wb-cluster-summary:has-text('dog.n.01')", timeout=30_000)
+        page.wait_for_selector(".wb-atlas svg g.mark-rect path", timeout=60_000)  # the predictions' taxonomy atlas
         page.screenshot(path=SHOTS / "explorer-1-dog.png", full_page=True)
 
         page.select_option(".wb-probe-controls select >> nth=0", "hypernymy")

@@ -193,6 +193,11 @@ def test_explorer_opens_on_the_probe_its_predictions_scored(home):
     app = apps.explorer(home)  # the workspace has definitions and hypernymy probes, hypernymy predictions
     assert app.panels["controls"].probe.options[0] == "definitions"
     assert app.session.where.probe == "hypernymy"
+    atlas = app.panels["atlas"]  # the predictions' taxonomy atlas, below; a concept picked there opens its cluster
+    assert atlas.table is not None and atlas.table.filter(atlas.table["node"] == "all")["n_clusters"][0] > 0
+    _, concept = atlas.concepts.options[0]  # (label, concept), the worst known first
+    atlas.concepts.value = concept
+    assert app.session.concept == concept
 
 
 def test_write_button_saves_the_selection_inside_the_workspace(session, home, monkeypatch):

@@ -5,13 +5,14 @@ files in ``predictions/``, inoculation runs and source models in ``runs/``, scie
 oLMpics learning curves in ``olmpics/`` and edge-probing results in ``edge/``.
 
     >>> from widgets import apps
-    >>> apps.explorer()       # concept picker + probe controls + cluster browser
+    >>> apps.explorer()       # concept picker + probe controls + cluster browser (+ taxonomy atlas of the predictions)
 """
 
 from pathlib import Path
 
 import ipywidgets as w
 
+from widgets.atlas import TaxonomyAtlas
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.dashboard import ResultsDashboard
@@ -36,7 +37,8 @@ def _header(title: str, what: str) -> w.HTML:
 def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
     """Probe explorer: pick a concept, set the probe toggles, browse the concept's cluster.
 
-    The newest prediction file in the workspace, if any, adds a model's picks to the cluster browser.
+    The newest prediction file in the workspace, if any, adds a model's picks to the cluster browser and the
+    taxonomy atlas below (strict cluster accuracy over WordNet; picking a concept there opens its cluster).
     """
     probes = load_probes(home)
     if probes is None:
@@ -49,16 +51,17 @@ def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
         session.concept = concept
     left = w.VBox([picker.widget, controls.widget], layout=w.Layout(width="45%"))
     right = w.VBox([browser.widget], layout=w.Layout(width="55%"))
+    panels = {"concepts": picker, "controls": controls, "cluster": browser}
+    if preds is not None:
+        panels["atlas"] = TaxonomyAtlas(session)
     app = w.VBox(
         [
             _header("Probe explorer", "Search a concept, set the probe toggles, read the semantic cluster."),
             w.HBox([left, right]),
+            *([panels["atlas"].widget] if preds is not None else []),
         ]
     )
-    app.session, app.panels = (
-        session,
-        {"concepts": picker, "controls": controls, "cluster": browser},
-    )  # for notebooks and tests
+    app.session, app.panels = session, panels  # for notebooks and tests
     return app
 
 
