@@ -37,6 +37,7 @@ _PUBLIC = {  # name -> the module that defines it
     "calibration": "workbench.calibration",
     "template_consistency": "workbench.consistency",
     "report": "workbench.reports",
+    "publish": "workbench.site",
     "heatmap": "workbench.charts",
     "cluster_bars": "workbench.charts",
     "inoculation_curves": "workbench.charts",
