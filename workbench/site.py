@@ -28,7 +28,8 @@ import polars as pl
 
 from workbench import charts, metrics, views
 from workbench.errors import WorkbenchError
-from workbench.io import exclusive, staged_folder
+from workbench.io import exclusive, staged_folder, write_text
+from workbench.paths import cache_dir
 from workbench.probes.stats import hops_by_family, table4
 
 FIRST_QUESTIONS = 100
@@ -221,7 +222,9 @@ def concept_section(drill: pl.DataFrame) -> Section:
         .agg(models=pl.when(pl.col("n").is_not_null()).then(pl.concat_list("right", "n")))
     )
     index = index.join(models, on="concept", maintain_order="left")
-    finite = pl.col("scores").list.eval(pl.when(pl.element().is_finite()).then(pl.element()))  # JSON has no inf
+    finite = pl.col("scores").list.eval(  # JSON has no inf; the page shows 4 significant digits
+        pl.when(pl.element().is_finite()).then(pl.element().round_sig_figs(6))
+    )
     questions = (
         drill.with_columns(finite, model=pl.col("label").replace_strict(labels, range(len(labels))))
         .group_by("id", maintain_order=True)
@@ -318,10 +321,17 @@ def _asset(name: str) -> str:
 
 
 def _vega_bundle() -> str:
-    """Vega, Vega-Lite (altair's version) and vega-embed as one script defining ``vegaEmbed``, from vl-convert."""
+    """Vega, Vega-Lite (altair's version) and vega-embed as one script defining ``vegaEmbed``, from vl-convert.
+
+    vl-convert bundles them anew on each call (seconds), so the bundle is kept in the workspace per version.
+    """
     import vl_convert
 
-    return vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
+    version = "_".join(alt.SCHEMA_VERSION.split(".")[:2])
+    kept = cache_dir("vendor") / f"vega-embed-vl{version}-vlconvert{vl_convert.__version__}.js"
+    if not kept.is_file():
+        write_text(vl_convert.javascript_bundle(vl_version=version), kept)
+    return kept.read_text(encoding="utf-8")
 
 
 def _check_replaceable(out: Path) -> None:
