@@ -247,8 +247,9 @@ def concept_section(drill: pl.DataFrame) -> Section:
             blob.setdefault(concept, []).append([row, column, question, choices, answer, picks])
         files[f"concepts/{block}"] = blob
     text = (
-        "<p>Type part of a concept's name (a WordNet synset such as <code>dog.n.01</code>), or pick one of the "
-        "concepts most questions of were answered wrong; a concept in the question table opens here too.</p>"
+        "<p>Type part of a concept's name (a WordNet synset such as <code>dog.n.01</code>), or pick one from the "
+        "list (the concepts with the most wrong answers first); a concept in the question table opens here too. "
+        f"Beside each concept: questions right of those scored, per model ({html.escape(' · '.join(labels))}).</p>"
         '<input id="wb-concept-search" type="search" placeholder="find a concept" autocomplete="off">'
         '<ul id="wb-concept-list" class="wb-concept-list"></ul>'
         '<div id="wb-concept" class="wb-concept"></div>'
