@@ -21,7 +21,7 @@ LAYERS = [  # bottom to top; a module may import its own layer and the ones befo
      "workbench.consistency", "workbench.atlas"},
     {"workbench.views"},
     {"workbench.charts"},
-    {"workbench.reports"},
+    {"workbench.reports", "workbench.site"},
     {"workbench.cli", "workbench.__main__"},
     {"widgets"},
 ]  # fmt: skip

@@ -38,6 +38,7 @@ _PUBLIC = {  # name -> the module that defines it
     "template_consistency": "workbench.consistency",
     "taxonomy_accuracy": "workbench.atlas",
     "report": "workbench.reports",
+    "publish": "workbench.site",
     "heatmap": "workbench.charts",
     "cluster_bars": "workbench.charts",
     "inoculation_curves": "workbench.charts",

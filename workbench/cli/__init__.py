@@ -9,6 +9,7 @@ VERB_MODULES = (
     "data",
     "probes",
     "report",
+    "publish",
     "compare",
     "score",
     "inoculate",

@@ -1,0 +1,35 @@
+"""``workbench publish PREDICTIONS... --out SITE``: the results as a static site that needs no server."""
+
+from pathlib import Path
+
+import typer
+
+
+def publish(
+    preds: list[Path] = typer.Argument(..., help="Prediction Parquet file(s); several models are shown side by side."),
+    out: Path = typer.Option(..., "--out", help="The site's folder (new, or one published before: replaced whole)."),
+    probes: Path | None = typer.Option(
+        None, help="The probe set the predictions came from: its statistics, and a warning on clusters scored in part."
+    ),
+    title: str = typer.Option("Probe Workbench results", help="The page's title."),
+    n_boot: int = typer.Option(1000, min=10, help="Bootstrap resamples of the cluster bars' intervals."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap."),
+) -> None:
+    """Write a self-contained static site: heat map (click a cell to list its questions), cluster bars with
+    intervals, each concept's cluster, the probe's statistics. Opens from file://, a share or any static host."""
+    from workbench.io import check_output, read_predictions
+    from workbench.metrics import partial_cluster_warning
+    from workbench.probes.formats import read_probes
+    from workbench.site import publish as publish_site
+
+    check_output(out, folder=True)
+    frame = read_predictions(*preds)
+    probe_set = read_probes(probes) if probes is not None else None
+    if (warning := partial_cluster_warning(frame, probe_set)) is not None:
+        typer.echo(warning, err=True)  # the site shows it too
+    page = publish_site(frame, out, probe_set, title=title, n_boot=n_boot, seed=seed)
+    typer.echo(f"wrote {page.parent}/ (open {page} in a browser, or copy the folder to any static host)", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("publish")(publish)
