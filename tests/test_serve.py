@@ -1,11 +1,16 @@
-"""`workbench serve`: the port asked for or a clear error, a clean stop on SIGTERM, apps inside the wheel."""
+"""`workbench serve`: the port asked for or a clear error, a clean stop on SIGTERM, apps inside the wheel, served
+from an installed wheel; foreign Host headers and cross-origin websockets refused; kernels capped and culled."""
 
+import http.client
+import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
 from pathlib import Path
@@ -13,6 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def serve(*args: str, home: Path, **options) -> subprocess.CompletedProcess:
@@ -32,37 +38,23 @@ def test_a_port_out_of_range_or_busy_is_a_clear_error_not_another_port(tmp_path)
     assert "http://" not in busy.stdout  # no URL of a server that is not there
 
 
+def alive(pids: list[int], needle: str) -> list[int]:
+    """Those of ``pids`` still running, and any process whose command line holds ``needle``."""
+    found = {pid for pid in pids if Path(f"/proc/{pid}").exists()}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if needle.encode() in cmdline.read_bytes():
+                found.add(int(cmdline.parent.name))
+        except (OSError, ValueError):
+            pass
+    return sorted(found)
+
+
 @pytest.mark.slow
-def test_sigterm_stops_voila_and_every_kernel_it_started(tmp_path):
+@pytest.mark.browser
+def test_served_from_an_installed_wheel_in_chromium_and_sigterm_leaves_no_voila_process(tmp_path, browser):
     from workbench.cli.serve import children, free_port
 
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "workbench", "serve", "inoculation", "--port", str(free_port()), "--preheat", "1"],
-            env={**os.environ, "WORKBENCH_HOME": str(tmp_path)}, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.time() + 180
-        while "is filled with" not in log.read_text():  # the preheated kernel is up and has run the app
-            assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
-            time.sleep(0.5)
-        (voila,) = children(process.pid)
-        kernels = children(voila)
-        assert kernels, "Voila started no kernel"
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) == 0 and log.read_text().rstrip().endswith("stopped")
-        time.sleep(1)
-        alive = [pid for pid in (voila, *kernels) if Path(f"/proc/{pid}").exists()]
-        assert not alive, f"still running after SIGTERM: {alive}"
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-
-
-@pytest.mark.slow
-def test_the_wheel_carries_the_apps_and_their_template(tmp_path):
     source = tmp_path / "source"  # a copy: building in the checkout would leave build/ there
     skip = shutil.ignore_patterns(".*", "workspace", "test-artifacts", "build", "*.egg-info")
     shutil.copytree(ROOT, source, ignore=skip)
@@ -73,3 +65,131 @@ def test_the_wheel_carries_the_apps_and_their_template(tmp_path):
     assert {f"voila_apps/{app}.ipynb" for app in ("explorer", "dashboard", "inoculation")} <= names
     template = "workbench/cli/jupyter_data/voila/templates/workbench/"
     assert {template + "index.html.j2", template + "static/fontawesome/webfonts/fa-solid-900.woff2"} <= names
+
+    venv = tmp_path / "venv"  # a fresh environment holding only the wheel ...
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q"]
+    subprocess.run([*install, str(wheel)], check=True, timeout=300)
+    site = Path(subprocess.check_output([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                        text=True).strip())  # fmt: skip
+    # ... that then sees this environment's dependencies (after installing: pip must not see this checkout's)
+    (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    notebook = site / "voila_apps" / "explorer.ipynb"  # marked: the page shows the installed copy is served
+    cells = json.loads(notebook.read_text())
+    cells["cells"].append(
+        {"cell_type": "code", "execution_count": None, "id": "installed", "metadata": {}, "outputs": [],
+         "source": "import widgets, workbench\nprint('served by', widgets.__file__, workbench.__file__)"}
+    )  # fmt: skip
+    notebook.write_text(json.dumps(cells))
+
+    port, home = free_port(), tmp_path / "home"
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")  # Voila's templates: data files of its wheel
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [venv / "bin" / "workbench", "serve", "explorer", "--port", str(port), "--preheat", "1"],
+            env={**env, "WORKBENCH_HOME": str(home)}, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.time() + 180
+        while "is filled with" not in log.read_text():  # the preheated kernel is up and has run the app
+            assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
+            time.sleep(0.5)
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{port}/", timeout=120_000)
+        page.wait_for_selector(".wb-app-title", timeout=120_000)
+        shown = page.inner_text("body")
+        assert "No probe sets in the workspace yet" in shown
+        assert f"served by {site}/widgets/__init__.py {site}/workbench/__init__.py" in " ".join(shown.split())
+        page.close()
+        (voila,) = children(process.pid)
+        started = [voila, *children(voila)]  # Voila and its kernels: the preheated one, the page's
+        assert len(started) >= 2, "Voila started no kernel"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0 and log.read_text().rstrip().endswith("stopped")
+        time.sleep(1)
+        assert not alive(started, f"--port={port}"), "still running after SIGTERM"
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_serving_others_without_a_token_is_refused(tmp_path):
+    for option, token, message in (
+        ("--public", "", "serving to others (--host 0.0.0.0 or --public) needs a token"),
+        ("--host=0.0.0.0", "", "serving to others (--host 0.0.0.0 or --public) needs a token"),
+        ("--public", "secret", "the token is too short"),
+    ):
+        refused = serve(option, "--token", token, home=tmp_path, capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and message in " ".join(refused.stderr.split())
+        assert "http://" not in refused.stdout
+
+
+def request(port: int, path: str, host: str | None = None) -> tuple[int, dict[str, str], str]:
+    """A GET with any ``Host:`` header: status, header fields, body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        connection.request("GET", path, headers={"Host": host or f"127.0.0.1:{port}"})
+        reply = connection.getresponse()
+        return reply.status, dict(reply.getheaders()), reply.read().decode()
+    finally:
+        connection.close()
+
+
+def websocket_status(port: int, kernel: str, origin: str) -> int:
+    """The status of a websocket handshake to ``kernel``'s channels sent from a page of ``origin``."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(
+            (
+                f"GET /api/kernels/{kernel}/channels HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                f"Origin: {origin}\r\n\r\n"
+            ).encode()
+        )
+        return int(sock.recv(4096).split(b"\r\n", 1)[0].split()[1])
+
+
+@pytest.mark.slow
+def test_foreign_hosts_and_origins_are_refused_kernels_are_capped_and_idle_ones_culled(tmp_path):
+    from workbench.cli.serve import children, free_port
+
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:  # an empty workspace: the explorer says 'no probe sets', its kernel idles
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "serve", "explorer", "--port", str(port), "--max-kernels", "1",
+             "--cull-idle", "3"],
+            env={**os.environ, "WORKBENCH_HOME": str(tmp_path)}, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.time() + 60
+        while "Voilà is running at" not in log.read_text():
+            assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
+            time.sleep(0.3)
+        status, _, body = request(port, "/", host=f"rebound.example.com:{port}")  # DNS rebinding: a foreign name
+        assert status == 403 and "Unknown host name" in body and "kernelId" not in body
+        assert request(port, "/api/kernels/x", host="rebound.example.com")[0] == 403
+
+        status, _, page = request(port, "/")  # the one visitor the cap allows: a kernel runs the app
+        assert status == 200 and "kernelId" in page
+        kernel = UUID.search(page[page.index('"kernelId"') :]).group(0)
+        status, fields, full = request(port, "/", host=f"localhost:{port}")  # a second visitor, at once
+        assert status == 503 and "The app is full" in full and "try again in a few minutes" in full.lower()
+        assert fields.get("Retry-After", "").isdigit()
+
+        assert websocket_status(port, kernel, "http://rebound.example.com") == 403  # a cross-origin page
+        assert websocket_status(port, kernel, f"http://127.0.0.1:{port}") == 101  # the app's own page
+
+        (voila,) = children(process.pid)
+        assert len(children(voila)) == 1
+        while children(voila):  # left idle for 3 s, the kernel is culled (the culler looks every second)
+            assert time.time() < deadline + 60, log.read_text()[-2000:]
+            time.sleep(0.5)
+        assert "Culling 'idle' kernel" in log.read_text()
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=60)
