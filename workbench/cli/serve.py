@@ -101,6 +101,12 @@ def allowed_hosts(address: str, extra: list[str]) -> list[str]:
     return list(dict.fromkeys(host.lower() for host in [*hosts, *extra]))
 
 
+def machine_name() -> str:
+    """This machine's full name as others know it (its short name where the full one is only ``localhost``)."""
+    name = socket.getfqdn()
+    return socket.gethostname() if name in LOCAL_HOSTS or name.startswith("localhost") else name
+
+
 def stage_app(app: str, home: Path) -> Path:
     """Copy the app's notebook (package data of ``voila_apps``) into ``<workspace>/apps/``: Voilà serves from there.
 
@@ -196,7 +202,7 @@ def serve(
     port = check_port(port, address) if port else free_port()
     notebook = stage_app(app.value, workspace())
     hosts = allowed_hosts(address, allow_host)
-    shown = address if is_loopback(address) or not ipaddress.ip_address(address).is_unspecified else socket.getfqdn()
+    shown = address if is_loopback(address) or not ipaddress.ip_address(address).is_unspecified else machine_name()
     url = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}/" + (f"?token={token}" if token else "")
     typer.echo(f"{app.value}: {url}  (workspace {workspace()}; Ctrl-C to stop)")
     command = voila_command(notebook, port, browser, preheat, address, hosts, max_kernels, cull_idle)
