@@ -118,14 +118,18 @@ def test_served_from_an_installed_wheel_in_chromium_and_sigterm_leaves_no_voila_
 
 
 def test_serving_others_without_a_token_is_refused(tmp_path):
-    for option, token, message in (
-        ("--public", "", "serving to others (--host 0.0.0.0 or --public) needs a token"),
-        ("--host=0.0.0.0", "", "serving to others (--host 0.0.0.0 or --public) needs a token"),
-        ("--public", "secret", "the token is too short"),
-    ):
-        refused = serve(option, "--token", token, home=tmp_path, capture_output=True, text=True, timeout=60)
-        assert refused.returncode == 2 and message in " ".join(refused.stderr.split())
-        assert "http://" not in refused.stdout
+    from workbench.cli.serve import check_token
+    from workbench.errors import WorkbenchError
+
+    refused = serve("--public", "--token", "", home=tmp_path, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "http://" not in refused.stdout
+    assert "serving to others (--host 0.0.0.0 or --public) needs a token" in " ".join(refused.stderr.split())
+    with pytest.raises(WorkbenchError, match="needs a token"):
+        check_token("192.168.1.20", "")
+    with pytest.raises(WorkbenchError, match="too short"):
+        check_token("0.0.0.0", "secret")
+    assert len(check_token("0.0.0.0", None)) >= 20 and check_token("0.0.0.0", None) != check_token("0.0.0.0", None)
+    assert check_token("127.0.0.1", None) is None and check_token("127.0.0.1", "") is None  # local: none needed
 
 
 def request(port: int, path: str, host: str | None = None) -> tuple[int, dict[str, str], str]:

@@ -187,7 +187,7 @@ def serve(
         envvar="WORKBENCH_SERVE_TOKEN",
         show_envvar=True,
         help="Token visitors must give (in the URL once, or on the login page); generated when serving others.",
-    ),  # fmt: skip
+    ),
     allow_host: list[str] = typer.Option([], help="Another host name to answer to (e.g. a reverse proxy's)."),
     max_kernels: int = typer.Option(8, min=1, help="Visitors served at once (one kernel each); more see 'full'."),
     cull_idle: int = typer.Option(600, min=0, help="Shut down a kernel after this many idle seconds (0: never)."),
