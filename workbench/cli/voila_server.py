@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 
 import tornado.web
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
@@ -37,16 +38,22 @@ def host_pattern(hosts: list[str]) -> str:
 
 
 class CappedKernelManager(AsyncMappingKernelManager):
-    """jupyter_server's kernel manager that refuses a visitor a kernel once ``max_kernels`` visitors hold one.
+    """jupyter_server's kernel manager that refuses a visitor a kernel once ``max_kernels`` visitors hold one, and
+    whose culler spares a kernel no page has connected to while pages are still being asked for.
 
-    Kernels waiting in Voilà's preheated pool are not visitors' and do not count: the pool keeps its size.
+    Kernels waiting in Voilà's preheated pool are not visitors' and do not count: the pool keeps its size. A
+    kernel is handed to a visitor with the page, and the page's websocket connects only once its scripts ran: on
+    a busy machine that can take longer than the cull timeout, and culling then would break the page.
     """
 
     max_kernels = Integer(8, config=True, help="The most kernels visitors may hold at once (the pool aside).")
+    page_grace = Integer(120, config=True, help="Seconds after a page request that unconnected kernels are spared.")
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.starting = 0  # kernels asked for and not yet listed by the manager
+        self.connected: set[str] = set()  # kernels a page has connected to
+        self.last_page = time.monotonic()  # when a visitor last asked for a page
 
     def visitor_kernels(self) -> int:
         """Live kernels (listed or starting) minus those waiting in the preheated pool."""
@@ -65,15 +72,32 @@ class CappedKernelManager(AsyncMappingKernelManager):
         finally:
             self.starting -= 1
 
+    def notify_connect(self, kernel_id: str) -> None:
+        self.connected.add(kernel_id)
+        super().notify_connect(kernel_id)
+
+    async def cull_kernel_if_idle(self, kernel_id: str) -> None:
+        if kernel_id not in self.connected and time.monotonic() - self.last_page < self.page_grace:
+            return  # perhaps a page still loading
+        await super().cull_kernel_if_idle(kernel_id)
+
+    async def shutdown_kernel(self, kernel_id: str, *args, **kwargs) -> None:
+        self.connected.discard(kernel_id)
+        await super().shutdown_kernel(kernel_id, *args, **kwargs)
+
 
 class CappedVoilaHandler(TornadoVoilaHandler):
     """Voilà's page handler that answers "the app is full" (HTTP 503) instead of starting a kernel over the cap."""
 
     @tornado.web.authenticated
     async def get(self, path=None) -> None:
+        self.kernel_manager.last_page = time.monotonic()
         if self.kernel_manager.full():  # checked and the pooled kernel taken with no await between: no race
             raise tornado.web.HTTPError(503, "all %d kernels are taken", self.kernel_manager.max_kernels)
-        await super().get(path)
+        try:
+            await super().get(path)
+        finally:
+            self.kernel_manager.last_page = time.monotonic()  # the page's scripts start now
 
     def write_error(self, status_code: int, **kwargs) -> None:
         if status_code != 503:
