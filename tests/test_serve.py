@@ -1,5 +1,5 @@
-"""`workbench serve`: the port asked for or a clear error, a clean stop on SIGTERM, apps inside the wheel, served
-from an installed wheel; foreign Host headers and cross-origin websockets refused; kernels capped and culled."""
+"""`workbench serve`: the port asked for or a clear error; serving others only with a token; and, served from an
+installed wheel: foreign Host headers and cross-origin websockets refused, kernels capped and culled, SIGTERM."""
 
 import http.client
 import json
@@ -36,86 +36,6 @@ def test_a_port_out_of_range_or_busy_is_a_clear_error_not_another_port(tmp_path)
         busy = serve("explorer", "--port", str(port), home=tmp_path, capture_output=True, text=True, timeout=60)
     assert busy.returncode == 2 and f"port {port} on 127.0.0.1 is busy" in busy.stderr
     assert "http://" not in busy.stdout  # no URL of a server that is not there
-
-
-def alive(pids: list[int], needle: str) -> list[int]:
-    """Those of ``pids`` still running, and any process whose command line holds ``needle``."""
-    found = {pid for pid in pids if Path(f"/proc/{pid}").exists()}
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if needle.encode() in cmdline.read_bytes():
-                found.add(int(cmdline.parent.name))
-        except (OSError, ValueError):
-            pass
-    return sorted(found)
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_served_from_an_installed_wheel_in_chromium_and_sigterm_leaves_no_voila_process(tmp_path, browser):
-    from workbench.cli.serve import children, free_port
-
-    source = tmp_path / "source"  # a copy: building in the checkout would leave build/ there
-    skip = shutil.ignore_patterns(".*", "workspace", "test-artifacts", "build", "*.egg-info")
-    shutil.copytree(ROOT, source, ignore=skip)
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)]
-    subprocess.run([*build, str(source)], check=True, timeout=300)
-    (wheel,) = tmp_path.glob("probe_workbench-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"voila_apps/{app}.ipynb" for app in ("explorer", "dashboard", "inoculation")} <= names
-    template = "workbench/cli/jupyter_data/voila/templates/workbench/"
-    assert {template + "index.html.j2", template + "static/fontawesome/webfonts/fa-solid-900.woff2"} <= names
-
-    venv = tmp_path / "venv"  # a fresh environment holding only the wheel ...
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q"]
-    subprocess.run([*install, str(wheel)], check=True, timeout=300)
-    site = Path(subprocess.check_output([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                                        text=True).strip())  # fmt: skip
-    # ... that then sees this environment's dependencies (after installing: pip must not see this checkout's)
-    (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    notebook = site / "voila_apps" / "explorer.ipynb"  # marked: the page shows the installed copy is served
-    cells = json.loads(notebook.read_text())
-    cells["cells"].append(
-        {"cell_type": "code", "execution_count": None, "id": "installed", "metadata": {}, "outputs": [],
-         "source": "import widgets, workbench\nprint('served by', widgets.__file__, workbench.__file__)"}
-    )  # fmt: skip
-    notebook.write_text(json.dumps(cells))
-
-    port, home = free_port(), tmp_path / "home"
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")  # Voila's templates: data files of its wheel
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [venv / "bin" / "workbench", "serve", "explorer", "--port", str(port), "--preheat", "1"],
-            env={**env, "WORKBENCH_HOME": str(home)}, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.time() + 180
-        while "is filled with" not in log.read_text():  # the preheated kernel is up and has run the app
-            assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
-            time.sleep(0.5)
-        page = browser.new_page()
-        page.goto(f"http://127.0.0.1:{port}/", timeout=120_000)
-        page.wait_for_selector(".wb-app-title", timeout=120_000)
-        shown = page.inner_text("body")
-        assert "No probe sets in the workspace yet" in shown
-        assert f"served by {site}/widgets/__init__.py {site}/workbench/__init__.py" in " ".join(shown.split())
-        page.close()
-        (voila,) = children(process.pid)
-        started = [voila, *children(voila)]  # Voila and its kernels: the preheated one, the page's
-        assert len(started) >= 2, "Voila started no kernel"
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) == 0 and log.read_text().rstrip().endswith("stopped")
-        time.sleep(1)
-        assert not alive(started, f"--port={port}"), "still running after SIGTERM"
-    finally:
-        if process.poll() is None:  # a failed check: stop it as a user would (Voila runs in a session of its own)
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
 
 
 def test_serving_others_without_a_token_is_refused(tmp_path):
@@ -157,46 +77,106 @@ def websocket_status(port: int, kernel: str, origin: str) -> int:
         return int(sock.recv(4096).split(b"\r\n", 1)[0].split()[1])
 
 
+def alive(pids: list[int], needle: str) -> list[int]:
+    """Those of ``pids`` still running, and any process whose command line holds ``needle``."""
+    found = {pid for pid in pids if Path(f"/proc/{pid}").exists()}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if needle.encode() in cmdline.read_bytes():
+                found.add(int(cmdline.parent.name))
+        except (OSError, ValueError):
+            pass
+    return sorted(found)
+
+
 @pytest.mark.slow
-def test_foreign_hosts_and_origins_are_refused_kernels_are_capped_and_idle_ones_culled(tmp_path):
+@pytest.mark.browser
+def test_an_installed_wheel_serves_refuses_foreign_hosts_caps_culls_and_stops_on_sigterm(tmp_path, browser):
     from workbench.cli.serve import children, free_port
 
-    port = free_port()
+    source = tmp_path / "source"  # a copy: building in the checkout would leave build/ there
+    skip = shutil.ignore_patterns(".*", "workspace", "test-artifacts", "build", "*.egg-info")
+    shutil.copytree(ROOT, source, ignore=skip)
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)]
+    subprocess.run([*build, str(source)], check=True, timeout=300)
+    (wheel,) = tmp_path.glob("probe_workbench-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {f"voila_apps/{app}.ipynb" for app in ("explorer", "dashboard", "inoculation")} <= names
+    template = "workbench/cli/jupyter_data/voila/templates/workbench/"
+    assert {template + "index.html.j2", template + "static/fontawesome/webfonts/fa-solid-900.woff2"} <= names
+
+    venv = tmp_path / "venv"  # a fresh environment holding only the wheel ...
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q"]
+    subprocess.run([*install, str(wheel)], check=True, timeout=300)
+    site = Path(subprocess.check_output([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                        text=True).strip())  # fmt: skip
+    # ... that then sees this environment's dependencies (after installing: pip must not see this checkout's)
+    (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    notebook = site / "voila_apps" / "explorer.ipynb"  # marked: the page shows the installed copy is served
+    cells = json.loads(notebook.read_text())
+    cells["cells"].append(
+        {"cell_type": "code", "execution_count": None, "id": "installed", "metadata": {}, "outputs": [],
+         "source": "import widgets, workbench\nprint('served by', widgets.__file__, workbench.__file__)"}
+    )  # fmt: skip
+    notebook.write_text(json.dumps(cells))
+
+    port, home = free_port(), tmp_path / "home"  # an empty workspace: the explorer says "no probe sets"
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")  # Voila's templates: data files of its wheel
     log = tmp_path / "serve.log"
-    with log.open("w") as out:  # an empty workspace: the explorer says 'no probe sets', its kernel idles
-        process = subprocess.Popen(
-            [sys.executable, "-m", "workbench", "serve", "explorer", "--port", str(port), "--max-kernels", "1",
-             "--cull-idle", "3"],
-            env={**os.environ, "WORKBENCH_HOME": str(tmp_path)}, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.time() + 60
-        while "Voilà is running at" not in log.read_text():
+    command = [venv / "bin" / "workbench", "serve", "explorer", f"--port={port}", "--preheat=1", "--max-kernels=1",
+               "--cull-idle=3"]  # fmt: skip
+    with log.open("w") as out:
+        process = subprocess.Popen(command, env={**env, "WORKBENCH_HOME": str(home)}, cwd=tmp_path, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+    def pool_filled(times: int) -> None:  # the preheated kernel is up and has run the app
+        while log.read_text().count("is filled with") < times:
             assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
             time.sleep(0.3)
+
+    try:
+        deadline = time.time() + 240
+        pool_filled(1)
+        (voila,) = children(process.pid)
         status, _, body = request(port, "/", host=f"rebound.example.com:{port}")  # DNS rebinding: a foreign name
         assert status == 403 and "Unknown host name" in body and "kernelId" not in body
         assert request(port, "/api/kernels/x", host="rebound.example.com")[0] == 403
 
-        status, _, page = request(port, "/")  # the one visitor the cap allows: a kernel runs the app
-        assert status == 200 and "kernelId" in page
+        status, _, page = request(port, "/")  # the one visitor the cap allows gets the preheated kernel
+        served = time.time()
+        assert status == 200 and "Using pre-heated kernel" in log.read_text()
         kernel = UUID.search(page[page.index('"kernelId"') :]).group(0)
-        status, fields, full = request(port, "/", host=f"localhost:{port}")  # a second visitor, at once
+        pool_filled(2)  # the pool is refilled: a kernel more, not a visitor more
+        time.sleep(max(0.0, served + 4.5 - time.time()))
+        assert len(children(voila)) == 2, "the culler took the kernel of a page still loading (none connected yet)"
+        status, fields, full = request(port, "/", host=f"localhost:{port}")  # a second visitor
         assert status == 503 and "The app is full" in full and "try again in a few minutes" in full.lower()
         assert fields.get("Retry-After", "").isdigit()
 
-        (voila,) = children(process.pid)
-        time.sleep(4)  # idle past the cull timeout, but no page has connected yet (one may still be loading)
-        assert len(children(voila)) == 1, "the culler took the kernel of a page still loading"
-
         assert websocket_status(port, kernel, "http://rebound.example.com") == 403  # a cross-origin page
         assert websocket_status(port, kernel, f"http://127.0.0.1:{port}") == 101  # the app's own page connects
+        while len(children(voila)) > 1:  # gone again, idle 3 s: culled; the preheated kernel is kept
+            assert time.time() < deadline, log.read_text()[-2000:]
+            time.sleep(0.3)
+        assert f"Culling 'idle' kernel 'python3' ({kernel})" in log.read_text()
 
-        while children(voila):  # left idle for 3 s, the kernel is culled (the culler looks every second)
-            assert time.time() < deadline + 60, log.read_text()[-2000:]
-            time.sleep(0.5)
-        assert "Culling 'idle' kernel" in log.read_text()
+        page = browser.new_page()  # a place is free again: a browser gets the app, from the installed package
+        page.goto(f"http://127.0.0.1:{port}/", timeout=120_000)
+        page.wait_for_selector(".wb-app-title", timeout=120_000)
+        shown = page.inner_text("body")
+        assert "No probe sets in the workspace yet" in shown
+        assert f"served by {site}/widgets/__init__.py {site}/workbench/__init__.py" in " ".join(shown.split())
+        page.close()
+
+        started = [voila, *children(voila)]  # Voila and its kernels: the page's, the preheated one
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0 and log.read_text().rstrip().endswith("stopped")
+        time.sleep(1)
+        assert not alive(started, f"--port={port}"), "still running after SIGTERM"
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=60)
+        if process.poll() is None:  # a failed check: stop it as a user would (Voila runs in a session of its own)
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
