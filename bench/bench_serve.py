@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
+import psutil  # installed with IPython
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # app_workspace: the browser tests' workspace

@@ -107,7 +107,7 @@ class CappedVoilaHandler(TornadoVoilaHandler):
         self.finish(
             page(
                 "The app is full",
-                f"All {self.kernel_manager.max_kernels} places of this app are taken. "
+                f"This app serves {self.kernel_manager.max_kernels} visitor(s) at once, and all places are taken. "
                 "Try again in a few minutes: a place frees up when a visitor closes the page or leaves it idle.",
             )
         )
