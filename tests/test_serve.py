@@ -1,11 +1,16 @@
-"""`workbench serve`: the port asked for or a clear error, a clean stop on SIGTERM, apps inside the wheel."""
+"""`workbench serve`: the port asked for or a clear error; serving others only with a token; and, served from an
+installed wheel: foreign Host headers and cross-origin websockets refused, kernels capped and culled, SIGTERM."""
 
+import http.client
+import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
 from pathlib import Path
@@ -13,6 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def serve(*args: str, home: Path, **options) -> subprocess.CompletedProcess:
@@ -32,37 +38,62 @@ def test_a_port_out_of_range_or_busy_is_a_clear_error_not_another_port(tmp_path)
     assert "http://" not in busy.stdout  # no URL of a server that is not there
 
 
+def test_serving_others_without_a_token_is_refused(tmp_path):
+    from workbench.cli.serve import check_token
+    from workbench.errors import WorkbenchError
+
+    refused = serve("--public", "--token", "", home=tmp_path, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "http://" not in refused.stdout
+    assert "serving to others (--host 0.0.0.0 or --public) needs a token" in " ".join(refused.stderr.split())
+    with pytest.raises(WorkbenchError, match="needs a token"):
+        check_token("192.168.1.20", "")
+    with pytest.raises(WorkbenchError, match="too short"):
+        check_token("0.0.0.0", "secret")
+    assert len(check_token("0.0.0.0", None)) >= 20 and check_token("0.0.0.0", None) != check_token("0.0.0.0", None)
+    assert check_token("127.0.0.1", None) is None and check_token("127.0.0.1", "") is None  # local: none needed
+
+
+def request(port: int, path: str, host: str | None = None) -> tuple[int, dict[str, str], str]:
+    """A GET with any ``Host:`` header: status, header fields, body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        connection.request("GET", path, headers={"Host": host or f"127.0.0.1:{port}"})
+        reply = connection.getresponse()
+        return reply.status, dict(reply.getheaders()), reply.read().decode()
+    finally:
+        connection.close()
+
+
+def websocket_status(port: int, kernel: str, origin: str) -> int:
+    """The status of a websocket handshake to ``kernel``'s channels sent from a page of ``origin``."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(
+            (
+                f"GET /api/kernels/{kernel}/channels HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                f"Origin: {origin}\r\n\r\n"
+            ).encode()
+        )
+        return int(sock.recv(4096).split(b"\r\n", 1)[0].split()[1])
+
+
+def alive(pids: list[int], needle: str) -> list[int]:
+    """Those of ``pids`` still running, and any process whose command line holds ``needle``."""
+    found = {pid for pid in pids if Path(f"/proc/{pid}").exists()}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if needle.encode() in cmdline.read_bytes():
+                found.add(int(cmdline.parent.name))
+        except (OSError, ValueError):
+            pass
+    return sorted(found)
+
+
 @pytest.mark.slow
-def test_sigterm_stops_voila_and_every_kernel_it_started(tmp_path):
+@pytest.mark.browser
+def test_an_installed_wheel_serves_refuses_foreign_hosts_caps_culls_and_stops_on_sigterm(tmp_path, browser):
     from workbench.cli.serve import children, free_port
 
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "workbench", "serve", "inoculation", "--port", str(free_port()), "--preheat", "1"],
-            env={**os.environ, "WORKBENCH_HOME": str(tmp_path)}, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.time() + 180
-        while "is filled with" not in log.read_text():  # the preheated kernel is up and has run the app
-            assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
-            time.sleep(0.5)
-        (voila,) = children(process.pid)
-        kernels = children(voila)
-        assert kernels, "Voila started no kernel"
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) == 0 and log.read_text().rstrip().endswith("stopped")
-        time.sleep(1)
-        alive = [pid for pid in (voila, *kernels) if Path(f"/proc/{pid}").exists()]
-        assert not alive, f"still running after SIGTERM: {alive}"
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-
-
-@pytest.mark.slow
-def test_the_wheel_carries_the_apps_and_their_template(tmp_path):
     source = tmp_path / "source"  # a copy: building in the checkout would leave build/ there
     skip = shutil.ignore_patterns(".*", "workspace", "test-artifacts", "build", "*.egg-info")
     shutil.copytree(ROOT, source, ignore=skip)
@@ -73,3 +104,79 @@ def test_the_wheel_carries_the_apps_and_their_template(tmp_path):
     assert {f"voila_apps/{app}.ipynb" for app in ("explorer", "dashboard", "inoculation")} <= names
     template = "workbench/cli/jupyter_data/voila/templates/workbench/"
     assert {template + "index.html.j2", template + "static/fontawesome/webfonts/fa-solid-900.woff2"} <= names
+
+    venv = tmp_path / "venv"  # a fresh environment holding only the wheel ...
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q"]
+    subprocess.run([*install, str(wheel)], check=True, timeout=300)
+    site = Path(subprocess.check_output([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                        text=True).strip())  # fmt: skip
+    # ... that then sees this environment's dependencies (after installing: pip must not see this checkout's)
+    (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    notebook = site / "voila_apps" / "explorer.ipynb"  # marked: the page shows the installed copy is served
+    cells = json.loads(notebook.read_text())
+    cells["cells"].append(
+        {"cell_type": "code", "execution_count": None, "id": "installed", "metadata": {}, "outputs": [],
+         "source": "import widgets, workbench\nprint('served by', widgets.__file__, workbench.__file__)"}
+    )  # fmt: skip
+    notebook.write_text(json.dumps(cells))
+
+    port, home = free_port(), tmp_path / "home"  # an empty workspace: the explorer says "no probe sets"
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")  # Voila's templates: data files of its wheel
+    log = tmp_path / "serve.log"
+    command = [venv / "bin" / "workbench", "serve", "explorer", f"--port={port}", "--preheat=1", "--max-kernels=1",
+               "--cull-idle=3"]  # fmt: skip
+    with log.open("w") as out:
+        process = subprocess.Popen(command, env={**env, "WORKBENCH_HOME": str(home)}, cwd=tmp_path, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+    def pool_filled(times: int) -> None:  # the preheated kernel is up and has run the app
+        while log.read_text().count("is filled with") < times:
+            assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
+            time.sleep(0.3)
+
+    try:
+        deadline = time.time() + 240
+        pool_filled(1)
+        (voila,) = children(process.pid)
+        status, _, body = request(port, "/", host=f"rebound.example.com:{port}")  # DNS rebinding: a foreign name
+        assert status == 403 and "Unknown host name" in body and "kernelId" not in body
+        assert request(port, "/api/kernels/x", host="rebound.example.com")[0] == 403
+
+        status, _, page = request(port, "/")  # the one visitor the cap allows gets the preheated kernel
+        served = time.time()
+        assert status == 200 and "Using pre-heated kernel" in log.read_text()
+        kernel = UUID.search(page[page.index('"kernelId"') :]).group(0)
+        pool_filled(2)  # the pool is refilled: a kernel more, not a visitor more
+        time.sleep(max(0.0, served + 4.5 - time.time()))
+        assert len(children(voila)) == 2, "the culler took the kernel of a page still loading (none connected yet)"
+        status, fields, full = request(port, "/", host=f"localhost:{port}")  # a second visitor
+        assert status == 503 and "The app is full" in full and "try again in a few minutes" in full.lower()
+        assert fields.get("Retry-After", "").isdigit()
+
+        assert websocket_status(port, kernel, "http://rebound.example.com") == 403  # a cross-origin page
+        assert websocket_status(port, kernel, f"http://127.0.0.1:{port}") == 101  # the app's own page connects
+        while len(children(voila)) > 1:  # gone again, idle 3 s: culled; the preheated kernel is kept
+            assert time.time() < deadline, log.read_text()[-2000:]
+            time.sleep(0.3)
+        assert f"Culling 'idle' kernel 'python3' ({kernel})" in log.read_text()
+
+        page = browser.new_page()  # a place is free again: a browser gets the app, from the installed package
+        page.goto(f"http://127.0.0.1:{port}/", timeout=120_000)
+        page.wait_for_selector(".wb-app-title", timeout=120_000)
+        shown = page.inner_text("body")
+        assert "No probe sets in the workspace yet" in shown
+        assert f"served by {site}/widgets/__init__.py {site}/workbench/__init__.py" in " ".join(shown.split())
+        page.close()
+
+        started = [voila, *children(voila)]  # Voila and its kernels: the page's, the preheated one
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0 and log.read_text().rstrip().endswith("stopped")
+        time.sleep(1)
+        assert not alive(started, f"--port={port}"), "still running after SIGTERM"
+    finally:
+        if process.poll() is None:  # a failed check: stop it as a user would (Voila runs in a session of its own)
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)

@@ -1,12 +1,20 @@
-"""``workbench serve [APP]``: start a Voilà app (explorer, dashboard, inoculation) on 127.0.0.1."""
+"""``workbench serve [APP]``: start a Voilà app (explorer, dashboard, inoculation), on 127.0.0.1 unless asked.
+
+Serving to others (``--host ADDR`` or ``--public``) needs a token; visitors' kernels are capped and idle ones
+culled; the server answers only to its own host names (docs/SHARING.md).
+"""
 
 import contextlib
+import ipaddress
 import json
 import os
+import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from enum import Enum
 from pathlib import Path
@@ -15,6 +23,8 @@ import typer
 
 STOP_TIMEOUT_S = 20.0  # how long Voilà may take to shut its kernels down before it is killed
 JUPYTER_DATA = Path(__file__).resolve().parent / "jupyter_data"  # the Voilà template "workbench" and its static files
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+MIN_TOKEN = 12  # characters
 
 
 class App(str, Enum):
@@ -23,18 +33,30 @@ class App(str, Enum):
     inoculation = "inoculation"
 
 
-def check_port(port: int) -> int:
-    """``port`` if a server can listen on it on 127.0.0.1 now; else a ``WorkbenchError`` naming it (never another)."""
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (an IP address or ``localhost``) reaches only this machine."""
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        from workbench.errors import WorkbenchError
+
+        raise WorkbenchError(f"--host {address} is not an IP address; give one, e.g. 0.0.0.0 (or --public)") from None
+
+
+def check_port(port: int, address: str = "127.0.0.1") -> int:
+    """``port`` if a server can listen on it on ``address`` now; else a ``WorkbenchError`` naming it (never another)."""
     from workbench.errors import WorkbenchError
 
     if not 1 <= port <= 65535:
         raise WorkbenchError(f"--port {port} is not a TCP port; choose one from 1 to 65535 (or 0 for any free one)")
-    with socket.socket() as sock:
+    with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as sock:
         try:
-            sock.bind(("127.0.0.1", port))
+            sock.bind((address, port))
         except OSError as err:
             raise WorkbenchError(
-                f"port {port} on 127.0.0.1 is busy ({err.strerror}); stop what uses it, or choose another --port"
+                f"port {port} on {address} is busy ({err.strerror}); stop what uses it, or choose another --port"
             ) from None
     return port
 
@@ -46,8 +68,50 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def check_token(address: str, token: str | None) -> str | None:
+    """The token visitors must give: none on loopback unless asked, else ``token`` or a new random one.
+
+    An explicitly empty or short token while serving to others is a ``WorkbenchError``.
+    """
+    from workbench.errors import WorkbenchError
+
+    if token is None:
+        return None if is_loopback(address) else secrets.token_urlsafe(18)
+    if token and len(token) < MIN_TOKEN:
+        raise WorkbenchError(f"the token is too short (easy to guess): give one of at least {MIN_TOKEN} characters")
+    if not token and not is_loopback(address):
+        raise WorkbenchError(
+            f"serving to others (--host {address} or --public) needs a token: leave --token out for a generated "
+            "one, or set --token / $WORKBENCH_SERVE_TOKEN"
+        )
+    return token or None
+
+
+def allowed_hosts(address: str, extra: list[str]) -> list[str]:
+    """The host names the server answers to: this machine's local names, and when it serves others its own
+    name(s) and address(es), then ``extra`` (``--allow-host``: e.g. the name a reverse proxy passes on)."""
+    hosts = [*LOCAL_HOSTS]
+    if not is_loopback(address):
+        names = {socket.gethostname(), socket.getfqdn()}
+        with contextlib.suppress(OSError):
+            names |= {info[4][0] for name in tuple(names) for info in socket.getaddrinfo(name, None)}
+        if not ipaddress.ip_address(address).is_unspecified:
+            names.add(address)
+        hosts += sorted(f"[{name}]" if ":" in name else name for name in names)
+    return list(dict.fromkeys(host.lower() for host in [*hosts, *extra]))
+
+
+def machine_name() -> str:
+    """This machine's full name as others know it (its short name where the full one is only ``localhost``)."""
+    name = socket.getfqdn()
+    return socket.gethostname() if name in LOCAL_HOSTS or name.startswith("localhost") else name
+
+
 def stage_app(app: str, home: Path) -> Path:
-    """Copy the app's notebook (package data of ``voila_apps``) into ``<workspace>/apps/``: Voilà serves from there."""
+    """Copy the app's notebook (package data of ``voila_apps``) into ``<workspace>/apps/``: Voilà serves from there.
+
+    A read-only workspace (visitors must not write to it) gets the notebook in a temporary folder instead.
+    """
     from importlib import resources
 
     from workbench.errors import WorkbenchError
@@ -56,52 +120,100 @@ def stage_app(app: str, home: Path) -> Path:
     source = resources.files("voila_apps").joinpath(f"{app}.ipynb")
     if not source.is_file():
         raise WorkbenchError(f"the app notebook {app}.ipynb is missing from the installed package; reinstall it")
+    text = source.read_text(encoding="utf-8")
     # Voilà reads voila.json from its working folder (the apps folder): visitors may fetch no file at all
-    write_text(json.dumps({"VoilaConfiguration": {"file_allowlist": []}}) + "\n", home / "apps" / "voila.json")
-    return write_text(source.read_text(encoding="utf-8"), home / "apps" / f"{app}.ipynb")
+    settings = json.dumps({"VoilaConfiguration": {"file_allowlist": []}}) + "\n"
+    try:
+        write_text(settings, home / "apps" / "voila.json")
+        return write_text(text, home / "apps" / f"{app}.ipynb")
+    except OSError:  # read-only
+        folder = Path(tempfile.mkdtemp(prefix="workbench-serve-")) / "apps"
+        write_text(settings, folder / "voila.json")
+        return write_text(text, folder / f"{app}.ipynb")
 
 
-def voila_command(notebook: Path, port: int, browser: bool = False, preheat: int = 0) -> list[str]:
-    """The Voilà command line serving ``notebook`` on 127.0.0.1:``port`` with the workspace as root.
+def voila_command(
+    notebook: Path,
+    port: int,
+    browser: bool = False,
+    preheat: int = 0,
+    address: str = "127.0.0.1",
+    hosts: list[str] = LOCAL_HOSTS,
+    max_kernels: int = 8,
+    cull_idle: int = 600,
+) -> list[str]:
+    """The Voilà command line (``workbench.cli.voila_server``) serving ``notebook`` on ``address``:``port``.
 
-    ``preheat``: keep this many kernels started ahead with the app already run (Voilà's kernel pool).
+    ``preheat``: keep this many kernels started ahead with the app already run (Voilà's kernel pool);
+    ``hosts``: the ``Host:`` names answered; ``max_kernels``: visitors' kernels at once (the pool aside);
+    ``cull_idle``: seconds after which a kernel with no activity is shut down (0: never).
     """
     command = [
-        sys.executable, "-m", "voila", str(notebook), f"--port={port}", "--Voila.ip=127.0.0.1",
+        sys.executable, "-m", "workbench.cli.voila_server", str(notebook), f"--port={port}", f"--Voila.ip={address}",
         f"--Voila.root_dir={notebook.parent.parent}", "--show_tracebacks=False", "--theme=light",
         "--Voila.port_retries=0",  # the port asked for or an error, never a silent other one
-        "--template=workbench",
+        "--template=workbench", f"--CappedKernelManager.max_kernels={max_kernels}",
+        *(f"--WorkbenchVoila.allowed_hosts={host}" for host in hosts),
     ]  # fmt: skip
     if not browser:
         command.append("--no-browser")
     if preheat:
         command += ["--preheat_kernel=True", f"--pool_size={preheat}"]
+    if cull_idle:  # pages left open but untouched count as idle too: a place must free up for the next visitor
+        interval = max(1, min(60, cull_idle // 3))
+        command += [
+            f"--MappingKernelManager.cull_idle_timeout={cull_idle}", f"--MappingKernelManager.cull_interval={interval}",
+            "--MappingKernelManager.cull_connected=True",
+        ]  # fmt: skip
     return command
 
 
-def voila_environment() -> dict[str, str]:
-    """This process's environment with the workbench template first on Jupyter's data path."""
+def voila_environment(token: str | None = None) -> dict[str, str]:
+    """This process's environment with the workbench template first on Jupyter's data path (and the token)."""
+    from workbench.cli.voila_server import TOKEN_ENV
+
     paths = [str(JUPYTER_DATA), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
-    return {**os.environ, "JUPYTER_PATH": os.pathsep.join(paths)}
+    env = {key: value for key, value in os.environ.items() if key != TOKEN_ENV}
+    return {**env, "JUPYTER_PATH": os.pathsep.join(paths), **({TOKEN_ENV: token} if token else {})}
 
 
 def serve(
     app: App = typer.Argument(App.explorer, help="Which app: explorer, dashboard or inoculation."),
-    port: int = typer.Option(8866, help="Port on 127.0.0.1 (0: any free port)."),
+    port: int = typer.Option(8866, help="TCP port (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on; another than 127.0.0.1 serves others."),
+    public: bool = typer.Option(False, "--public", help="Serve others on every address (--host 0.0.0.0)."),
+    token: str = typer.Option(
+        None,
+        envvar="WORKBENCH_SERVE_TOKEN",
+        show_envvar=True,
+        help="Token visitors must give (in the URL once, or on the login page); generated when serving others.",
+    ),
+    allow_host: list[str] = typer.Option([], help="Another host name to answer to (e.g. a reverse proxy's)."),
+    max_kernels: int = typer.Option(8, min=1, help="Visitors served at once (one kernel each); more see 'full'."),
+    cull_idle: int = typer.Option(600, min=0, help="Shut down a kernel after this many idle seconds (0: never)."),
     browser: bool = typer.Option(False, "--browser/--no-browser", help="Also open the app in a web browser."),
     preheat: int = typer.Option(0, help="Kernels to start ahead with the app already run, so visitors wait less."),
 ) -> None:
-    """Serve one Voilà app on 127.0.0.1 and print its URL; Ctrl-C stops it."""
+    """Serve one Voilà app and print its URL; Ctrl-C stops it. Local (127.0.0.1) unless --host or --public."""
     from workbench.paths import workspace
 
-    port = check_port(port) if port else free_port()
+    address = "0.0.0.0" if public else host
+    token = check_token(address, token)
+    port = check_port(port, address) if port else free_port()
     notebook = stage_app(app.value, workspace())
-    typer.echo(f"{app.value}: http://127.0.0.1:{port}/  (workspace {workspace()}; Ctrl-C to stop)")
-    command = voila_command(notebook, port, browser, preheat)
-    process = subprocess.Popen(command, cwd=notebook.parent, env=voila_environment(), start_new_session=True)
+    hosts = allowed_hosts(address, allow_host)
+    shown = address if is_loopback(address) or not ipaddress.ip_address(address).is_unspecified else machine_name()
+    url = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}/" + (f"?token={token}" if token else "")
+    typer.echo(f"{app.value}: {url}  (workspace {workspace()}; Ctrl-C to stop)")
+    command = voila_command(notebook, port, browser, preheat, address, hosts, max_kernels, cull_idle)
+    process = subprocess.Popen(command, cwd=notebook.parent, env=voila_environment(token), start_new_session=True)
     stop_with(process)
-    while process.poll() is None:  # not wait(): the signal handler must be able to reap Voilà itself
-        time.sleep(0.5)
+    try:
+        while process.poll() is None:  # not wait(): the signal handler must be able to reap Voilà itself
+            time.sleep(0.5)
+    finally:
+        if not notebook.is_relative_to(workspace()):  # staged in a temporary folder: a read-only workspace
+            shutil.rmtree(notebook.parent.parent, ignore_errors=True)
     typer.echo("stopped")
 
 

@@ -1,0 +1,157 @@
+"""The Voilà server that ``workbench serve`` runs: Voilà with a Host allowlist, a kernel cap and a token from the env.
+
+Run as ``python -m workbench.cli.voila_server NOTEBOOK [voila options]``. Beside Voilà's own options it reads
+``--WorkbenchVoila.allowed_hosts=[...]``, ``--CappedKernelManager.max_kernels=N`` and jupyter_server's
+``--MappingKernelManager.cull_*`` settings, and the token from ``$WORKBENCH_SERVE_TOKEN`` (never on a command
+line, where other users of the machine could read it; removed from the environment the kernels inherit).
+"""
+
+import html
+import os
+import re
+import sys
+import tempfile
+import time
+
+import tornado.web
+from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
+from traitlets import Integer, List, Unicode
+from voila.app import Voila
+from voila.tornado.handler import TornadoVoilaHandler
+
+TOKEN_ENV = "WORKBENCH_SERVE_TOKEN"
+RETRY_AFTER_S = 120
+
+
+def page(title: str, text: str) -> str:
+    """A small self-contained HTML page (no script, no asset) telling a visitor why the app is not there."""
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
+        "<style>body{font-family:sans-serif;max-width:40em;margin:4em auto;line-height:1.5;color:#222}</style>"
+        "</head><body><h1>" + html.escape(title) + "</h1><p>" + text + "</p></body></html>"
+    )
+
+
+def host_pattern(hosts: list[str]) -> str:
+    """The regular expression tornado matches a request's host name (``Host:`` without the port) against."""
+    return "^(" + "|".join(re.escape(host.lower()) for host in hosts) + ")$"
+
+
+class CappedKernelManager(AsyncMappingKernelManager):
+    """jupyter_server's kernel manager that refuses a visitor a kernel once ``max_kernels`` visitors hold one, and
+    whose culler spares a kernel no page has connected to while pages are still being asked for.
+
+    Kernels waiting in Voilà's preheated pool are not visitors' and do not count: the pool keeps its size. A
+    kernel is handed to a visitor with the page, and the page's websocket connects only once its scripts ran: on
+    a busy machine that can take longer than the cull timeout, and culling then would break the page.
+    """
+
+    max_kernels = Integer(8, config=True, help="The most kernels visitors may hold at once (the pool aside).")
+    page_grace = Integer(120, config=True, help="Seconds after a page request that unconnected kernels are spared.")
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.starting = 0  # kernels asked for and not yet listed by the manager
+        self.connected: set[str] = set()  # kernels a page has connected to
+        self.last_page = time.monotonic()  # when a visitor last asked for a page
+
+    def visitor_kernels(self) -> int:
+        """Live kernels (listed or starting) minus those waiting in the preheated pool."""
+        notebook = os.path.relpath(self.parent.notebook_path, self.parent.root_dir)
+        return len(self) + self.starting - self.get_pool_size(notebook)  # get_pool_size: Voilà's subclass
+
+    def full(self) -> bool:
+        return self.visitor_kernels() >= self.max_kernels
+
+    async def start_kernel(self, *args, **kwargs) -> str:
+        if (kwargs.get("env") or {}).get("VOILA_PREHEAT") == "False" and self.full():  # a visitor's, not the pool's
+            raise tornado.web.HTTPError(503, "all %d kernels are taken", self.max_kernels)
+        self.starting += 1
+        try:
+            return await super().start_kernel(*args, **kwargs)
+        finally:
+            self.starting -= 1
+
+    def notify_connect(self, kernel_id: str) -> None:
+        self.connected.add(kernel_id)
+        super().notify_connect(kernel_id)
+
+    async def cull_kernel_if_idle(self, kernel_id: str) -> None:
+        if kernel_id not in self.connected and time.monotonic() - self.last_page < self.page_grace:
+            return  # perhaps a page still loading
+        await super().cull_kernel_if_idle(kernel_id)
+
+    async def shutdown_kernel(self, kernel_id: str, *args, **kwargs) -> None:
+        self.connected.discard(kernel_id)
+        await super().shutdown_kernel(kernel_id, *args, **kwargs)
+
+
+class CappedVoilaHandler(TornadoVoilaHandler):
+    """Voilà's page handler that answers "the app is full" (HTTP 503) instead of starting a kernel over the cap."""
+
+    @tornado.web.authenticated
+    async def get(self, path=None) -> None:
+        self.kernel_manager.last_page = time.monotonic()
+        if self.kernel_manager.full():  # checked and the pooled kernel taken with no await between: no race
+            raise tornado.web.HTTPError(503, "all %d kernels are taken", self.kernel_manager.max_kernels)
+        try:
+            await super().get(path)
+        finally:
+            self.kernel_manager.last_page = time.monotonic()  # the page's scripts start now
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        if status_code != 503:
+            return super().write_error(status_code, **kwargs)
+        self.set_header("Retry-After", str(RETRY_AFTER_S))
+        self.set_header("Content-Type", "text/html")
+        self.finish(
+            page(
+                "The app is full",
+                f"This app serves {self.kernel_manager.max_kernels} visitor(s) at once, and all places are taken. "
+                "Try again in a few minutes: a place frees up when a visitor closes the page or leaves it idle.",
+            )
+        )
+
+
+class ForeignHostHandler(tornado.web.RequestHandler):
+    """Every request whose ``Host:`` is not in the allowlist (a DNS-rebinding page, a wrong name): 403."""
+
+    def prepare(self) -> None:
+        self.set_status(403)
+        self.finish(
+            page(
+                "Unknown host name",
+                f"This server does not answer to the name <code>{html.escape(self.request.host_name)}</code>. "
+                "Whoever runs it can add the name with <code>workbench serve --allow-host NAME</code>.",
+            )
+        )
+
+
+class WorkbenchVoila(Voila):
+    """Voilà whose routes answer only the allowlisted host names, with the kernel cap and the token from the env."""
+
+    name = "workbench-voila"
+    allowed_hosts = List(Unicode(), ["localhost", "127.0.0.1", "[::1]"], config=True, help="Host names served.")
+    classes = [*Voila.classes, CappedKernelManager]
+
+    def initialize(self, argv=None) -> None:
+        super().initialize(argv)
+        self.token = os.environ.pop(TOKEN_ENV, None) or None  # None: no token (served on loopback only)
+        self.voila_configuration.multi_kernel_manager_class = CappedKernelManager
+
+    def init_handlers(self) -> list:
+        return [(rule[0], CappedVoilaHandler, *rule[2:]) if rule[1] is TornadoVoilaHandler else rule
+                for rule in super().init_handlers()]  # fmt: skip
+
+    def start(self) -> None:
+        """Voilà's ``start`` with the handlers under tornado's host routing: another ``Host:`` gets a 403 page."""
+        self.connection_dir = tempfile.mkdtemp(prefix="voila_", dir=self.connection_dir_root)
+        settings = {**self.init_settings(), "default_handler_class": ForeignHostHandler}
+        self.app = tornado.web.Application(**settings)
+        self.app.settings.update(self.tornado_settings)
+        self.app.add_handlers(host_pattern(self.allowed_hosts), self.init_handlers())
+        self.listen()
+
+
+if __name__ == "__main__":
+    sys.exit(WorkbenchVoila.launch_instance())
