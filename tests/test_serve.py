@@ -104,6 +104,7 @@ def test_an_installed_wheel_serves_refuses_foreign_hosts_caps_culls_and_stops_on
     assert {f"voila_apps/{app}.ipynb" for app in ("explorer", "dashboard", "inoculation")} <= names
     template = "workbench/cli/jupyter_data/voila/templates/workbench/"
     assert {template + "index.html.j2", template + "static/fontawesome/webfonts/fa-solid-900.woff2"} <= names
+    assert {"workbench/site_assets/site.js", "workbench/site_assets/site.css"} <= names  # workbench publish's page
 
     venv = tmp_path / "venv"  # a fresh environment holding only the wheel ...
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
