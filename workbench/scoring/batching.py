@@ -1,18 +1,25 @@
 """Running the model once per unique unit of work: cache look-up, length buckets, padding, progress.
 
 A scorer reduces a probe frame to *units* (a text, a question-choice pair, a masked statement with
-its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks, longest
-first in batches of similar length (little padding; a scorer may order them otherwise, e.g. the
-language-model scorers keep the choices of one prompt together), commits every batch to the cache (so an
-interrupted run resumes) and returns every unit's output, whatever the order it ran in. A scorer that
-batches inside its ``run`` (the language-model scorers: prompts once, then continuations across
-questions) takes several batches' worth of units per call (``Work.batches``) and cuts them with
-``length_batches``.
+its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks and returns every
+unit's output, whatever the order it ran in. The units are ranked longest text first and cut into chunks of a
+few batches; a background thread tokenises the next chunks (``PREFETCH``) while the model runs this one, whose
+units are sorted by token length (or a scorer's own order, e.g. the language-model scorers keep the choices of
+one prompt together) and run in batches of similar length (little padding). Outputs are committed to the cache
+every ``COMMIT_EVERY`` batches and when the run stops, even by an error, so an interrupted run resumes and a
+killed one loses at most the batches since the last commit. The batch size is fixed or ``"auto"``
+(``batch_sizes``: halved on out-of-memory, remembered). A scorer that batches inside its ``run`` (the
+language-model scorers: prompts once, then continuations across questions) takes several batches' worth of
+units per call (``Work.batches``) and cuts them with ``length_batches``.
 """
 
+import contextlib
 import hashlib
+import itertools
 import warnings
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,24 +27,34 @@ import numpy as np
 import torch
 
 from workbench.progress import ProgressBar
+from workbench.scoring.batch_sizes import BatchSize
 from workbench.scoring.cache import PredictionCache, item_key
 from workbench.scoring.models import Model, ScoringWarning
 
 Unit = tuple[str, ...]
 Features = dict[str, Any]  # "input_ids" (list[int]), "truncated" (bool), maybe "token_type_ids", extras
 
+PREFETCH = 2
+"""Chunks tokenised ahead of the model, on one background thread (0: tokenise in the calling thread)."""
+CHUNK_STEPS = 4
+"""``run`` calls per tokenised chunk: the units sorted by token length together."""
+COMMIT_EVERY = 8
+"""``run`` calls between cache commits (one SQLite transaction each)."""
+
 
 @dataclass(frozen=True)
 class Work:
     """One kind of unit a scorer needs: ``encode`` turns units into features (one per unit, with
-    ``input_ids`` and ``truncated``), ``run`` maps a batch of features to one float vector each;
-    ``order`` sorts the features before batching (default: longest first); ``batches``: how many
-    batches of units one ``run`` call receives (a ``run`` that re-batches them itself)."""
+    ``input_ids`` and ``truncated``), ``run`` maps a batch of features and the batch size to one float vector each;
+    ``order`` sorts the features of a chunk before batching (default: longest first); ``rank`` orders the units
+    before they are tokenised (default: longest text first); ``batches``: how many batches of units one ``run``
+    call receives (a ``run`` that re-batches them itself, by the size it is given)."""
 
     kind: str
     encode: Callable[[list[Unit]], list[Features]]
-    run: Callable[[list[Features]], list[np.ndarray]]
+    run: Callable[[list[Features], int], list[np.ndarray]]
     order: Callable[[Features], Any] | None = None
+    rank: Callable[[Unit], Any] | None = None
     batches: int = 1
 
 
@@ -45,34 +62,89 @@ def compute(
     model: Model,
     work: Work,
     units: Sequence[Unit],
-    batch_size: int,
+    batch_size: int | str,
     cache: PredictionCache | None,
     progress: bool = True,
+    prefetch: int = PREFETCH,
 ) -> dict[Unit, np.ndarray]:
-    """Every unit's output: cached ones read back, the rest computed in length-sorted batches."""
+    """Every unit's output: cached ones read back, the rest computed in length-sorted batches.
+
+    ``batch_size``: a whole number, or ``"auto"``; ``prefetch``: chunks tokenised ahead on a background thread
+    (0: none; the batches, and so the outputs, are the same either way).
+    """
     namespace = hashlib.sha256(f"{model.fingerprint}\x1f{work.kind}\x1f{model.max_length}".encode()).hexdigest()
     keys = {unit: item_key(work.kind, unit) for unit in dict.fromkeys(units)}
     found = cache.get(namespace, keys.values()) if cache is not None else {}
     values = {unit: found[key] for unit, key in keys.items() if key in found}
-    missing = [unit for unit, key in keys.items() if key not in found]
+    missing = sorted((unit for unit, key in keys.items() if key not in found), key=work.rank or _longest_text)
     if not missing:
         return values
-    features = work.encode(missing)
-    _report_truncation(work.kind, features, model.max_length)
+    size = BatchSize(batch_size, _memory_key(model, work), model.device)
     sort_key = work.order or (lambda item: -len(item["input_ids"]))
-    order = sorted(range(len(missing)), key=lambda index: sort_key(features[index]))
-    with ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress) as bar:
-        step = batch_size * work.batches
-        for start in range(0, len(order), step):
-            batch = order[start : start + step]
-            with torch.inference_mode():
-                outputs = work.run([features[index] for index in batch])
-            done = {missing[index]: np.asarray(output, dtype=np.float32) for index, output in zip(batch, outputs)}
-            if cache is not None:
-                cache.put(namespace, {keys[unit]: value for unit, value in done.items()})
-            values.update(done)
-            bar.update(len(batch))
+    chunk = size.value * work.batches * CHUNK_STEPS
+    chunks = [missing[start : start + chunk] for start in range(0, len(missing), chunk)]
+    pending: dict[str, np.ndarray] = {}
+    truncated, steps = 0, 0
+    bar = ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress)
+    with bar, _ahead(work.encode, chunks, prefetch) as encoded:
+        try:
+            for todo, features in zip(chunks, encoded):
+                truncated += sum(item["truncated"] for item in features)
+                order = sorted(range(len(todo)), key=lambda index: sort_key(features[index]))
+                while order:
+                    batch = order[: size.value * work.batches]
+                    with torch.inference_mode():
+                        outputs = size.run(work.run, [features[index] for index in batch])
+                    if outputs is None:  # out of memory: the size was halved, cut the batch again
+                        continue
+                    order = order[len(batch) :]
+                    done = {todo[index]: np.asarray(output, dtype=np.float32) for index, output in zip(batch, outputs)}
+                    pending.update((keys[unit], value) for unit, value in done.items())
+                    values.update(done)
+                    steps += 1
+                    if cache is not None and steps % COMMIT_EVERY == 0:
+                        cache.put(namespace, pending)
+                        pending = {}
+                    bar.update(len(batch))
+        finally:  # an error, or an interrupt, keeps what was computed
+            if cache is not None and pending:
+                cache.put(namespace, pending)
+    size.remember()
+    _report_truncation(work.kind, truncated, len(missing), model.max_length)
     return values
+
+
+@contextlib.contextmanager
+def _ahead(
+    encode: Callable[[list[Unit]], list[Features]], chunks: list[list[Unit]], prefetch: int
+) -> Iterator[Iterator[list[Features]]]:
+    """``encode`` of each chunk in turn, up to ``prefetch`` chunks computed ahead on one background thread."""
+    if prefetch == 0:
+        yield (encode(chunk) for chunk in chunks)
+        return
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenise")
+    upcoming = iter(chunks)
+
+    def results() -> Iterator[list[Features]]:
+        queued = deque(pool.submit(encode, chunk) for chunk in itertools.islice(upcoming, prefetch))
+        while queued:
+            done = queued.popleft().result()
+            queued.extend(pool.submit(encode, chunk) for chunk in itertools.islice(upcoming, 1))
+            yield done
+
+    try:
+        yield results()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _longest_text(unit: Unit) -> int:
+    return -sum(len(part) for part in unit)
+
+
+def _memory_key(model: Model, work: Work) -> str:
+    """What decides a batch's memory: the weights, where and in what dtype they run, the work, the longest input."""
+    return "\x1f".join((model.fingerprint, model.device, model.dtype, model.scorer, work.kind, str(model.max_length)))
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
@@ -128,11 +200,10 @@ def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     return {name: tensor.to(model.device) for name, tensor in batch.items()}
 
 
-def _report_truncation(kind: str, features: list[Features], max_length: int) -> None:
-    count = sum(item["truncated"] for item in features)
+def _report_truncation(kind: str, count: int, total: int, max_length: int) -> None:
     if count:
         warnings.warn(
-            f"{count} of {len(features)} {kind} inputs were longer than {max_length} tokens and were truncated; "
+            f"{count} of {total} {kind} inputs were longer than {max_length} tokens and were truncated; "
             "their scores only see the kept tokens (pass a larger max_length if the model allows it).",
             ScoringWarning,
             stacklevel=4,

@@ -18,14 +18,14 @@ RULES = ("logit",)
 
 
 def choice_scores(
-    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int | str, cache: PredictionCache | None, progress: bool
 ) -> pl.DataFrame:
     """``pairs`` (``row``, ``question``, ``choice``) with ``score`` (the head's logit) and ``rule``."""
     units = list(zip(pairs["question"], pairs["choice"]))
     work = Work(
         "mcqa-logit",
         encode=lambda todo: encode_texts(model, [unit[0] for unit in todo], [unit[1] for unit in todo]),
-        run=lambda features: _logits(model, features),
+        run=lambda features, _: _logits(model, features),
     )
     values = compute(model, work, units, batch_size, cache, progress)
     return pairs.with_columns(score=pl.Series([float(values[unit][0]) for unit in units]), rule=pl.lit(rule))
