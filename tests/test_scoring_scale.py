@@ -17,6 +17,7 @@ import pytest
 import torch
 from test_scoring import QUESTIONS, make_probes, tiny_config
 from transformers import AutoTokenizer, BertConfig, BertForMultipleChoice
+from typer.testing import CliRunner
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.paths import cache_dir
@@ -150,6 +151,18 @@ def test_a_fixed_batch_that_runs_out_of_memory_names_auto_and_one_input_too_many
         score(probes, model, scorer="mcqa", batch_size="auto", cache=False, progress=False)
 
 
+def test_workbench_score_takes_an_automatic_batch_size_and_a_dtype(cli, tiny_mc, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    make_probes().write_parquet(tmp_path / "probes.parquet")
+    args = ["score", "--model", str(tiny_mc), "--scorer", "mcqa", "--probes", str(tmp_path / "probes.parquet")]
+    out = tmp_path / "preds.parquet"
+    result = CliRunner().invoke(cli, [*args, "--out", str(out), "--batch-size", "auto", "--dtype", "bfloat16"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads((tmp_path / "home" / "predictions" / MEMORY).read_text())) == 1
+    wrong = CliRunner().invoke(cli, [*args, "--out", str(out), "--batch-size", "many"])
+    assert isinstance(wrong.exception, SpecError) and "pass one (e.g. 32) or auto" in str(wrong.exception)
+
+
 def test_batch_size_is_a_whole_number_or_auto():
     assert ScoreSpec(batch_size="auto").batch_size == "auto"
     with pytest.raises(SpecError, match="or 'auto'"):
@@ -169,7 +182,7 @@ def test_tokenising_ahead_on_a_thread_gives_the_outputs_of_tokenising_in_turn(ti
         threads.append(threading.current_thread().name)
         return encode_texts(model, [unit[0] for unit in units])
 
-    work = Work("embedding", encode=encode, run=lambda features, _: list(embed(model, features).numpy()))
+    work = Work("embedding", encode=encode, run=lambda features, _: embed(model, features))
     ahead = compute(model, work, texts, 2, None, progress=False, prefetch=2)
     assert len(threads) == len(texts) // (2 * CHUNK_STEPS) == 10 and "MainThread" not in threads
     threads.clear()

@@ -32,8 +32,7 @@ class BatchSize:
     """
 
     def __init__(self, requested: int | str, key: str, device: str, store: Path | None = None) -> None:
-        self.auto, self.key = requested == AUTO, key
-        self.store = store or cache_dir("predictions") / MEMORY
+        self.auto, self.key, self._store = requested == AUTO, key, store
         guess = GUESS.get(torch.device(device).type, GUESS["cpu"])
         self.value = int(self._remembered().get(key, guess)) if self.auto else int(requested)
 
@@ -65,6 +64,11 @@ class BatchSize:
         known = self._remembered()
         if known.get(self.key) != self.value:
             write_text(json.dumps({**known, self.key: self.value}, indent=0, sort_keys=True), self.store)
+
+    @property
+    def store(self) -> Path:
+        """The JSON file of remembered sizes (default: the workspace's)."""
+        return self._store or cache_dir("predictions") / MEMORY
 
     def _remembered(self) -> dict[str, int]:
         return json.loads(self.store.read_text(encoding="utf-8")) if self.store.exists() else {}

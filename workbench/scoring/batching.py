@@ -5,7 +5,8 @@ its candidates), each a tuple of strings; ``compute`` runs only the units the ca
 unit's output, whatever the order it ran in. The units are ranked longest text first and cut into chunks of a
 few batches; a background thread tokenises the next chunks (``PREFETCH``) while the model runs this one, whose
 units are sorted by token length (or a scorer's own order, e.g. the language-model scorers keep the choices of
-one prompt together) and run in batches of similar length (little padding). Outputs are committed to the cache
+one prompt together) and run in batches of similar length (little padding); a batch's outputs are read back
+from the device once the next batch is launched. Outputs are committed to the cache
 every ``COMMIT_EVERY`` batches and when the run stops, even by an error, so an interrupted run resumes and a
 killed one loses at most the batches since the last commit. The batch size is fixed or ``"auto"``
 (``batch_sizes``: halved on out-of-memory, remembered). A scorer that batches inside its ``run`` (the
@@ -45,7 +46,9 @@ COMMIT_EVERY = 8
 @dataclass(frozen=True)
 class Work:
     """One kind of unit a scorer needs: ``encode`` turns units into features (one per unit, with
-    ``input_ids`` and ``truncated``), ``run`` maps a batch of features and the batch size to one float vector each;
+    ``input_ids`` and ``truncated``), ``run`` maps a batch of features and the batch size to one float vector each
+    (a list, or one tensor with a row each, which may stay on the device: it is read back after the next batch
+    is launched, so the device does not wait on the host in between);
     ``order`` sorts the features of a chunk before batching (default: longest first); ``rank`` orders the units
     before they are tokenised (default: longest text first); ``batches``: how many batches of units one ``run``
     call receives (a ``run`` that re-batches them itself, by the size it is given)."""
@@ -83,9 +86,9 @@ def compute(
     sort_key = work.order or (lambda item: -len(item["input_ids"]))
     chunk = size.value * work.batches * CHUNK_STEPS
     chunks = [missing[start : start + chunk] for start in range(0, len(missing), chunk)]
-    pending: dict[str, np.ndarray] = {}
-    truncated, steps = 0, 0
+    truncated, launched = 0, None  # launched: the last batch's units and outputs, maybe still on the device
     bar = ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress)
+    kept = _Outputs(cache, namespace, keys, values, bar)
     with bar, _ahead(work.encode, chunks, prefetch) as encoded:
         try:
             for todo, features in zip(chunks, encoded):
@@ -98,20 +101,45 @@ def compute(
                     if outputs is None:  # out of memory: the size was halved, cut the batch again
                         continue
                     order = order[len(batch) :]
-                    done = {todo[index]: np.asarray(output, dtype=np.float32) for index, output in zip(batch, outputs)}
-                    pending.update((keys[unit], value) for unit, value in done.items())
-                    values.update(done)
-                    steps += 1
-                    if cache is not None and steps % COMMIT_EVERY == 0:
-                        cache.put(namespace, pending)
-                        pending = {}
-                    bar.update(len(batch))
+                    if launched is not None:  # read back the batch before, while the device runs this one
+                        kept.keep(*launched)
+                    launched = ([todo[index] for index in batch], outputs)
+            if launched is not None:
+                kept.keep(*launched)
+                launched = None
         finally:  # an error, or an interrupt, keeps what was computed
-            if cache is not None and pending:
-                cache.put(namespace, pending)
+            if launched is not None:
+                with contextlib.suppress(Exception):  # the error that stopped the run is the one to report
+                    kept.keep(*launched)
+            kept.commit()
     size.remember()
     _report_truncation(work.kind, truncated, len(missing), model.max_length)
     return values
+
+
+class _Outputs:
+    """Outputs as they come: read back from the device, added to ``values``, committed to ``cache`` every
+    ``COMMIT_EVERY`` batches (``commit`` writes the rest)."""
+
+    def __init__(self, cache: PredictionCache | None, namespace: str, keys: dict, values: dict, bar: ProgressBar):
+        self.cache, self.namespace, self.keys, self.values, self.bar = cache, namespace, keys, values, bar
+        self.pending: dict[str, np.ndarray] = {}
+        self.batches = 0
+
+    def keep(self, units: list[Unit], outputs: torch.Tensor | list[np.ndarray]) -> None:
+        rows = outputs.cpu().numpy() if isinstance(outputs, torch.Tensor) else outputs
+        done = {unit: np.asarray(row, dtype=np.float32) for unit, row in zip(units, rows)}
+        self.values.update(done)
+        self.pending.update((self.keys[unit], value) for unit, value in done.items())
+        self.batches += 1
+        if self.batches % COMMIT_EVERY == 0:
+            self.commit()
+        self.bar.update(len(units))
+
+    def commit(self) -> None:
+        if self.cache is not None and self.pending:
+            self.cache.put(self.namespace, self.pending)
+        self.pending = {}
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ def choice_scores(
     work = Work(
         "embedding",
         encode=lambda units: encode_texts(model, [unit[0] for unit in units]),
-        run=lambda features, _: list(embed(model, features).cpu().numpy()),
+        run=lambda features, _: embed(model, features),
     )
     values = compute(model, work, [(text,) for text in texts], batch_size, cache, progress)
     matrix = np.stack([values[(text,)] for text in texts]).astype(np.float64)
