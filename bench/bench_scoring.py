@@ -20,7 +20,7 @@ ran (recorded by a forward hook, replayed back to back), for random-weight model
 on the released hypernymy questions (``--probes``; else seeded questions of vocabulary words); and the fingerprint
 of a 1.3B-parameter model's files (random safetensors shards written to a temporary folder): first call, cached
 call, and the old way (hashing every tensor in memory) as the baseline. ``--small`` runs the same code on a tiny
-config, 100 questions and a 2M-parameter model, in seconds (``tests/test_scoring_scale.py`` runs it).
+config, 50 questions and a 2M-parameter model, in seconds (``tests/test_scoring_scale.py`` runs it).
 
     python bench/bench_scoring.py --scale --device cuda --batch-size 256 --tokenizer TOK --probes hyp.parquet
     .venv/bin/python bench/bench_scoring.py --small
@@ -30,13 +30,15 @@ import argparse
 import os
 import platform
 import re
+import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if not {"--scale", "--small"} & set(sys.argv):  # at scale the tokenizer runs as a user's would (parallel by default)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
@@ -44,7 +46,7 @@ import torch  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.schema import PROBE_SCHEMA, conform  # noqa: E402
-from workbench.scoring import PredictionCache, ScoringWarning, load_model, score  # noqa: E402
+from workbench.scoring import PredictionCache, ScoringWarning, batching, load_model, score  # noqa: E402
 from workbench.scoring.fingerprints import model_fingerprint  # noqa: E402
 from workbench.scoring.models import torch_threads  # noqa: E402
 
@@ -312,39 +314,47 @@ def vocabulary_probes(tokenizer: Path, questions: int, seed: int = 0) -> pl.Data
 
 
 def against_bare_forward(model, frame: pl.DataFrame, batch_size: int | str, repeats: int) -> dict:
-    """The mcqa scorer (fresh cache file each time) against a bare forward of the batches it ran, ``repeats``
-    times interleaved; medians. The batches are recorded by a forward hook (no copy, no sync) and replayed back
-    to back with one sync at the end, as a loop that had its inputs ready would run them."""
+    """The mcqa scorer (fresh cache file each time), the same with tokenisation in turn (``batching.PREFETCH = 0``,
+    the sequential path), and a bare forward of the batches the scorer ran, ``repeats`` times interleaved; medians.
+    The batches are recorded by a forward hook (no copy, no sync) and replayed back to back with one sync at the
+    end, as a loop that had its inputs ready would run them."""
     recorded: list[dict] = []
-    handle = model.network.register_forward_pre_hook(lambda module, args, kwargs: recorded.append(kwargs),
-                                                     with_kwargs=True)  # fmt: skip
-    ours, bare = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        score(frame.head(64), model, "mcqa", control=model.control, batch_size=batch_size, cache=False,
-              progress=False)  # fmt: skip  # warm-up: kernels, allocator
-        for repeat in range(repeats):
-            recorded.clear()
-            cache = PredictionCache(Path(tmp) / f"run{repeat}.sqlite")
+
+    def timed_score(cache: PredictionCache, prefetch: int) -> float:
+        batching.PREFETCH, default = prefetch, batching.PREFETCH
+        try:
             sync(model.device)
             tick = time.perf_counter()
-            score(frame, model, "mcqa", control=model.control, batch_size=batch_size, cache=cache, progress=False)
+            score(frame, model, "mcqa", control=model.control, batch_size=batch_size, cache=cache, progress=False,
+                  threads=torch.get_num_threads())  # fmt: skip  # the threads the bare forward runs on
             sync(model.device)
-            ours.append(time.perf_counter() - tick)
-            batches = list(recorded)
+            return time.perf_counter() - tick
+        finally:
+            batching.PREFETCH = default
+
+    times: dict[str, list[float]] = {"ours": [], "in_turn": [], "bare": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        score(frame, model, "mcqa", control=model.control, batch_size=batch_size, cache=False, progress=False,
+              threads=torch.get_num_threads())  # fmt: skip  # warm-up: kernels, allocator, every batch shape
+        for repeat in range(repeats):
+            times["in_turn"].append(timed_score(PredictionCache(Path(tmp) / f"turn{repeat}.sqlite"), 0))
+            handle = model.network.register_forward_pre_hook(lambda module, args, kwargs: recorded.append(kwargs),
+                                                             with_kwargs=True)  # fmt: skip
+            recorded.clear()
+            times["ours"].append(timed_score(PredictionCache(Path(tmp) / f"run{repeat}.sqlite"), batching.PREFETCH))
             handle.remove()
+            batches = list(recorded)
             with torch.inference_mode():
                 sync(model.device)
                 tick = time.perf_counter()
                 for batch in batches:
                     model.network(**batch)
                 sync(model.device)
-                bare.append(time.perf_counter() - tick)
-            handle = model.network.register_forward_pre_hook(lambda module, args, kwargs: recorded.append(kwargs),
-                                                             with_kwargs=True)  # fmt: skip
-    handle.remove()
-    ours_s, bare_s = float(np.median(ours)), float(np.median(bare))
-    return {"ours_s": ours_s, "bare_s": bare_s, "ratio": float(np.median(np.array(ours) / np.array(bare))),
-            "batches": len(batches), "rows": sum(len(batch["input_ids"]) for batch in batches)}  # fmt: skip
+                times["bare"].append(time.perf_counter() - tick)
+    ours, turn, bare = (np.array(times[name]) for name in ("ours", "in_turn", "bare"))
+    return {"ours_s": float(np.median(ours)), "in_turn_s": float(np.median(turn)), "bare_s": float(np.median(bare)),
+            "ratio": float(np.median(ours / bare)), "in_turn_ratio": float(np.median(turn / bare)),
+            "batches": len(batches)}  # fmt: skip
 
 
 def write_weights(folder: Path, params: int, tokenizer: Path, seed: int = 0) -> int:
@@ -415,12 +425,12 @@ def scale(
     elif not small and RELEASED.is_dir():
         frame = probes(None)
     else:
-        frame = vocabulary_probes(tokenizer, 100 if small else 5254)
+        frame = vocabulary_probes(tokenizer, 50 if small else 5254)
     figures = {"machine": machine(), "load_before": os.getloadavg()[0], "questions": frame.height, "models": {}}
     figures["pairs"] = frame.select("question", "choices").explode("choices").unique().height
     figures["probes"] = str(probes_path) if probes_path else ("released hypernymy" if not small and RELEASED.is_dir()
                                                                else "seeded vocabulary-word questions")  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp, torch_threads(None):
+    with tempfile.TemporaryDirectory() as tmp, torch_threads(1 if small else None):  # small: a test on a shared CPU
         for label, config in (SMALL if small else SCALE).items():
             folder = random_model(CONFIGS / config, tokenizer, Path(tmp) / config.removesuffix(".json"))
             with warnings.catch_warnings():
@@ -442,17 +452,20 @@ def scale_report(f: dict, batch_size: int | str, title: str) -> str:
         f"`bench/bench_scoring.py --scale`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on {f['device']} "
         f"({f['dtype']} weights): the mcqa scorer on {f['questions']:,} questions ({f['probes']}; "
         f"{f['pairs']:,} unique question-choice pairs), batch size {batch_size}, a fresh cache file per run, against "
-        "a bare forward of the very batches it ran (recorded by a hook, replayed back to back, one sync); "
-        "random weights from `bench/configs/`, medians of the interleaved repeats.",
-        f"Machine: {f['machine']}; load average {f['load_before']:.1f} before, {f['load_after']:.1f} after.",
+        "a bare forward of the very batches it ran (recorded by a hook, replayed back to back, one sync), and against "
+        "itself with tokenisation in the calling thread (`batching.PREFETCH = 0`); random weights from "
+        "`bench/configs/`, medians of the interleaved repeats, after one warm-up run.",
+        f"Machine: {f['machine']}; load average {f['load_before']:.1f} before, {f['load_after']:.1f} after; "
+        f"TOKENIZERS_PARALLELISM {os.environ.get('TOKENIZERS_PARALLELISM', 'unset (the tokenizer runs in parallel)')}.",
         "",
-        "| model | scorer | bare forward | scorer / bare forward | batches |",
-        "|---|---|---|---|---|",
+        "| model | scorer | bare forward | scorer / bare forward | tokenising in turn / bare forward | batches |",
+        "|---|---|---|---|---|---|",
     ]
     for label, m in f["models"].items():
         lines.append(
             f"| {label} (`{m['config']}`) | {m['ours_s']:.2f} s ({f['questions'] / m['ours_s']:.0f} questions/s) "
-            f"| {m['bare_s']:.2f} s | **{m['ratio']:.2f}x** (overhead {m['ratio'] - 1:+.0%}) | {m['batches']} |"
+            f"| {m['bare_s']:.2f} s | **{m['ratio']:.2f}x** (overhead {m['ratio'] - 1:+.0%}) "
+            f"| {m['in_turn_ratio']:.2f}x ({m['in_turn_s']:.2f} s) | {m['batches']} |"
         )
     p = f["fingerprint"]
     lines += [

@@ -175,7 +175,7 @@ def test_batch_size_is_a_whole_number_or_auto():
 def test_tokenising_ahead_on_a_thread_gives_the_outputs_of_tokenising_in_turn(tiny_mc):
     model = load_model(tiny_mc, "similarity")
     texts = [(f"{question} {' '.join(choices[: 1 + index % 4])} ({index})",) for index, (question, choices, _)
-             in enumerate(QUESTIONS * 16)]  # fmt: skip, 80 texts of several lengths
+             in enumerate(QUESTIONS * 8)]  # fmt: skip, 40 texts of several lengths
     threads: list[str] = []
 
     def encode(units):
@@ -183,12 +183,23 @@ def test_tokenising_ahead_on_a_thread_gives_the_outputs_of_tokenising_in_turn(ti
         return encode_texts(model, [unit[0] for unit in units])
 
     work = Work("embedding", encode=encode, run=lambda features, _: embed(model, features))
-    ahead = compute(model, work, texts, 2, None, progress=False, prefetch=2)
-    assert len(threads) == len(texts) // (2 * CHUNK_STEPS) == 10 and "MainThread" not in threads
+    ahead = compute(model, work, texts, 4, None, progress=False, prefetch=2)
+    assert len(threads) == -(-len(texts) // (4 * CHUNK_STEPS)) == 3 and "MainThread" not in threads
     threads.clear()
-    in_turn = compute(model, work, texts, 2, None, progress=False, prefetch=0)
+    in_turn = compute(model, work, texts, 4, None, progress=False, prefetch=0)
     assert set(threads) == {"MainThread"}
     assert all(np.array_equal(ahead[unit], in_turn[unit]) for unit in texts)
+
+
+def test_texts_are_tokenised_as_transformers_tokenises_them_and_only_long_ones_are_cut(tiny_mc):
+    model = load_model(tiny_mc, "mcqa", max_length=16)
+    first, second = ["A dog is a kind of", "x " * 40, "Which word"], ["animal", "long", ""]
+    for pairs in (None, second):
+        expected = model.tokenizer(first, pairs, truncation=True, max_length=16)
+        features = encode_texts(model, first, pairs)
+        assert [item["input_ids"] for item in features] == expected["input_ids"]
+        assert [item["token_type_ids"] for item in features] == expected["token_type_ids"]
+        assert [item["truncated"] for item in features] == [False, True, False]
 
 
 # --- fingerprints from files --------------------------------------------------------------------

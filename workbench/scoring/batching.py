@@ -68,13 +68,14 @@ def compute(
     batch_size: int | str,
     cache: PredictionCache | None,
     progress: bool = True,
-    prefetch: int = PREFETCH,
+    prefetch: int | None = None,
 ) -> dict[Unit, np.ndarray]:
     """Every unit's output: cached ones read back, the rest computed in length-sorted batches.
 
     ``batch_size``: a whole number, or ``"auto"``; ``prefetch``: chunks tokenised ahead on a background thread
-    (0: none; the batches, and so the outputs, are the same either way).
+    (default ``PREFETCH``; 0: none; the batches, and so the outputs, are the same either way).
     """
+    prefetch = PREFETCH if prefetch is None else prefetch
     namespace = hashlib.sha256(f"{model.fingerprint}\x1f{work.kind}\x1f{model.max_length}".encode()).hexdigest()
     keys = {unit: item_key(work.kind, unit) for unit in dict.fromkeys(units)}
     found = cache.get(namespace, keys.values()) if cache is not None else {}
@@ -197,9 +198,12 @@ def padded_tokens(lengths: Sequence[int], batch_size: int) -> int:
 def encode_texts(model: Model, first: list[str], second: list[str] | None = None) -> list[Features]:
     """Tokenize texts (or text pairs) with special tokens; only over-long ones are truncated, and flagged."""
     tokenizer, limit = model.tokenizer, model.max_length
-    encoded = tokenizer(first, second, truncation=False, verbose=False)
-    columns = [name for name in ("input_ids", "token_type_ids") if name in encoded]
-    features = [{**{name: encoded[name][index] for name in columns}, "truncated": False} for index in range(len(first))]
+    if tokenizer.is_fast:
+        features = _encode_fast(tokenizer, first, second)
+    else:
+        encoded = tokenizer(first, second, truncation=False, verbose=False)
+        columns = [name for name in ("input_ids", "token_type_ids") if name in encoded]
+        features = [{**{name: encoded[name][row] for name in columns}, "truncated": False} for row in range(len(first))]
     long = [index for index, item in enumerate(features) if len(item["input_ids"]) > limit]
     if long:
         clipped = tokenizer(
@@ -208,9 +212,25 @@ def encode_texts(model: Model, first: list[str], second: list[str] | None = None
             truncation=True,
             max_length=limit,
         )
+        columns = [name for name in ("input_ids", "token_type_ids") if name in clipped]
         for row, index in enumerate(long):
             features[index] = {**{name: clipped[name][row] for name in columns}, "truncated": True}
     return features
+
+
+def _encode_fast(tokenizer, first: list[str], second: list[str] | None) -> list[Features]:
+    """The Rust tokenizer called directly, without the per-text dictionaries transformers builds (most of the host
+    time of scoring a small model on a GPU); the same ids as ``tokenizer(first, second, truncation=False)``."""
+    backend = tokenizer.backend_tokenizer
+    if backend.truncation is not None:  # left by a truncating call; transformers' next call would reset it too
+        backend.no_truncation()
+    if backend.padding is not None:
+        backend.no_padding()
+    types = "token_type_ids" in tokenizer.model_input_names
+    encodings = backend.encode_batch(first if second is None else list(zip(first, second)))
+    if types:
+        return [{"input_ids": item.ids, "token_type_ids": item.type_ids, "truncated": False} for item in encodings]
+    return [{"input_ids": item.ids, "truncated": False} for item in encodings]
 
 
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
