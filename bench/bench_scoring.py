@@ -525,8 +525,8 @@ def main() -> None:
         batch_size = args.batch_size or (32 if args.small else 256)
         figures = scale(args.small, args.device, args.dtype, batch_size, args.tokenizer, args.probes,
                         1 if args.small else args.repeats, args.params)  # fmt: skip
-        title = args.title if args.title != "Scoring" else ("Scoring at scale, small" if args.small else
-                                                            "Scoring at scale")  # fmt: skip
+        title = args.title if args.title != "Scoring" else ("Scoring at scale, small mode" if args.small else
+                                                            f"Scoring at scale on {figures['device']}")  # fmt: skip
         section = scale_report(figures, batch_size, title)
         print(section)
         if args.write:

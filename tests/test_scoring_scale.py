@@ -226,6 +226,21 @@ def test_a_known_file_is_not_read_again_while_its_size_and_mtime_stand(tiny_mc, 
     assert model_fingerprint(copy, "BertForMultipleChoice", "none", torch.float32, store=store) != first
 
 
+def test_a_hub_name_is_fingerprinted_from_its_snapshot_folder(tiny_mc, tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
+    repo = tmp_path / "hub" / "models--lab--tiny-mc"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0123abcd")
+    snapshot = repo / "snapshots" / "0123abcd"
+    blobs = shutil.copytree(tiny_mc, repo / "blobs")
+    snapshot.mkdir(parents=True)
+    for blob in blobs.iterdir():  # the hub cache's layout: snapshot files are links to blobs
+        (snapshot / blob.name).symlink_to(blob)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert load_model("lab/tiny-mc", "mcqa").fingerprint == load_model(tiny_mc, "mcqa").fingerprint
+
+
 def test_controls_heads_dtypes_and_seeds_keep_their_own_fingerprints(tiny_mc, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScoringWarning)
