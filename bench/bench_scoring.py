@@ -437,7 +437,7 @@ def scale(
                 warnings.simplefilter("ignore", ScoringWarning)
                 model = load_model(folder, "mcqa", control="random-weights", device=device, dtype=dtype)
             figures["device"] = torch.cuda.get_device_name(0) if model.device.startswith("cuda") else "cpu"
-            figures["dtype"] = model.dtype
+            figures["dtype"], figures["threads"] = model.dtype, torch.get_num_threads()
             figures["models"][label] = {"config": config, **against_bare_forward(model, frame, batch_size, repeats)}
             del model
     figures["fingerprint"] = fingerprint_times(params or (2_000_000 if small else 1_300_000_000), tokenizer)
@@ -455,7 +455,8 @@ def scale_report(f: dict, batch_size: int | str, title: str) -> str:
         "a bare forward of the very batches it ran (recorded by a hook, replayed back to back, one sync), and against "
         "itself with tokenisation in the calling thread (`batching.PREFETCH = 0`); random weights from "
         "`bench/configs/`, medians of the interleaved repeats, after one warm-up run.",
-        f"Machine: {f['machine']}; load average {f['load_before']:.1f} before, {f['load_after']:.1f} after; "
+        f"Machine: {f['machine']} (the runs: {f['threads']} torch thread(s)); load average {f['load_before']:.1f} "
+        f"before, {f['load_after']:.1f} after; "
         f"TOKENIZERS_PARALLELISM {os.environ.get('TOKENIZERS_PARALLELISM', 'unset (the tokenizer runs in parallel)')}.",
         "",
         "| model | scorer | bare forward | scorer / bare forward | tokenising in turn / bare forward | batches |",

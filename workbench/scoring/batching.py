@@ -226,6 +226,9 @@ def _encode_fast(tokenizer, first: list[str], second: list[str] | None) -> list[
         backend.no_truncation()
     if backend.padding is not None:
         backend.no_padding()
+    split = getattr(tokenizer, "split_special_tokens", False)  # as transformers sets it before each call
+    if backend.encode_special_tokens != split:
+        backend.encode_special_tokens = split
     types = "token_type_ids" in tokenizer.model_input_names
     encodings = backend.encode_batch(first if second is None else list(zip(first, second)))
     if types:
