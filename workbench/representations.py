@@ -28,7 +28,8 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.paths import cache_dir
 from workbench.progress import ProgressBar
 from workbench.scoring.cache import PredictionCache, item_key
-from workbench.scoring.models import check_device, fingerprint, load_network
+from workbench.scoring.fingerprints import model_fingerprint, model_folder
+from workbench.scoring.models import check_device, fingerprint, load_network, model_source
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,27 @@ def load_encoder(name: str | Path, control: str = "none", seed: int = 0, device:
     ``control='random-weights'``: the same architecture with every weight initialised from ``seed``.
     """
     device = check_device(device)
-    loaded = load_network(name, control=control, seed=seed)
-    return as_encoder(loaded.network, loaded.tokenizer, str(name), control, device)
+    source = model_source(name, weights=control != "random-weights")
+    loaded = load_network(name, control=control, seed=seed, source=source)
+    folder, network = model_folder(source), loaded.network
+    named = None
+    if folder is not None:  # named by its files (cached digests), not by hashing every tensor
+        seeded = control == "random-weights" or bool(loaded.missing)
+        dtype = next(network.parameters()).dtype
+        named = model_fingerprint(folder, type(network).__name__, control, dtype, seed if seeded else None)
+    return as_encoder(network, loaded.tokenizer, str(name), control, device, named)
 
 
-def as_encoder(network: torch.nn.Module, tokenizer, name: str, control: str = "none", device: str = "cpu") -> Encoder:
-    """Wrap a loaded transformers encoder (``AutoModel``-like, or a model's ``base_model``)."""
+def as_encoder(
+    network: torch.nn.Module,
+    tokenizer,
+    name: str,
+    control: str = "none",
+    device: str = "cpu",
+    known_fingerprint: str | None = None,
+) -> Encoder:
+    """Wrap a loaded transformers encoder (``AutoModel``-like, or a model's ``base_model``); ``known_fingerprint``
+    names it (default: a checksum of its tensors in memory)."""
     if not getattr(tokenizer, "is_fast", False):
         raise WorkbenchError(f"{name} has no fast tokenizer (with offsets); frozen representations need one")
     network = network.eval().to(device)
@@ -72,7 +88,7 @@ def as_encoder(network: torch.nn.Module, tokenizer, name: str, control: str = "n
         name=name,
         network=network,
         tokenizer=tokenizer,
-        fingerprint=fingerprint(network, tokenizer, control),
+        fingerprint=known_fingerprint or fingerprint(network, tokenizer, control),
         n_layers=int(config.num_hidden_layers),
         hidden_size=int(config.hidden_size),
         control=control,

@@ -81,7 +81,7 @@ class TransformerChoiceOnly(Baseline):
         work = Work(
             "embedding",
             encode=lambda units: encode_texts(model, [unit[0] for unit in units]),
-            run=lambda features: list(embed(model, features).float().cpu().numpy()),
+            run=lambda features, _: list(embed(model, features).cpu().numpy()),
         )
         with torch_threads(self.threads):
             values = compute(model, work, [(text,) for text in texts], self.batch_size, self._store(), self.progress)

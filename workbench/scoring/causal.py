@@ -48,14 +48,15 @@ GPU_MIN_BATCH = 64
 
 
 def choice_scores(
-    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int | str, cache: PredictionCache | None, progress: bool
 ) -> pl.DataFrame:
     """``pairs`` (``row``, ``choice``, ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``."""
     work = Work(
         "causal-logprobs",
         encode=lambda units: lm.encode_units(model, units, joint_limit=True, prompt_special=False),
-        run=lambda features: token_logprobs(model, features, batch_size),
+        run=lambda features, size: token_logprobs(model, features, size),
         order=lm.by_prompt,
+        rank=lm.by_prompt_text,
         batches=BLOCK,
     )
     return lm.choice_scores(model, pairs, rule, batch_size, cache, progress, work)

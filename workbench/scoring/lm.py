@@ -31,7 +31,7 @@ def choice_scores(
     model: Model,
     pairs: pl.DataFrame,
     rule: str,
-    batch_size: int,
+    batch_size: int | str,
     cache: PredictionCache | None,
     progress: bool,
     work: Work,
@@ -101,6 +101,11 @@ def encode_units(model: Model, units: list[Unit], joint_limit: bool, prompt_spec
 def by_prompt(item: Features) -> tuple:
     """Sort key that keeps the units of one prompt together, longest prompts first."""
     return (-len(item["prompt"]), item["prompt"], -len(item["continuation"]))
+
+
+def by_prompt_text(unit: Unit) -> tuple:
+    """``by_prompt`` on a unit's text, before it is tokenised: the choices of one prompt stay in one chunk."""
+    return (-len(unit[0]), unit[0], -len(unit[1]))
 
 
 def _leading_bos(model: Model) -> list[int]:

