@@ -1,8 +1,9 @@
 """Results without a server: a folder of static HTML, vendored JavaScript and data that opens from file://.
 
 ``publish(preds, out)`` writes ``out/index.html`` with the heat map (click a cell: the question table below it
-lists that cell's questions), the cluster bars with their intervals, a per-concept cluster view (question,
-choices, gold, each model's pick and scores) and the probe's statistics. Vega, Vega-Lite and vega-embed are
+lists that cell's questions), the cluster bars with their intervals, the taxonomy atlas when the concepts are
+WordNet synsets (click a node: the icicle zooms into it and its concepts are listed), a per-concept cluster view
+(question, choices, gold, each model's pick and scores) and the probe's statistics. Vega, Vega-Lite and vega-embed are
 vendored from ``vl-convert-python`` (``assets/vega.js``); the page's own script and style are package data
 (``workbench/site_assets``). Nothing is loaded from the internet, and nothing needs a server.
 
@@ -151,7 +152,8 @@ def publish(
 def standard_sections(
     preds: pl.DataFrame, probes: pl.DataFrame | None = None, n_boot: int = 1000, seed: int = 0
 ) -> list[Section]:
-    """The page's sections: heat map and questions, cluster bars, concepts, the probe's statistics."""
+    """The page's sections: heat map and questions, cluster bars, the taxonomy atlas (of WordNet concepts),
+    concepts, the probe's statistics."""
     drill = metrics.drilldown(preds)  # every question row, with label, cell labels, gold and pick; most wrong first
     taxonomy = atlas_section(preds, n_boot, seed)  # None without WordNet concepts (or without WordNet)
     return [
