@@ -7,10 +7,10 @@ WordNet synsets (click a node: the icicle zooms into it and its concepts are lis
 vendored from ``vl-convert-python`` (``assets/vega.js``); the page's own script and style are package data
 (``workbench/site_assets``). Nothing is loaded from the internet, and nothing needs a server.
 
-Large prediction sets stay fast: the page holds only aggregated rows (heat-map cells, bars, statistics) and the
-first questions; each heat-map cell's questions and each block of concepts are separate files under ``data/``,
-loaded when asked for by ``<script src>`` (``file://`` pages may not ``fetch``), each calling
-``WB.loaded(name, value)``.
+Large prediction sets stay fast: the page holds only aggregated rows (heat-map cells, bars, atlas nodes,
+statistics) and the first questions; each heat-map cell's questions, each atlas node's concepts and each block of
+concepts are separate files under ``data/``, loaded when asked for by ``<script src>`` (``file://`` pages may not
+``fetch``), each calling ``WB.loaded(name, value)``.
 
 The page is a list of ``Section`` values; a further one is one call away:
 
