@@ -109,7 +109,7 @@ def publish(
     title : str
         The page's title.
     n_boot, seed
-        Bootstrap resamples of the cluster bars' intervals and their seed.
+        Bootstrap resamples of the cluster bars' and the atlas's intervals, and their seed.
     sections : sequence of Section
         Further sections, after the standard ones (``chart_section`` makes one of a chart).
 
