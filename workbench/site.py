@@ -46,6 +46,8 @@ CELL_COLUMNS = ("concept", "question", "gold", "pick", "correct")
 ASSETS = ("site.js", "site.css")
 ATLAS_NODES = 1_000
 """At most this many taxonomy atlas nodes per model in the page: nodes of fewer clusters fold into their parent."""
+ATLAS_BOOT = 200
+"""At most this many bootstrap resamples of each atlas node's interval (shown in its tooltip), as in the panel."""
 ATLAS_LEVELS = 7
 """Levels of the icicle drawn below the node zoomed into."""
 ATLAS_COLUMNS = (
@@ -109,7 +111,7 @@ def publish(
     title : str
         The page's title.
     n_boot, seed
-        Bootstrap resamples of the cluster bars' and the atlas's intervals, and their seed.
+        Bootstrap resamples of the cluster bars' intervals (and of the atlas's, at most ``ATLAS_BOOT``) and their seed.
     sections : sequence of Section
         Further sections, after the standard ones (``chart_section`` makes one of a chart).
 
@@ -238,7 +240,8 @@ def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Sec
     paths = atlas.tree_paths(graph, clusters["concept"].unique().sort())
     sizes = paths.join(clusters, on="concept").group_by("node").agg(pl.col("cluster_id").n_unique())["cluster_id"]
     min_clusters = int(sizes.sort(descending=True)[ATLAS_NODES]) + 1 if sizes.len() > ATLAS_NODES else 1
-    table = atlas.taxonomy_accuracy(placed, graph, min_clusters=min_clusters, n_boot=n_boot, seed=seed)
+    boot = min(n_boot, ATLAS_BOOT)
+    table = atlas.taxonomy_accuracy(placed, graph, min_clusters=min_clusters, n_boot=boot, seed=seed)
     layout = views.taxonomy_layout(table).with_columns(  # every level: a zoom re-scales a part
         pl.col("x0", "x1").round(7), pl.col(pl.Float64).exclude("x0", "x1").round(4)
     )
@@ -277,7 +280,8 @@ def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Sec
     text = (
         "<p>Strict cluster accuracy over the WordNet hierarchy: each node holds the clusters at and below it "
         f"(width: clusters; colour: strict cluster accuracy{''.join('; ' + note for note in notes)}). "
-        "Click a node to zoom in and list the concepts below it, the worst known first.</p>"
+        f"Click a node to zoom in and list the concepts below it, the worst known first; intervals of {boot} "
+        "bootstrap resamples of clusters in the tooltips.</p>"
         '<p><button id="wb-atlas-up" type="button" disabled>up</button> '
         '<button id="wb-atlas-top" type="button" disabled>top</button> '
         '<span id="wb-atlas-path" class="wb-caption"></span></p>'

@@ -12,7 +12,9 @@ def publish(
         None, help="The probe set the predictions came from: its statistics, and a warning on clusters scored in part."
     ),
     title: str = typer.Option("Probe Workbench results", help="The page's title."),
-    n_boot: int = typer.Option(1000, min=10, help="Bootstrap resamples of the cluster bars' and atlas's intervals."),
+    n_boot: int = typer.Option(
+        1000, min=10, help="Bootstrap resamples of the cluster bars' intervals (the atlas's: at most 200)."
+    ),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
 ) -> None:
     """Write a self-contained static site: heat map (click a cell to list its questions), cluster bars with
