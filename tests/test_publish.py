@@ -176,6 +176,80 @@ def test_publishing_replaces_a_site_adds_a_section_in_one_call_and_refuses_a_for
     assert [path.name for path in other.iterdir()] == ["thesis.tex"]
 
 
+def test_the_atlas_draws_every_node_of_the_taxonomy_and_its_files_hold_the_concepts_under_each(site, preds):
+    from workbench import atlas
+
+    data, graph = page_data(site)["atlas"], atlas.wordnet_graph()
+    table = atlas.taxonomy_accuracy(preds, graph, n_boot=10)  # the test set is small: every node is kept
+    expected = views.taxonomy_layout(table).select(
+        "label", "node", "parent", "level", pl.col("x0", "x1").round(7), "n_clusters"
+    )
+    rows = pl.DataFrame(data["rows"], schema=data["columns"], orient="row")
+    assert rows.select(expected.columns).sort("label", "node").rows() == expected.sort("label", "node").rows()
+    assert rows.filter(node=atlas.ROOT).sort("label")["cluster_accuracy"].to_list() == pytest.approx(
+        table.filter(node=atlas.ROOT).sort("model")["cluster_accuracy"].to_list(), abs=1e-4
+    )  # minilm before random, as labels and model names sort alike here
+    assert data["nodes"] == table["node"].unique(maintain_order=True).to_list() and data["nodes"][0] == atlas.ROOT
+    assert len(list((site / "data" / "atlas").iterdir())) == len(data["nodes"])
+    for node in [atlas.ROOT, "noun", "animal.n.01", "domestic_animal.n.01", "dog.n.01", *data["nodes"][-3:]]:
+        under = atlas.concepts_under(preds, node, graph)
+        assert [tuple(row) for row in data_file(site, f"atlas/{data['nodes'].index(node)}")] == under.rows()
+    assert under.height >= 1 and data_file(site, "atlas/0")[0][0] in set(preds["concept"])
+
+
+def test_predictions_without_wordnet_concepts_publish_without_the_atlas(preds, tmp_path: Path):
+    from workbench.site import atlas_section, publish
+
+    made_up = preds.with_columns(concept="made_up." + pl.col("concept"), source=pl.lit("synthetic"))
+    assert atlas_section(made_up, n_boot=10) is None
+    gcide = preds.filter(model="random").with_columns(source=pl.lit("gcide"))
+    out = publish(gcide, tmp_path / "site", n_boot=10).parent
+    assert "atlas" not in page_data(out) and not (out / "data" / "atlas").exists()
+    assert json.loads((out / "site.json").read_text())["sections"] == ["heatmap", "clusters", "concepts", "statistics"]
+    assert '<section id="atlas">' not in (out / "index.html").read_text()
+
+
+@pytest.mark.browser
+def test_a_click_on_an_atlas_node_zooms_in_and_lists_its_concepts_which_open_their_clusters(site, browser, preds):
+    from workbench import atlas
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto((site / "index.html").as_uri())
+        nodes = page.locator("#wb-atlas svg g.mark-rect path")
+        nodes.first.wait_for(timeout=60_000)
+        drawn = nodes.count()
+        noun = page.locator('#wb-atlas svg g.mark-rect path[aria-label*="node: noun;"]')
+        assert noun.count() == 2  # one icicle per model
+        noun.first.click()
+        page.wait_for_selector("#wb-atlas-caption:has-text('concepts below noun')", timeout=30_000)
+        assert page.inner_text("#wb-atlas-path") == "all › noun"
+        assert nodes.count() < drawn  # re-rooted: the other parts of speech are gone
+        assert not page.locator('#wb-atlas svg g.mark-rect path[aria-label*="node: all;"]').count()
+        under = atlas.concepts_under(preds, "noun")
+        listed = page.locator("#wb-atlas-concepts li")
+        assert listed.count() == min(200, under.height)
+        first = under.row(0, named=True)
+        assert listed.first.inner_text() == f"{first['concept']} {first['right']}/{first['clusters']}"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.mouse.move(0, 0)
+        page.locator("#atlas").screenshot(path=SHOTS / "publish-3-atlas.png")
+
+        page.click("#wb-atlas-top")
+        page.wait_for_selector("#wb-atlas-caption:has-text('concepts below all')", timeout=30_000)
+        assert page.inner_text("#wb-atlas-path") == "all" and page.locator("#wb-atlas-top").is_disabled()
+        listed.first.locator("a.wb-concept-link").click()
+        concept = atlas.concepts_under(preds, atlas.ROOT)["concept"][0]
+        page.wait_for_selector(f".wb-concept-name:has-text('{concept}')", timeout=30_000)
+        assert page.locator("#wb-concept .wb-question").count() == preds.filter(concept=concept)["id"].n_unique()
+        assert not errors, errors
+    finally:
+        context.close()
+
+
 @pytest.mark.browser
 def test_the_site_opens_from_file_a_cell_click_filters_the_table_and_a_concept_opens(site, browser, preds):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})

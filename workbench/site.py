@@ -1,15 +1,16 @@
 """Results without a server: a folder of static HTML, vendored JavaScript and data that opens from file://.
 
 ``publish(preds, out)`` writes ``out/index.html`` with the heat map (click a cell: the question table below it
-lists that cell's questions), the cluster bars with their intervals, a per-concept cluster view (question,
-choices, gold, each model's pick and scores) and the probe's statistics. Vega, Vega-Lite and vega-embed are
+lists that cell's questions), the cluster bars with their intervals, the taxonomy atlas when the concepts are
+WordNet synsets (click a node: the icicle zooms into it and its concepts are listed), a per-concept cluster view
+(question, choices, gold, each model's pick and scores) and the probe's statistics. Vega, Vega-Lite and vega-embed are
 vendored from ``vl-convert-python`` (``assets/vega.js``); the page's own script and style are package data
 (``workbench/site_assets``). Nothing is loaded from the internet, and nothing needs a server.
 
-Large prediction sets stay fast: the page holds only aggregated rows (heat-map cells, bars, statistics) and the
-first questions; each heat-map cell's questions and each block of concepts are separate files under ``data/``,
-loaded when asked for by ``<script src>`` (``file://`` pages may not ``fetch``), each calling
-``WB.loaded(name, value)``.
+Large prediction sets stay fast: the page holds only aggregated rows (heat-map cells, bars, atlas nodes,
+statistics) and the first questions; each heat-map cell's questions, each atlas node's concepts and each block of
+concepts are separate files under ``data/``, loaded when asked for by ``<script src>`` (``file://`` pages may not
+``fetch``), each calling ``WB.loaded(name, value)``.
 
 The page is a list of ``Section`` values; a further one is one call away:
 
@@ -26,10 +27,12 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from workbench import charts, metrics, views
-from workbench.errors import WorkbenchError
+from workbench import atlas, charts, metrics, views
+from workbench.charts.atlas import LEVEL_HEIGHT
+from workbench.errors import DataSourceError, WorkbenchError
 from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
+from workbench.probes.select import cluster_verdicts
 from workbench.probes.stats import hops_by_family, table4
 
 FIRST_QUESTIONS = 100
@@ -41,6 +44,19 @@ MANIFEST = "site.json"
 CELL_COLUMNS = ("concept", "question", "gold", "pick", "correct")
 """The columns of a cell file's rows (the cell's model, row and column are its key in the page)."""
 ASSETS = ("site.js", "site.css")
+ATLAS_NODES = 1_000
+"""At most this many taxonomy atlas nodes per model in the page: nodes of fewer clusters fold into their parent."""
+ATLAS_BOOT = 200
+"""At most this many bootstrap resamples of each atlas node's interval (shown in its tooltip), as in the panel."""
+ATLAS_LEVELS = 7
+"""Levels of the icicle drawn below the node zoomed into."""
+ATLAS_COLUMNS = (
+    "label", "node", "parent", "level", "x0", "x1", "n_clusters", "n",
+    "cluster_accuracy", "cluster_lo", "cluster_hi", "instance_accuracy", "examples",
+)  # fmt: skip
+"""The columns of the atlas's node rows in the page (``site.js`` derives the rest of a rectangle from them)."""
+CONCEPT_UNDER_COLUMNS = ("concept", "clusters", "right", "questions", "questions_right")
+"""The columns of an atlas node file's rows: ``atlas.concepts_under`` of the node."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +111,7 @@ def publish(
     title : str
         The page's title.
     n_boot, seed
-        Bootstrap resamples of the cluster bars' intervals and their seed.
+        Bootstrap resamples of the cluster bars' intervals (and of the atlas's, at most ``ATLAS_BOOT``) and their seed.
     sections : sequence of Section
         Further sections, after the standard ones (``chart_section`` makes one of a chart).
 
@@ -138,11 +154,14 @@ def publish(
 def standard_sections(
     preds: pl.DataFrame, probes: pl.DataFrame | None = None, n_boot: int = 1000, seed: int = 0
 ) -> list[Section]:
-    """The page's sections: heat map and questions, cluster bars, concepts, the probe's statistics."""
+    """The page's sections: heat map and questions, cluster bars, the taxonomy atlas (of WordNet concepts),
+    concepts, the probe's statistics."""
     drill = metrics.drilldown(preds)  # every question row, with label, cell labels, gold and pick; most wrong first
+    taxonomy = atlas_section(preds, n_boot, seed)  # None without WordNet concepts (or without WordNet)
     return [
         heatmap_section(preds, drill),
         cluster_section(preds, n_boot, seed),
+        *([taxonomy] if taxonomy is not None else []),
         concept_section(drill),
         statistics_section(preds, probes),
     ]
@@ -198,6 +217,79 @@ def cluster_section(preds: pl.DataFrame, n_boot: int, seed: int) -> Section:
     )
     chart = charts.cluster_bars(preds, n_boot=n_boot, seed=seed)
     return Section("clusters", "Instance vs strict cluster accuracy", text, {"wb-bars": chart})
+
+
+def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Section | None:
+    """The taxonomy atlas (``atlas.taxonomy_accuracy``): an icicle per model that a click zooms into, over the list of
+    the concepts below the node clicked; None when no concept is a WordNet synset or WordNet is not installed.
+
+    The page holds every node's rectangle of the whole tree (at most ``ATLAS_NODES`` per model: ``min_clusters``
+    grows until they fit); a zoom re-scales a subtree in ``site.js`` (a child's width is its share of its parent's,
+    so a subtree's layout is the whole one scaled). Node N's concepts (``atlas.concepts_under``) are ``atlas/N``.
+    """
+    if preds.filter(pl.col("source") != "gcide").is_empty():
+        return None  # GCIDE senses only: no need to load WordNet
+    try:
+        graph = atlas.wordnet_graph()
+    except DataSourceError:
+        return None
+    placed = atlas.wordnet_rows(preds, graph)
+    if placed.is_empty():
+        return None
+    clusters = placed.select("cluster_id", "concept").unique()
+    paths = atlas.tree_paths(graph, clusters["concept"].unique().sort())
+    sizes = paths.join(clusters, on="concept").group_by("node").agg(pl.col("cluster_id").n_unique())["cluster_id"]
+    min_clusters = int(sizes.sort(descending=True)[ATLAS_NODES]) + 1 if sizes.len() > ATLAS_NODES else 1
+    boot = min(n_boot, ATLAS_BOOT)
+    table = atlas.taxonomy_accuracy(placed, graph, min_clusters=min_clusters, n_boot=boot, seed=seed)
+    layout = views.taxonomy_layout(table).with_columns(  # every level: a zoom re-scales a part
+        pl.col("x0", "x1").round(7), pl.col(pl.Float64).exclude("x0", "x1").round(4)
+    )
+    nodes = table["node"].unique(maintain_order=True).to_list()
+    number = {node: i for i, node in enumerate(nodes)}
+    under = (  # atlas.concepts_under of every node at once
+        paths.filter(pl.col("node").is_in(nodes))
+        .join(clusters, on="concept")
+        .join(cluster_verdicts(placed), on="cluster_id")
+        .group_by("node", "concept")
+        .agg(
+            clusters=pl.len().cast(pl.Int64),
+            right=pl.col("all_right").sum().cast(pl.Int64),
+            questions=pl.col("n").sum(),
+            questions_right=pl.col("n_correct").sum(),
+        )
+        .sort(pl.col("right") / pl.col("clusters"), "concept")
+    )
+    files = {
+        f"atlas/{number[node]}": part.select(CONCEPT_UNDER_COLUMNS).rows()
+        for (node,), part in under.group_by("node", maintain_order=True)
+    }
+    spec = charts.taxonomy_atlas(layout.filter(pl.col("level") < ATLAS_LEVELS)).to_dict()
+    spec["datasets"] = dict.fromkeys(spec["datasets"], [])  # site.js fills it from the rows below
+    data = {
+        "nodes": nodes,
+        "columns": list(ATLAS_COLUMNS),
+        "rows": layout.select(ATLAS_COLUMNS).rows(),
+        "levels": ATLAS_LEVELS,
+        "level_height": LEVEL_HEIGHT,
+        "label_width": views.ATLAS_LABEL_WIDTH,
+    }
+    left = preds["cluster_id"].n_unique() - placed["cluster_id"].n_unique()
+    notes = [f"nodes of fewer than {min_clusters} clusters fold into their parent"] if min_clusters > 1 else []
+    notes += [f"{left:,} clusters without a WordNet concept (GCIDE senses) are left out"] if left else []
+    text = (
+        "<p>Strict cluster accuracy over the WordNet hierarchy: each node holds the clusters at and below it "
+        f"(width: clusters; colour: strict cluster accuracy{''.join('; ' + note for note in notes)}). "
+        f"Click a node to zoom in and list the concepts below it, the worst known first; intervals of {boot} "
+        "bootstrap resamples of clusters in the tooltips.</p>"
+        '<p><button id="wb-atlas-up" type="button" disabled>up</button> '
+        '<button id="wb-atlas-top" type="button" disabled>top</button> '
+        '<span id="wb-atlas-path" class="wb-caption"></span></p>'
+        '<div id="wb-atlas" class="wb-chart"></div>'
+        '<p id="wb-atlas-caption" class="wb-caption"></p>'
+        '<ul id="wb-atlas-concepts" class="wb-concept-list"></ul>'
+    )
+    return Section("atlas", "Taxonomy atlas", text, {"wb-atlas": spec}, files, {"atlas": data})
 
 
 def concept_section(drill: pl.DataFrame) -> Section:

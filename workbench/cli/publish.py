@@ -12,11 +12,14 @@ def publish(
         None, help="The probe set the predictions came from: its statistics, and a warning on clusters scored in part."
     ),
     title: str = typer.Option("Probe Workbench results", help="The page's title."),
-    n_boot: int = typer.Option(1000, min=10, help="Bootstrap resamples of the cluster bars' intervals."),
+    n_boot: int = typer.Option(
+        1000, min=10, help="Bootstrap resamples of the cluster bars' intervals (the atlas's: at most 200)."
+    ),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
 ) -> None:
     """Write a self-contained static site: heat map (click a cell to list its questions), cluster bars with
-    intervals, each concept's cluster, the probe's statistics. Opens from file://, a share or any static host."""
+    intervals, the taxonomy atlas of WordNet concepts (click a node to zoom in and list its concepts), each
+    concept's cluster, the probe's statistics. Opens from file://, a share or any static host."""
     from workbench.io import check_output, read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes

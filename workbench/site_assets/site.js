@@ -1,4 +1,5 @@
-// Probe Workbench site: embeds the charts, lists a clicked heat-map cell's questions, shows a concept's cluster.
+// Probe Workbench site: embeds the charts, lists a clicked heat-map cell's questions, zooms the taxonomy atlas,
+// shows a concept's cluster.
 // Data files are scripts (data/NAME.js calls WB.loaded(NAME, value)): pages opened from file:// may not fetch().
 "use strict";
 const WB = (() => {
@@ -131,12 +132,82 @@ const WB = (() => {
     box.scrollIntoView();
   }
 
+  // The taxonomy atlas: page.atlas.rows hold every node's rectangle in the whole tree, per model. Zooming into a
+  // node draws its subtree re-scaled to the full width (a child's width is its share of its parent's).
+  const atlas = page.atlas;
+  let atlasRoot = atlas ? atlas.nodes[0] : null;
+  const atlasRows = {}, atlasChildren = {};  // label + "|" + node -> row; label + "|" + parent -> child rows
+  if (atlas) atlas.rows.forEach((values) => {
+    const row = Object.fromEntries(atlas.columns.map((name, i) => [name, values[i]]));
+    atlasRows[row.label + "|" + row.node] = row;
+    (atlasChildren[row.label + "|" + row.parent] ||= []).push(row);
+  });
+
+  function atlasSpec(root) {
+    const shown = [];
+    Object.values(atlasRows).filter((row) => row.node === root).forEach((top) => {
+      const scale = 1 / (top.x1 - top.x0);
+      const stack = [top];
+      while (stack.length) {
+        const row = stack.pop(), level = row.level - top.level;
+        const x0 = (row.x0 - top.x0) * scale, x1 = (row.x1 - top.x0) * scale;
+        const name = row.node.replace(/\.[a-z]\.\d+$/, "").replaceAll("_", " ");
+        shown.push({ ...row, x0, x1, level, y0: level, y1: level + 1, xm: (x0 + x1) / 2, ym: level + 0.5,
+          text: x1 - x0 >= atlas.label_width ? name : "" });
+        if (level + 1 < atlas.levels) stack.push(...(atlasChildren[row.label + "|" + row.node] || []));
+      }
+    });
+    const spec = structuredClone(page.charts["wb-atlas"]);
+    spec.datasets[Object.keys(spec.datasets)[0]] = shown;
+    (spec.spec || spec).height = atlas.level_height * Math.max(...shown.map((row) => row.y1));
+    return spec;
+  }
+
+  function atlasParent(node) {
+    const row = Object.values(atlasRows).find((item) => item.node === node);
+    return row ? row.parent : null;
+  }
+
+  async function zoomAtlas(node) {
+    if (node !== atlasRoot) {
+      atlasRoot = node;
+      views["wb-atlas"].finalize();
+      const result = await vegaEmbed("#wb-atlas", atlasSpec(node), options);
+      views["wb-atlas"] = result.view;
+      listenAtlas(result.view);
+    }
+    const trail = [node];
+    while (atlasParent(trail[0])) trail.unshift(atlasParent(trail[0]));
+    document.getElementById("wb-atlas-path").textContent = trail.join(" › ");
+    document.getElementById("wb-atlas-up").disabled = document.getElementById("wb-atlas-top").disabled =
+      trail.length < 2;
+    const below = await load("atlas/" + atlas.nodes.indexOf(node));
+    document.getElementById("wb-atlas-caption").textContent = below.length + " concepts below " + node +
+      ", the worst known first" + (below.length > SHOWN ? " (the first " + SHOWN + ")" : "") +
+      "; clusters right of those scored" + (page.several_models ? ", all models together" : "") + ":";
+    document.getElementById("wb-atlas-concepts").replaceChildren(...below.slice(0, SHOWN).map(
+      ([concept, clusters, right]) => {
+        const item = element("li");
+        item.appendChild(conceptLink(concept));
+        item.appendChild(document.createTextNode(" " + right + "/" + clusters));
+        return item;
+      }));
+  }
+
+  function listenAtlas(view) {
+    view.addSignalListener("node", () => {
+      const picked = view.data("node_store");
+      if (picked.length) zoomAtlas(picked[0].values[0]).catch(console.error);
+    });
+  }
+
   function route() {
     const match = location.hash.match(/^#concept=(.+)$/);
     if (match) showConcept(decodeURIComponent(match[1])).catch(console.error);
   }
 
   const options = { mode: "vega-lite", actions: false, renderer: "svg" };
+  if (atlas) page.charts["wb-atlas"] = atlasSpec(atlasRoot);
   const embedded = Object.entries(page.charts).map(([id, spec]) =>
     vegaEmbed("#" + id, spec, options).then((result) => { views[id] = result.view; return result.view; }));
   if (page.cells) {
@@ -144,6 +215,13 @@ const WB = (() => {
     document.getElementById("wb-more").addEventListener("click", more);
     embedded[Object.keys(page.charts).indexOf("wb-heatmap")].then((view) =>
       view.addSignalListener("cell", () => showCells(view).catch(console.error)));
+  }
+  if (atlas) {
+    embedded[Object.keys(page.charts).indexOf("wb-atlas")].then(listenAtlas);
+    document.getElementById("wb-atlas-up").addEventListener("click", () =>
+      zoomAtlas(atlasParent(atlasRoot)).catch(console.error));
+    document.getElementById("wb-atlas-top").addEventListener("click", () =>
+      zoomAtlas(atlas.nodes[0]).catch(console.error));
   }
   const search = document.getElementById("wb-concept-search");
   if (search) {
