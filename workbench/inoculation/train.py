@@ -1,8 +1,10 @@
 """Fine-tuning a multiple-choice model on a ``PROBE_SCHEMA`` frame: one small, explicit torch loop.
 
 AdamW, linear warmup then linear decay, gradient clipping, a fixed seed for the head, the shuffling
-and dropout. Questions with fewer choices than the widest in a batch are padded with masked slots
-(logit -inf), which is the paper's padding to 5 without filler text (see ``workbench.inoculation.data``).
+and dropout; on any device (``auto``: the GPU when there is one), in float32 or mixed precision (bfloat16
+autocast, or float16 autocast with loss scaling), with gradient accumulation and gradient checkpointing.
+Questions with fewer choices than the widest in a batch are padded with masked slots (logit -inf), which
+is the paper's padding to 5 without filler text (see ``workbench.inoculation.data``).
 A non-finite loss stops training with a ``TrainingError``; nothing is written by this module, so
 whatever a caller saved before stays as it was.
 
@@ -26,9 +28,10 @@ import torch
 from workbench.errors import SpecError, WorkbenchError
 from workbench.progress import ProgressBar
 from workbench.schema import PROBE_SCHEMA, conform
-from workbench.scoring.models import load_network, quiet_transformers, torch_threads
+from workbench.scoring.models import check_device, check_dtype, load_network, quiet_transformers, torch_threads
 
 MASKED = -1e9  # logit of a padded choice slot
+PRECISIONS = ("float32", "bfloat16", "float16")
 
 
 class TrainingError(WorkbenchError):
@@ -42,7 +45,14 @@ class Cancelled(Exception):
 @dataclass(frozen=True)
 class TrainSpec:
     """How to train: learning rate, epochs, seed, batch size (questions), max tokens per choice,
-    warmup share of the steps, gradient-norm clip, weight decay, CPU threads (None: all usable)."""
+    warmup share of the steps, gradient-norm clip, weight decay, CPU threads (None: all usable).
+
+    ``device``: ``auto`` (a GPU when torch sees one, else the CPU), ``cpu``, ``cuda`` or ``cuda:N``.
+    ``precision``: ``float32``; ``bfloat16`` (autocast, float32 weights; GPU or CPU); ``float16`` (autocast with
+    loss scaling; GPU only). ``accumulate``: micro-batches of ``batch_size`` per optimizer step (the step sees
+    ``batch_size * accumulate`` questions, its loss their mean). ``gradient_checkpointing``: recompute the
+    encoder's activations in the backward pass (less memory, about a third more compute).
+    """
 
     lr: float = 3e-5
     epochs: int = 1
@@ -53,6 +63,10 @@ class TrainSpec:
     clip: float = 1.0
     weight_decay: float = 0.01
     threads: int | None = None
+    device: str = "auto"
+    precision: str = "float32"
+    accumulate: int = 1
+    gradient_checkpointing: bool = False
 
     def __post_init__(self) -> None:
         checks = {
@@ -64,6 +78,7 @@ class TrainSpec:
             "warmup": (self.warmup, 0.0, 1.0, float),
             "clip": (self.clip, 0.0, 1e6, float),
             "weight_decay": (self.weight_decay, 0.0, 1.0, float),
+            "accumulate": (self.accumulate, 1, 1024, int),
         }
         for name, (value, low, high, kind) in checks.items():
             ok = (
@@ -85,9 +100,36 @@ class TrainSpec:
                 )
         if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
             raise SpecError(f"threads={self.threads!r} is out of range; use None or a whole number >= 1")
+        check_device_name(self.device)
+        if self.precision not in PRECISIONS:
+            raise SpecError(f"precision={self.precision!r} is not allowed; choose one of {list(PRECISIONS)}")
+        if not isinstance(self.gradient_checkpointing, bool):
+            raise SpecError(f"gradient_checkpointing={self.gradient_checkpointing!r} is not allowed; use True or False")
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def check_device_name(device: str) -> str:
+    """``device`` checked to name a torch device (or ``auto``) without asking whether this machine has it:
+    a Ray driver without a GPU plans trials for GPU workers."""
+    if device != "auto":
+        try:
+            torch.device(device)
+        except (RuntimeError, TypeError) as err:
+            raise SpecError(f"device={device!r} is not a torch device; use 'auto', 'cpu', 'cuda' or 'cuda:N'") from err
+    return device
+
+
+def training_device(spec: TrainSpec) -> tuple[torch.device, torch.dtype]:
+    """The device ``spec`` trains on here (``auto`` resolved) and its autocast dtype, checked to work on it:
+    ``cuda`` without a GPU and ``float16`` on the CPU are ``SpecError``s naming the fix."""
+    device = check_device(spec.device)
+    try:
+        dtype = check_dtype(spec.precision, device)
+    except SpecError as err:  # check_dtype names its argument dtype; here the setting is precision
+        raise SpecError(str(err).replace("dtype=", "precision=", 1)) from err
+    return torch.device(device), dtype
 
 
 def check_multiple_choice(model: str | Path) -> Path:
@@ -171,16 +213,38 @@ def collate(items: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
 
 
 def choice_logits(network: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """[questions, choices] logits with padded slots at ``MASKED``."""
+    """[questions, choices] float32 logits with padded slots at ``MASKED`` (float16 cannot hold it)."""
     logits = network(
         input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"]
     ).logits
-    return logits.masked_fill(~batch["choice_mask"], MASKED)
+    return logits.float().masked_fill(~batch["choice_mask"], MASKED)
 
 
 def loss_of(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Cross-entropy over the choices: −log p(gold) (SPEC §4)."""
     return torch.nn.functional.cross_entropy(logits, labels)
+
+
+def backward(
+    network: torch.nn.Module,
+    micro: list[dict[str, torch.Tensor]],
+    dtype: torch.dtype = torch.float32,
+    scaler: "torch.amp.GradScaler | None" = None,
+) -> torch.Tensor:
+    """Accumulate into ``.grad`` the gradient of one optimizer step's loss over its micro-batches; return that loss.
+
+    The step's loss is the mean over all its questions: each micro-batch's mean is weighted by its share of them,
+    so ``accumulate`` micro-batches of b questions give the gradient of one batch of ``accumulate * b``.
+    """
+    total = sum(len(batch["labels"]) for batch in micro)
+    device = next(network.parameters()).device
+    step_loss = torch.zeros((), device=device)
+    for batch in micro:
+        with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
+            loss = loss_of(choice_logits(network, batch), batch["labels"]) * (len(batch["labels"]) / total)
+        (scaler.scale(loss) if scaler is not None else loss).backward()
+        step_loss += loss.detach()
+    return step_loss
 
 
 def fit(
@@ -193,58 +257,106 @@ def fit(
     stop: threading.Event | None = None,
     on_step: Callable[[int, int], None] | None = None,
 ) -> pl.DataFrame:
-    """Train ``network`` in place on ``frame``; the per-step history (step, epoch, loss, lr) as a frame.
+    """Train ``network`` in place on ``frame``, on ``spec.device``; the per-step history (step, epoch, loss, lr).
 
-    Raises ``TrainingError`` at the first non-finite loss or gradient norm, and ``Cancelled`` before
-    the next step once ``stop`` is set. ``on_step(done, total)`` is called after each step (a panel's bar).
+    The network is moved to the device and left there. Each optimizer step takes ``batch_size * accumulate``
+    questions. Raises ``TrainingError`` at the first non-finite loss (or gradient norm, outside float16's loss
+    scaling, which skips such steps itself), and ``Cancelled`` before the next step once ``stop`` is set.
+    ``on_step(done, total)`` is called after each step (a panel's bar).
     """
+    device, dtype = training_device(spec)
+    if spec.gradient_checkpointing:
+        _checkpointing(network, True)
     items = encode(tokenizer, frame, spec.max_length)
     pad_id = tokenizer.pad_token_id or 0
-    per_epoch = math.ceil(len(items) / spec.batch_size)
+    per_step = spec.batch_size * spec.accumulate
+    per_epoch = math.ceil(len(items) / per_step)
     total = per_epoch * spec.epochs
     warmup = int(round(spec.warmup * total))
+    network.to(device)
     decay, no_decay = [], []
     for name, parameter in network.named_parameters():
         (no_decay if parameter.ndim < 2 or "LayerNorm" in name or name.endswith("bias") else decay).append(parameter)
     optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=spec.lr
-    )
+        [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=spec.lr, fused=device.type == "cuda",
+    )  # fmt: skip
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _linear(step, warmup, total))
+    scaler = torch.amp.GradScaler(device.type) if dtype == torch.float16 else None
     generator = torch.Generator().manual_seed(spec.seed)
     history = []
     network.train()
+
+    def check(step: int, epoch: int, loss: torch.Tensor, norm: torch.Tensor, lr: float) -> None:
+        # read one step late, so the GPU already runs the next step while this one's loss reaches the CPU
+        value = loss.item()
+        if not math.isfinite(value):
+            raise TrainingError(_diverged(step, epoch, spec, f"loss is {value}"))
+        if scaler is None and not torch.isfinite(norm):
+            raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
+        history.append({"step": step, "epoch": epoch, "loss": value, "lr": lr})
+        bar.update(1)
+        bar.set_postfix(loss=f"{value:.3f}")
+        if on_step is not None:
+            on_step(step + 1, total)
+
     with (
         torch_threads(spec.threads),
         _seeded(spec.seed),
         ProgressBar(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar,
     ):
-        step = 0
+        step, pending = 0, None
         for epoch in range(spec.epochs):
             order = torch.randperm(len(items), generator=generator).tolist()
-            for start in range(0, len(order), spec.batch_size):
+            for start in range(0, len(order), per_step):
                 if stop is not None and stop.is_set():
                     raise Cancelled(f"{desc}: stopped by the caller at step {step}")
-                batch = collate([items[i] for i in order[start : start + spec.batch_size]], pad_id)
-                loss = loss_of(choice_logits(network, batch), batch["labels"])
-                if not torch.isfinite(loss):
-                    raise TrainingError(_diverged(step, epoch, spec, f"loss is {loss.item()}"))
+                chunk = order[start : start + per_step]
+                micro = [
+                    _to(collate([items[i] for i in chunk[at : at + spec.batch_size]], pad_id), device)
+                    for at in range(0, len(chunk), spec.batch_size)
+                ]
                 optimizer.zero_grad(set_to_none=True)
-                loss.backward()
+                loss = backward(network, micro, dtype, scaler)
+                if scaler is not None:
+                    scaler.unscale_(optimizer)
                 norm = torch.nn.utils.clip_grad_norm_(
                     network.parameters(), spec.clip if spec.clip > 0 else float("inf")
                 )
-                if not torch.isfinite(norm):
-                    raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
-                optimizer.step()
+                if scaler is not None:
+                    scaler.step(optimizer)  # skipped when a gradient overflowed; the scale shrinks
+                    scaler.update()
+                else:
+                    optimizer.step()
                 schedule.step()
-                history.append({"step": step, "epoch": epoch, "loss": loss.item(), "lr": schedule.get_last_lr()[0]})
+                if pending is not None:
+                    check(*pending)
+                pending = (step, epoch, loss, norm, schedule.get_last_lr()[0])
                 step += 1
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss.item():.3f}")
-                if on_step is not None:
-                    on_step(step, total)
+        if pending is not None:
+            check(*pending)
+    if spec.gradient_checkpointing:
+        _checkpointing(network, False)
     network.eval()
     return pl.DataFrame(history, schema={"step": pl.Int64, "epoch": pl.Int64, "loss": pl.Float64, "lr": pl.Float64})
+
+
+def _to(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    return {name: tensor.to(device, non_blocking=True) for name, tensor in batch.items()}
+
+
+def _checkpointing(network: torch.nn.Module, on: bool) -> None:
+    """Turn transformers' gradient checkpointing on or off; a model without it is a clear error."""
+    if not getattr(network, "supports_gradient_checkpointing", False):
+        raise WorkbenchError(
+            f"{type(network).__name__} does not support gradient checkpointing; "
+            "train without it (gradient_checkpointing=False) and lower batch_size, raising accumulate to keep "
+            "the effective batch"
+        )
+    if on:  # non-reentrant: dropout's random state is replayed, so the losses are those without checkpointing
+        network.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        network.gradient_checkpointing_disable()
 
 
 def predict(
@@ -270,8 +382,8 @@ def predict(
     ):
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            batch = collate([items[i] for i in chunk], pad_id)
-            logits = choice_logits(network, batch).float()
+            batch = _to(collate([items[i] for i in chunk], pad_id), next(network.parameters()).device)
+            logits = choice_logits(network, batch)
             for row, index in enumerate(chunk):
                 scores[index] = logits[row, : len(items[index]["input_ids"])].tolist()
             bar.update(len(chunk))
