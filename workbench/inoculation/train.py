@@ -353,10 +353,13 @@ def _checkpointing(network: torch.nn.Module, on: bool) -> None:
             "train without it (gradient_checkpointing=False) and lower batch_size, raising accumulate to keep "
             "the effective batch"
         )
-    if on:  # non-reentrant: dropout's random state is replayed, so the losses are those without checkpointing
-        network.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    renamed = hasattr(network, "activation_checkpointing_enable")  # transformers 5's name; 4.x says gradient_
+    if not on:
+        network.activation_checkpointing_disable() if renamed else network.gradient_checkpointing_disable()
+    elif renamed:  # non-reentrant: dropout's random state is replayed, so the losses are those without checkpointing
+        network.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
     else:
-        network.gradient_checkpointing_disable()
+        network.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
 def predict(
