@@ -12,11 +12,14 @@ reserves MCQL for it), never from the source model's training data.
 
 A run is a folder, written only through ``workbench.io`` (atomic):
 
-- ``config.json``: the resolved settings; a rerun with other fixed settings is refused;
+- ``config.json``: the resolved settings (``precision``, ``accumulate`` and, under ``machine``, ``device``,
+  ``gradient_checkpointing``, ``keep_checkpoints``); a rerun with other fixed settings is refused, and a rerun
+  that leaves a recorded setting out takes it from here;
 - ``trials.parquet``: one row per finished trial (``TRIALS_SCHEMA``), rewritten after each trial;
   the row ``k=0`` (status ``baseline``) is the source model before inoculation;
 - ``trials/<trial>/{probe,orig}.parquet``: that trial's dev predictions;
-- ``best/k<k>/``: the checkpoint of the best trial so far for k (``trial.json`` names it);
+- ``best/k<k>/``: the checkpoint of the best trial so far for k (``trial.json`` names it); with
+  ``keep_checkpoints="all"`` the others stay in ``trials/<trial>/model/``, with ``"none"`` no checkpoint is kept;
 - ``log.txt``: what happened, including which trials a resumed run skipped;
 - ``ray/``: Ray Tune's own state, with ``backend="ray"`` only.
 

@@ -19,9 +19,11 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import torch
 
@@ -172,44 +174,67 @@ def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module
 
 
 def encode(tokenizer, frame: pl.DataFrame, max_length: int) -> list[dict]:
-    """One item per question: the token ids of each ``[CLS] q [SEP] a_i [SEP]`` pair and the gold index."""
+    """One item per question: the token ids of its ``[CLS] q [SEP] a_i [SEP]`` pairs as one padded array
+    [choices, longest pair] (``ids``, ``types``: token types or None), each pair's ``lengths``, and the gold index."""
+    frame = _training_frame(frame)
+    return _tokenize(tokenizer, frame["question"].to_list(), frame["choices"].to_list(), frame["answer"].to_list(),
+                     max_length)  # fmt: skip
+
+
+def _training_frame(frame: pl.DataFrame) -> pl.DataFrame:
     frame = conform(frame, PROBE_SCHEMA, "training frame")
     if frame.is_empty():
         raise WorkbenchError("the training frame has no questions")
-    pairs = frame.select(pl.int_range(pl.len()).alias("row"), "question", pl.col("choices").alias("choice")).explode(
-        "choice"
-    )
-    encoded = tokenizer(pairs["question"].to_list(), pairs["choice"].to_list(), truncation=True, max_length=max_length)
-    has_types = "token_type_ids" in encoded
-    items = [{"input_ids": [], "token_type_ids": [], "answer": answer} for answer in frame["answer"]]
-    for index, row in enumerate(pairs["row"]):
-        items[row]["input_ids"].append(encoded["input_ids"][index])
-        items[row]["token_type_ids"].append(encoded["token_type_ids"][index] if has_types else None)
+    return frame
+
+
+def _tokenize(tokenizer, questions: list[str], choices: list[list[str]], answers: list[int], max_length: int):
+    encoded = tokenizer(
+        [q for q, row in zip(questions, choices) for _ in row], [c for row in choices for c in row],
+        truncation=True, max_length=max_length, return_attention_mask=False,
+    )  # fmt: skip
+    ids, types = encoded["input_ids"], encoded.get("token_type_ids")
+    pad = tokenizer.pad_token_id or 0
+    items, at = [], 0
+    for row, answer in zip(choices, answers):
+        lengths = np.array([len(pair) for pair in ids[at : at + len(row)]], dtype=np.int64)
+        block = np.full((len(row), int(lengths.max())), pad, dtype=np.int64)
+        kinds = None if types is None else np.zeros_like(block)
+        for c, length in enumerate(lengths):
+            block[c, :length] = ids[at + c]
+            if kinds is not None:
+                kinds[c, :length] = types[at + c]
+        items.append({"ids": block, "types": kinds, "lengths": lengths, "answer": answer})
+        at += len(row)
     return items
 
 
 def collate(items: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
-    """Pad a batch to [questions, widest choice count, longest pair]; ``choice_mask`` marks real choices."""
-    n_choices = max(len(item["input_ids"]) for item in items)
-    width = max(len(ids) for item in items for ids in item["input_ids"])
+    """Pad a batch to [questions, widest choice count, longest pair]; ``choice_mask`` marks real choices.
+
+    One block copy per question (numpy), so a training step spends microseconds here, not the GPU's time."""
+    n_choices = max(len(item["lengths"]) for item in items)
+    width = max(item["ids"].shape[1] for item in items)
     shape = (len(items), n_choices, width)
-    batch = {
-        "input_ids": torch.full(shape, pad_id, dtype=torch.long),
-        "attention_mask": torch.zeros(shape, dtype=torch.long),
-        "token_type_ids": torch.zeros(shape, dtype=torch.long),
-        "choice_mask": torch.zeros(shape[:2], dtype=torch.bool),
+    ids = np.full(shape, pad_id, dtype=np.int64)
+    types = np.zeros(shape, dtype=np.int64)
+    lengths = np.zeros(shape[:2], dtype=np.int64)
+    for q, item in enumerate(items):
+        count, longest = item["ids"].shape
+        ids[q, :count, :longest] = item["ids"]
+        if item["types"] is not None:
+            types[q, :count, :longest] = item["types"]
+        lengths[q, :count] = item["lengths"]
+    choice_mask = lengths > 0
+    attention = np.arange(width) < lengths[..., None]
+    attention[..., 0] |= ~choice_mask  # a padded slot still needs one attended token, or its attention is all-masked
+    return {
+        "input_ids": torch.from_numpy(ids),
+        "attention_mask": torch.from_numpy(attention.astype(np.int64)),
+        "token_type_ids": torch.from_numpy(types),
+        "choice_mask": torch.from_numpy(choice_mask),
         "labels": torch.tensor([item["answer"] for item in items], dtype=torch.long),
     }
-    for q, item in enumerate(items):
-        for c, ids in enumerate(item["input_ids"]):
-            batch["input_ids"][q, c, : len(ids)] = torch.tensor(ids)
-            batch["attention_mask"][q, c, : len(ids)] = 1
-            if item["token_type_ids"][c] is not None:
-                batch["token_type_ids"][q, c, : len(ids)] = torch.tensor(item["token_type_ids"][c])
-            batch["choice_mask"][q, c] = True
-        # a padded slot still needs one attended token, or attention over it is all-masked
-        batch["attention_mask"][q, len(item["input_ids"]) :, 0] = 1
-    return batch
 
 
 def choice_logits(network: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -267,13 +292,60 @@ def fit(
     device, dtype = training_device(spec)
     if spec.gradient_checkpointing:
         _checkpointing(network, True)
-    items = encode(tokenizer, frame, spec.max_length)
-    pad_id = tokenizer.pad_token_id or 0
-    per_step = spec.batch_size * spec.accumulate
-    per_epoch = math.ceil(len(items) / per_step)
-    total = per_epoch * spec.epochs
-    warmup = int(round(spec.warmup * total))
+    frame = _training_frame(frame)
+    total = math.ceil(frame.height / (spec.batch_size * spec.accumulate)) * spec.epochs
     network.to(device)
+    optimizer, schedule = _optimizer(network, spec, device, total)
+    scaler = torch.amp.GradScaler(device.type) if dtype == torch.float16 else None
+    history = []
+    network.train()
+    with (
+        torch_threads(spec.threads),
+        _seeded(spec.seed),
+        ProgressBar(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar,
+    ):
+
+        def record(step: int, epoch: int, loss: torch.Tensor, norm: torch.Tensor, lr: float) -> None:
+            # read one step late: the GPU already runs the next step while this one's loss reaches the CPU
+            value = loss.item()
+            if not math.isfinite(value):
+                raise TrainingError(_diverged(step, epoch, spec, f"loss is {value}"))
+            if scaler is None and not torch.isfinite(norm):
+                raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
+            history.append({"step": step, "epoch": epoch, "loss": value, "lr": lr})
+            bar.update(1)
+            bar.set_postfix(loss=f"{value:.3f}")
+            if on_step is not None:
+                on_step(step + 1, total)
+
+        pending = None
+        for step, (epoch, micro) in enumerate(_ahead(_batches(tokenizer, frame, spec, device))):
+            if stop is not None and stop.is_set():
+                raise Cancelled(f"{desc}: stopped by the caller at step {step}")
+            optimizer.zero_grad(set_to_none=True)
+            loss = backward(network, micro, dtype, scaler)
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            norm = torch.nn.utils.clip_grad_norm_(network.parameters(), spec.clip if spec.clip > 0 else float("inf"))
+            if scaler is not None:
+                scaler.step(optimizer)  # skipped when a gradient overflowed; the scale shrinks
+                scaler.update()
+            else:
+                optimizer.step()
+            schedule.step()
+            if pending is not None:
+                record(*pending)
+            pending = (step, epoch, loss, norm, schedule.get_last_lr()[0])
+        if pending is not None:
+            record(*pending)
+    if spec.gradient_checkpointing:
+        _checkpointing(network, False)
+    network.eval()
+    return pl.DataFrame(history, schema={"step": pl.Int64, "epoch": pl.Int64, "loss": pl.Float64, "lr": pl.Float64})
+
+
+def _optimizer(network: torch.nn.Module, spec: TrainSpec, device: torch.device, total: int):
+    """AdamW without weight decay on biases and LayerNorm (fused on a GPU), and the warmup-then-decay schedule."""
     decay, no_decay = [], []
     for name, parameter in network.named_parameters():
         (no_decay if parameter.ndim < 2 or "LayerNorm" in name or name.endswith("bias") else decay).append(parameter)
@@ -281,68 +353,43 @@ def fit(
         [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
         lr=spec.lr, fused=device.type == "cuda",
     )  # fmt: skip
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _linear(step, warmup, total))
-    scaler = torch.amp.GradScaler(device.type) if dtype == torch.float16 else None
+    warmup = int(round(spec.warmup * total))
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _linear(step, warmup, total))
+
+
+def _batches(tokenizer, frame: pl.DataFrame, spec: TrainSpec, device: torch.device) -> Iterator[tuple[int, list]]:
+    """Each optimizer step's epoch and micro-batches, on ``device``: a seeded permutation per epoch, each question
+    tokenized when first drawn (so tokenizing overlaps training, see ``_ahead``) and kept for later epochs."""
+    questions, choices, answers = (frame[name].to_list() for name in ("question", "choices", "answer"))
+    pad, per_step, items = tokenizer.pad_token_id or 0, spec.batch_size * spec.accumulate, {}
     generator = torch.Generator().manual_seed(spec.seed)
-    history = []
-    network.train()
+    for epoch in range(spec.epochs):
+        order = torch.randperm(frame.height, generator=generator).tolist()
+        for start in range(0, len(order), per_step):
+            chunk = order[start : start + per_step]
+            new = [i for i in chunk if i not in items]
+            if new:
+                rows = [questions[i] for i in new], [choices[i] for i in new], [answers[i] for i in new]
+                items.update(zip(new, _tokenize(tokenizer, *rows, spec.max_length)))
+            micro = [chunk[at : at + spec.batch_size] for at in range(0, len(chunk), spec.batch_size)]
+            yield epoch, [_to(collate([items[i] for i in part], pad), device) for part in micro]
 
-    def check(step: int, epoch: int, loss: torch.Tensor, norm: torch.Tensor, lr: float) -> None:
-        # read one step late, so the GPU already runs the next step while this one's loss reaches the CPU
-        value = loss.item()
-        if not math.isfinite(value):
-            raise TrainingError(_diverged(step, epoch, spec, f"loss is {value}"))
-        if scaler is None and not torch.isfinite(norm):
-            raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
-        history.append({"step": step, "epoch": epoch, "loss": value, "lr": lr})
-        bar.update(1)
-        bar.set_postfix(loss=f"{value:.3f}")
-        if on_step is not None:
-            on_step(step + 1, total)
 
-    with (
-        torch_threads(spec.threads),
-        _seeded(spec.seed),
-        ProgressBar(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar,
-    ):
-        step, pending = 0, None
-        for epoch in range(spec.epochs):
-            order = torch.randperm(len(items), generator=generator).tolist()
-            for start in range(0, len(order), per_step):
-                if stop is not None and stop.is_set():
-                    raise Cancelled(f"{desc}: stopped by the caller at step {step}")
-                chunk = order[start : start + per_step]
-                micro = [
-                    _to(collate([items[i] for i in chunk[at : at + spec.batch_size]], pad_id), device)
-                    for at in range(0, len(chunk), spec.batch_size)
-                ]
-                optimizer.zero_grad(set_to_none=True)
-                loss = backward(network, micro, dtype, scaler)
-                if scaler is not None:
-                    scaler.unscale_(optimizer)
-                norm = torch.nn.utils.clip_grad_norm_(
-                    network.parameters(), spec.clip if spec.clip > 0 else float("inf")
-                )
-                if scaler is not None:
-                    scaler.step(optimizer)  # skipped when a gradient overflowed; the scale shrinks
-                    scaler.update()
-                else:
-                    optimizer.step()
-                schedule.step()
-                if pending is not None:
-                    check(*pending)
-                pending = (step, epoch, loss, norm, schedule.get_last_lr()[0])
-                step += 1
-        if pending is not None:
-            check(*pending)
-    if spec.gradient_checkpointing:
-        _checkpointing(network, False)
-    network.eval()
-    return pl.DataFrame(history, schema={"step": pl.Int64, "epoch": pl.Int64, "loss": pl.Float64, "lr": pl.Float64})
+def _ahead(steps: Iterator) -> Iterator:
+    """``steps``, each prepared on a worker thread while the caller trains on the one before: tokenizing (which
+    releases the GIL) and copying to the GPU overlap the GPU's work instead of adding to it."""
+    with ThreadPoolExecutor(1, thread_name_prefix="batches") as worker:
+        future = worker.submit(next, steps, None)
+        while (item := future.result()) is not None:
+            future = worker.submit(next, steps, None)
+            yield item
 
 
 def _to(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    return {name: tensor.to(device, non_blocking=True) for name, tensor in batch.items()}
+    """The batch on ``device``; to a GPU from pinned memory without waiting, so the copy never stalls the queue."""
+    if device.type != "cuda":
+        return {name: tensor.to(device) for name, tensor in batch.items()}
+    return {name: tensor.pin_memory().to(device, non_blocking=True) for name, tensor in batch.items()}
 
 
 def _checkpointing(network: torch.nn.Module, on: bool) -> None:
@@ -376,7 +423,7 @@ def predict(
     """
     items = encode(tokenizer, frame, max_length)
     pad_id = tokenizer.pad_token_id or 0
-    order = sorted(range(len(items)), key=lambda i: -max(len(ids) for ids in items[i]["input_ids"]))
+    order = sorted(range(len(items)), key=lambda i: -items[i]["ids"].shape[1])
     scores: list[list[float]] = [[] for _ in items]
     network.eval()
     with (
@@ -388,7 +435,7 @@ def predict(
             batch = _to(collate([items[i] for i in chunk], pad_id), next(network.parameters()).device)
             logits = choice_logits(network, batch)
             for row, index in enumerate(chunk):
-                scores[index] = logits[row, : len(items[index]["input_ids"])].tolist()
+                scores[index] = logits[row, : len(items[index]["lengths"])].tolist()
             bar.update(len(chunk))
     return (
         frame.with_columns(scores=pl.Series(scores, dtype=pl.List(pl.Float64)))
