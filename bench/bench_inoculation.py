@@ -166,7 +166,7 @@ def gpu_settings(args: argparse.Namespace, out: Path) -> dict:
         "out": out, "device": args.device, "precision": "bfloat16", "shrink": {}, "k": 2000, "batch_size": 16,
         "max_length": 128, "repeats": args.repeats, "warmup_steps": 8, "words": (33, 20),
         "grid_model": None if args.skip_grid else args.grid_model, "grid_ks": (100, 500, 1000, 3000),
-        "grid_lrs": (1e-5, 3e-5), "grid_epochs": (1, 3), "dev": 500,
+        "grid_lrs": (1e-5, 3e-5), "grid_epochs": (1, 3), "dev": 500, "threads": None,
     }  # fmt: skip
 
 
@@ -176,7 +176,7 @@ def small_settings(out: Path) -> dict:
         "out": out, "device": "cpu", "precision": "bfloat16", "k": 16, "batch_size": 8, "max_length": 32,
         "shrink": {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64},
         "repeats": 1, "warmup_steps": 1, "words": (8, 4), "grid_model": "bert-base", "grid_ks": (8,),
-        "grid_lrs": (1e-3,), "grid_epochs": (1,), "dev": 4,
+        "grid_lrs": (1e-3,), "grid_epochs": (1,), "dev": 4, "threads": 1,
     }  # fmt: skip
 
 
@@ -272,12 +272,13 @@ def _throughput(name: str, settings: dict, device: str) -> dict:
 
     from workbench.inoculation import fit
     from workbench.inoculation.train import choice_logits, collate, encode, loss_of
+    from workbench.scoring.models import torch_threads
 
     config = _config(name, settings["shrink"])
     tokenizer = _tokenizer(config)
     frame = _questions(settings["k"], "train", 0, settings["words"])
     spec = TrainSpec(lr=3e-5, epochs=1, batch_size=settings["batch_size"], max_length=settings["max_length"],
-                     device=device, precision=settings["precision"])  # fmt: skip
+                     device=device, precision=settings["precision"], threads=settings["threads"])  # fmt: skip
     dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[spec.precision]
     items = encode(tokenizer, frame, spec.max_length)
     order = torch.randperm(len(items), generator=torch.Generator().manual_seed(spec.seed)).tolist()  # fit's order
@@ -305,8 +306,10 @@ def _throughput(name: str, settings: dict, device: str) -> dict:
                 loss.backward()
                 optimizer.step()
 
-        loop(batches[: settings["warmup_steps"]])
-        return _timed(lambda: loop(batches), device)
+        with torch_threads(spec.threads):
+            loop(batches[: settings["warmup_steps"]])
+        with torch_threads(spec.threads):
+            return _timed(lambda: loop(batches), device)
 
     runs: dict[str, list[tuple[float, float]]] = {"fit": [], "bare": []}
     for _ in range(settings["repeats"]):
@@ -374,7 +377,8 @@ def _grid_wall_time(name: str, settings: dict, device: str) -> dict:
     started = time.perf_counter()
     inoculate(model, out / "p", out / "orig", ks=settings["grid_ks"], lrs=settings["grid_lrs"],
               epochs=settings["grid_epochs"], out=out / "run", device=device, precision=settings["precision"],
-              batch_size=settings["batch_size"], max_length=settings["max_length"], progress=False)  # fmt: skip
+              batch_size=settings["batch_size"], max_length=settings["max_length"], threads=settings["threads"],
+              progress=False)  # fmt: skip
     wall = time.perf_counter() - started
     trials = load_run(out / "run")
     trained = trials.filter(pl.col("k") > 0)

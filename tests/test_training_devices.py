@@ -60,7 +60,7 @@ def _fit(model: Path, frame: pl.DataFrame, dropout: bool = True, **settings) -> 
     network, tokenizer = load_for_training(model)
     if not dropout:
         _without_dropout(network)
-    spec = TrainSpec(**{"lr": 1e-3, "batch_size": 8, "max_length": 16, **settings})
+    spec = TrainSpec(**{"lr": 1e-3, "batch_size": 8, "max_length": 16, "threads": 1, **settings})
     return network, fit(network, tokenizer, frame, spec, progress=False)
 
 
@@ -153,7 +153,8 @@ def test_the_run_folder_records_the_settings_and_a_resume_trains_with_the_record
 
     out = tmp_path / "run"
     args = ["inoculate", "--model", str(tiny_model), "--probes", str(probes_dir), "--orig", str(orig_dir),
-            "--out", str(out), "--lr", "1e-3", "--epochs", "1", "--batch-size", "4", "--max-length", "16"]  # fmt: skip
+            "--out", str(out), "--lr", "1e-3", "--epochs", "1", "--batch-size", "4", "--max-length", "16",
+            "--threads", "1"]  # fmt: skip
     result = CliRunner().invoke(
         make_app(), [*args, "--k", "8", "--precision", "bfloat16", "--accumulate", "2", "--keep-checkpoints", "none"]
     )
@@ -164,7 +165,7 @@ def test_the_run_folder_records_the_settings_and_a_resume_trains_with_the_record
 
     specs, real_fit = [], trial_module.fit
     monkeypatch.setattr(trial_module, "fit", lambda *a, **kw: specs.append(a[3]) or real_fit(*a, **kw))
-    grown = {"ks": (8, 16), "lrs": (1e-3,), "epochs": (1,), "out": out, "batch_size": 4, "max_length": 16}
+    grown = {"ks": (8, 16), "lrs": (1e-3,), "epochs": (1,), "out": out, "batch_size": 4, "max_length": 16, "threads": 1}
     inoculate(tiny_model, probes_dir, orig_dir, progress=False, **grown)  # a resume: only the new k=16 trains
     assert [(s.precision, s.accumulate, s.batch_size) for s in specs] == [("bfloat16", 2, 4)]
     assert load_run(out)["k"].to_list() == [0, 8, 16]
