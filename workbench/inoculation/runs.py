@@ -12,11 +12,14 @@ reserves MCQL for it), never from the source model's training data.
 
 A run is a folder, written only through ``workbench.io`` (atomic):
 
-- ``config.json``: the resolved settings; a rerun with other fixed settings is refused;
+- ``config.json``: the resolved settings (``precision``, ``accumulate`` and, under ``machine``, ``device``,
+  ``gradient_checkpointing``, ``keep_checkpoints``); a rerun with other fixed settings is refused, and a rerun
+  that leaves a recorded setting out takes it from here;
 - ``trials.parquet``: one row per finished trial (``TRIALS_SCHEMA``), rewritten after each trial;
   the row ``k=0`` (status ``baseline``) is the source model before inoculation;
 - ``trials/<trial>/{probe,orig}.parquet``: that trial's dev predictions;
-- ``best/k<k>/``: the checkpoint of the best trial so far for k (``trial.json`` names it);
+- ``best/k<k>/``: the checkpoint of the best trial so far for k (``trial.json`` names it); with
+  ``keep_checkpoints="all"`` the others stay in ``trials/<trial>/model/``, with ``"none"`` no checkpoint is kept;
 - ``log.txt``: what happened, including which trials a resumed run skipped;
 - ``ray/``: Ray Tune's own state, with ``backend="ray"`` only.
 
@@ -47,7 +50,7 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.backends import BACKENDS, run_local, run_ray
 from workbench.inoculation.data import aggregate_dev, five_way, read_mcqa_dir
 from workbench.inoculation.source import _Log
-from workbench.inoculation.train import TrainSpec, check_multiple_choice, swap_in
+from workbench.inoculation.train import TrainSpec, check_multiple_choice, swap_in, training_device
 from workbench.inoculation.trial import ADD_SOME, MAX_ADDED, Trial, TrialData, add_some_mix, trial_id
 from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.formats import read_probes
@@ -95,6 +98,14 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }  # fmt: skip
 
 
+KEEP_CHECKPOINTS = ("best", "all", "none")
+RECORDED_DEFAULTS = {"device": "auto", "precision": "float32", "accumulate": 1, "gradient_checkpointing": False,
+                     "keep_checkpoints": "best"}  # fmt: skip
+FIXED = ("precision", "accumulate")  # what is trained: a resume with other values is refused
+MACHINE = ("device", "gradient_checkpointing", "keep_checkpoints")  # how and where: may change on resume
+TRAINING = ("device", "precision", "accumulate", "gradient_checkpointing")  # passed on to TrainSpec
+
+
 @dataclass(frozen=True)
 class InoculationSpec:
     """The settings of an inoculation run: the grid, add-some, evaluation size, batching and backend.
@@ -104,7 +115,15 @@ class InoculationSpec:
     ``max_eval``: score at most this many questions of each evaluation set, sampled as whole clusters.
     ``data_seed``: which k probe examples, which original examples and which dev questions, fixed once per run.
     ``backend``, ``address``, ``workers``: see ``workbench.inoculation.backends`` (``"local"`` with 1 worker
-    runs in this process; ``"ray"`` on Ray Tune).
+    runs in this process; ``"ray"`` on Ray Tune); ``trial_gpus``, ``trial_cpus``: what each Ray trial requests
+    (default: 1 GPU when the cluster has GPUs, else none; ``threads`` or 1 CPUs).
+
+    Recorded in the run folder, and taken from it on resume when left as None (else the default in
+    ``RECORDED_DEFAULTS``): ``device`` (``auto``: a GPU when there is one), ``precision`` (``float32``,
+    ``bfloat16``, ``float16``), ``accumulate`` (micro-batches per optimizer step), ``gradient_checkpointing``,
+    ``keep_checkpoints`` (``best``: only M* of each k, under ``best/k<k>/``; ``all``: also every other trial's, in
+    ``trials/<trial>/model/``; ``none``). ``precision`` and ``accumulate`` change what is trained, so resuming with
+    other values is refused; the other three say how and where, and may change on resume.
 
     >>> InoculationSpec(ks=(100, 500), lrs=3e-5, epochs=1).ks
     (100, 500)
@@ -124,6 +143,13 @@ class InoculationSpec:
     backend: str = "local"
     address: str | None = None
     workers: int = 1
+    device: str | None = None
+    precision: str | None = None
+    accumulate: int | None = None
+    gradient_checkpointing: bool | None = None
+    keep_checkpoints: str | None = None
+    trial_gpus: float | None = None
+    trial_cpus: int | None = None
 
     def __post_init__(self) -> None:
         if self.add_some not in ADD_SOME:
@@ -132,17 +158,31 @@ class InoculationSpec:
             raise SpecError(f"backend={self.backend!r} is not allowed; choose one of {list(BACKENDS)}")
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise SpecError(f"workers={self.workers!r} is out of range; use a whole number >= 1")
-        if self.address is not None and self.backend != "ray":
-            raise SpecError(f"address={self.address!r} is only for backend='ray'; leave it out or choose backend='ray'")
+        for name in ("address", "trial_gpus", "trial_cpus"):
+            if getattr(self, name) is not None and self.backend != "ray":
+                raise SpecError(
+                    f"{name}={getattr(self, name)!r} is only for backend='ray'; leave it out or choose backend='ray'"
+                )
+        gpus, cpus = self.trial_gpus, self.trial_cpus
+        if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or gpus < 0):
+            raise SpecError(f"trial_gpus={gpus!r} is out of range; use a number >= 0 (0.5: two trials per GPU)")
+        if cpus is not None and (isinstance(cpus, bool) or not isinstance(cpus, int) or cpus < 1):
+            raise SpecError(f"trial_cpus={cpus!r} is out of range; use a whole number >= 1")
+        if self.keep_checkpoints not in (None, *KEEP_CHECKPOINTS):
+            raise SpecError(
+                f"keep_checkpoints={self.keep_checkpoints!r} is not allowed; choose one of {list(KEEP_CHECKPOINTS)}"
+            )
         for name, kind in (("ks", int), ("lrs", float), ("epochs", int), ("seeds", int)):
             object.__setattr__(self, name, _grid(name, getattr(self, name), kind))
         if any(k < 1 for k in self.ks):
             raise SpecError(f"ks={list(self.ks)} must all be at least 1")
+        training = {name: getattr(self, name) for name in TRAINING if getattr(self, name) is not None}
         for lr in self.lrs:  # every grid setting is validated before anything is written or loaded
             for epoch in self.epochs:
                 TrainSpec(
-                    lr=lr, epochs=epoch, batch_size=self.batch_size, max_length=self.max_length, threads=self.threads
-                )
+                    lr=lr, epochs=epoch, batch_size=self.batch_size, max_length=self.max_length, threads=self.threads,
+                    **training,
+                )  # fmt: skip
         max_eval = self.max_eval
         if max_eval is not None and (isinstance(max_eval, bool) or not isinstance(max_eval, int) or max_eval < 1):
             raise SpecError(f"max_eval={max_eval!r} is out of range; use a whole number >= 1, or leave it out for all")
@@ -235,12 +275,14 @@ def plan_inoculation(
             f"but {spec.add_some_dir} has {orig_train.height}"
         )
     out = check_output(out, folder=True).resolve()
+    spec = _settle(spec, out)
     config = {
         "model": str(model), "probes": sorted(str(p) for p in paths), "orig": sorted(str(p) for p in orig_dirs),
         "add_some": spec.add_some, "add_some_dir": None if spec.add_some_dir is None else str(spec.add_some_dir),
         "max_eval": spec.max_eval, "batch_size": spec.batch_size, "max_length": spec.max_length,
-        "data_seed": spec.data_seed,
+        "data_seed": spec.data_seed, **{name: getattr(spec, name) for name in FIXED},
         "grid": {"ks": list(spec.ks), "lrs": list(spec.lrs), "epochs": list(spec.epochs), "seeds": list(spec.seeds)},
+        "machine": {name: getattr(spec, name) for name in MACHINE},
     }  # fmt: skip
     _check_config(out, config)
     seed, max_eval = spec.data_seed, spec.max_eval
@@ -251,6 +293,7 @@ def plan_inoculation(
         probe_eval=sample_clusters(probe_dev, max_eval, seed), orig_eval=sample_clusters(orig_dev, max_eval, seed),
         probe_test=sample_clusters(probe_test, max_eval, seed),
         batch_size=spec.batch_size, max_length=spec.max_length, threads=spec.threads,
+        keep_checkpoints=spec.keep_checkpoints, **{name: getattr(spec, name) for name in TRAINING},
     )  # fmt: skip
     done = set(load_run(out)["trial"]) if (out / "trials.parquet").is_file() else set()
     rows = [{"trial": t.name, "k": t.k, "lr": t.lr, "epochs": t.epochs, "seed": t.seed,
@@ -303,7 +346,8 @@ def run_inoculation(
             skipped = len([trial for trial in grid[1:] if trial.name in done])
             log(f"inoculate: {len(grid) - 1} trials in the plan, {skipped} already finished (skipped), "
                 f"{len(grid) - 1 - skipped} to run ({spec.backend}, {spec.workers} worker(s)); "
-                f"probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions")  # fmt: skip
+                f"probe eval {data.probe_eval.height}, orig eval {data.orig_eval.height} questions; "
+                + ", ".join(f"{name}={getattr(spec, name)}" for name in (*FIXED, *MACHINE)))  # fmt: skip
             if progress and skipped:
                 ProgressBar.write(f"resuming {out}: skipping {skipped} finished trials")
 
@@ -312,7 +356,7 @@ def run_inoculation(
                 def record(result: dict) -> None:
                     nonlocal trials
                     row = {name: result.get(name) for name in TRIALS_SCHEMA}
-                    _keep_checkpoint_if_best(out, row, trials)
+                    _retain_checkpoint(out, row, trials, spec.keep_checkpoints)
                     trials = pl.concat([trials, pl.DataFrame([row], schema=TRIALS_SCHEMA)])
                     write_parquet(trials, out / "trials.parquet")
                     if row["status"] == "diverged":
@@ -325,7 +369,8 @@ def run_inoculation(
                         on_trial(row)
 
                 if spec.backend == "ray":
-                    run_ray(todo, data, record, workers=spec.workers, stop=stop, address=spec.address)
+                    run_ray(todo, data, record, workers=spec.workers, stop=stop, address=spec.address,
+                            gpus=spec.trial_gpus, cpus=spec.trial_cpus, log=log)  # fmt: skip
                 else:
                     run_local(todo, data, record, workers=spec.workers, stop=stop, progress=progress)
             left = len([trial for trial in grid if trial.name not in set(trials["trial"].to_list())])
@@ -414,21 +459,37 @@ def _disk_full_is_clear(out: Path, finished: Callable[[], int]) -> Iterator[None
         ) from err
 
 
-def _keep_checkpoint_if_best(out: Path, row: dict, trials: pl.DataFrame) -> None:
-    """Move a finished trial's checkpoint to ``best/k<k>`` if it beats the best AVG so far for its k, else delete it."""
-    if row["status"] != "ok":
-        return
+def _retain_checkpoint(out: Path, row: dict, trials: pl.DataFrame, keep: str = "best") -> None:
+    """Keep a finished trial's checkpoint as ``keep`` says, before its row is recorded (``trials``: those before it).
+
+    ``best``: move it to ``best/k<k>`` if it beats the best AVG so far for its k (the one it displaces is deleted),
+    else delete it; ``all``: the same, but a displaced or beaten checkpoint stays in ``trials/<trial>/model``;
+    ``none``: delete it (``run_trial`` writes none then). Every move is a rename, so a run killed in between keeps
+    either checkpoint, and a resume compares against ``trials.parquet``, never against what is on disk.
+    """
     checkpoint = out / "trials" / row["trial"] / "model"
-    best = trials.filter((pl.col("k") == row["k"]) & (pl.col("status") == "ok"))["avg"].max()
-    if best is None or row["avg"] > best:
-        chosen = {
-            name: row[name]
-            for name in ("trial", "k", "lr", "epochs", "seed", "add_some", "n_orig_added", "S_new", "S_orig", "avg")
-        }
-        write_text(json.dumps(chosen, indent=2) + "\n", checkpoint / "trial.json")
-        swap_in(checkpoint, out / "best" / f"k{row['k']}")
-    else:
+    if row["status"] != "ok" or not checkpoint.is_dir():
+        return
+    if keep == "none":
         shutil.rmtree(checkpoint, ignore_errors=True)
+        return
+    chosen = {
+        name: row[name]
+        for name in ("trial", "k", "lr", "epochs", "seed", "add_some", "n_orig_added", "S_new", "S_orig", "avg")
+    }
+    write_text(json.dumps(chosen, indent=2) + "\n", checkpoint / "trial.json")
+    best = trials.filter((pl.col("k") == row["k"]) & (pl.col("status") == "ok"))["avg"].max()
+    if best is not None and row["avg"] <= best:
+        if keep == "best":
+            shutil.rmtree(checkpoint, ignore_errors=True)
+        return
+    target = out / "best" / f"k{row['k']}"
+    if keep == "all" and (target / "trial.json").is_file():
+        displaced = json.loads((target / "trial.json").read_text(encoding="utf-8"))["trial"]
+        home = out / "trials" / displaced / "model"
+        if not home.exists():
+            target.rename(home)  # back to its own trial folder; the new best takes its place below
+    swap_in(checkpoint, target)
 
 
 def _remove_leftovers(out: Path, done: set[str]) -> None:
@@ -551,13 +612,46 @@ def _model_folder(model_run: str | Path) -> Path:
     )
 
 
+def _recorded(out: Path) -> dict:
+    """The settings ``out``'s config.json records (empty for a new folder)."""
+    file = out / "config.json"
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+
+
+def _settle(spec: InoculationSpec, out: Path) -> InoculationSpec:
+    """``spec`` with every recorded setting left as None taken from ``out`` (a resume), else its default.
+
+    Run folders from before a setting was recorded resume with its default. With the local backend the device
+    and precision are checked here, before anything is written; a Ray trial checks them on its worker.
+    """
+    old = _recorded(out)
+    recorded = {**{name: old[name] for name in FIXED if name in old}, **old.get("machine", {})}
+    settled = {
+        name: recorded.get(name, default) for name, default in RECORDED_DEFAULTS.items() if getattr(spec, name) is None
+    }
+    spec = dataclasses.replace(spec, **settled)
+    if spec.backend == "local":
+        try:
+            training_device(TrainSpec(device=spec.device, precision=spec.precision))
+        except SpecError as err:
+            if "device" not in settled or not old:
+                raise
+            raise SpecError(
+                f"{out} was run with device={spec.device!r}, which this machine lacks ({err}); "
+                "pass device= (--device) to resume it here"
+            ) from err
+    return spec
+
+
 def _check_config(out: Path, config: dict) -> None:
-    """Refuse to resume ``out`` with different fixed settings (the grid may grow)."""
+    """Refuse to resume ``out`` with different fixed settings (the grid may grow; the machine settings may change).
+
+    A setting the folder does not record (written before it existed) counts as its default."""
     file = out / "config.json"
     if not file.is_file():
         return
-    old = json.loads(file.read_text(encoding="utf-8"))
-    changed = [key for key in config if key != "grid" and old.get(key) != config[key]]
+    old = {**{name: RECORDED_DEFAULTS[name] for name in FIXED}, **json.loads(file.read_text(encoding="utf-8"))}
+    changed = [key for key in config if key not in ("grid", "machine") and old.get(key) != config[key]]
     if changed:
         raise WorkbenchError(
             f"{out} holds a run with other settings "

@@ -1,6 +1,7 @@
 """Training the source model: fine-tune a multiple-choice head (and encoder) on the original task.
 
-A source run is a folder: ``config.json`` (the resolved settings), ``model/`` (the fine-tuned
+A source run is a folder: ``config.json`` (the resolved settings, with the device, precision, gradient
+accumulation and checkpointing asked for and ``device_used``), ``model/`` (the fine-tuned
 checkpoint, written only once training succeeded), ``history.parquet`` (loss per step),
 ``metrics.json`` (dev accuracy per original-task set) and ``log.txt``. ``inoculate`` starts from it.
 
@@ -18,7 +19,15 @@ import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.data import five_way, read_mcqa_dir
-from workbench.inoculation.train import TrainSpec, accuracy, fit, load_for_training, save_model, score_frame
+from workbench.inoculation.train import (
+    TrainSpec,
+    accuracy,
+    fit,
+    load_for_training,
+    save_model,
+    score_frame,
+    training_device,
+)
 from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.select import sample_clusters
 from workbench.scoring.models import model_source
@@ -54,7 +63,8 @@ def train_source(
     out_dir : str or Path
         The run folder; the model lands in ``out_dir/model``.
     spec : TrainSpec, optional
-        Learning rate, epochs, batch size, ...; ``overrides`` replace single fields (``lr=1e-4``).
+        Learning rate, epochs, batch size, device, precision, accumulate, gradient_checkpointing, ...;
+        ``overrides`` replace single fields (``lr=1e-4``, ``precision="bfloat16"``).
     max_train, max_eval : int, optional
         A seeded sample of this many training questions, and of at most this many dev questions of each set
         (to keep CPU runs short).
@@ -78,6 +88,7 @@ def train_source(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise SpecError(f"{name}={value!r} is out of range; use a whole number >= 1, or leave it out for all")
     dirs = [Path(data_dir)] if isinstance(data_dir, (str, Path)) else [Path(d) for d in data_dir]
+    device, _ = training_device(spec)  # a GPU that is not there fails here, before anything is written
     out = check_output(out_dir, folder=True)
     model_source(model_path)
     train = pl.concat(
@@ -95,6 +106,7 @@ def train_source(
     config = {
         "model": str(model_path), "data": [str(d) for d in dirs], "eval": [str(d) for d in dev_dirs],
         "max_train": max_train, "n_train": train.height, "max_eval": max_eval, "train": spec.to_dict(),
+        "device_used": str(device),
     }  # fmt: skip
     with exclusive(out):  # two trainings into one folder would overwrite each other's model
         return _train(model_path, out, config, train, dev_dirs, spec, max_eval, progress, stop, on_step)

@@ -1,8 +1,10 @@
 """Fine-tuning a multiple-choice model on a ``PROBE_SCHEMA`` frame: one small, explicit torch loop.
 
 AdamW, linear warmup then linear decay, gradient clipping, a fixed seed for the head, the shuffling
-and dropout. Questions with fewer choices than the widest in a batch are padded with masked slots
-(logit -inf), which is the paper's padding to 5 without filler text (see ``workbench.inoculation.data``).
+and dropout; on any device (``auto``: the GPU when there is one), in float32 or mixed precision (bfloat16
+autocast, or float16 autocast with loss scaling), with gradient accumulation and gradient checkpointing.
+Questions with fewer choices than the widest in a batch are padded with masked slots (logit -inf), which
+is the paper's padding to 5 without filler text (see ``workbench.inoculation.data``).
 A non-finite loss stops training with a ``TrainingError``; nothing is written by this module, so
 whatever a caller saved before stays as it was.
 
@@ -17,18 +19,21 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import torch
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.progress import ProgressBar
 from workbench.schema import PROBE_SCHEMA, conform
-from workbench.scoring.models import load_network, quiet_transformers, torch_threads
+from workbench.scoring.models import check_device, check_dtype, load_network, quiet_transformers, torch_threads
 
 MASKED = -1e9  # logit of a padded choice slot
+PRECISIONS = ("float32", "bfloat16", "float16")
 
 
 class TrainingError(WorkbenchError):
@@ -42,7 +47,14 @@ class Cancelled(Exception):
 @dataclass(frozen=True)
 class TrainSpec:
     """How to train: learning rate, epochs, seed, batch size (questions), max tokens per choice,
-    warmup share of the steps, gradient-norm clip, weight decay, CPU threads (None: all usable)."""
+    warmup share of the steps, gradient-norm clip, weight decay, CPU threads (None: all usable).
+
+    ``device``: ``auto`` (a GPU when torch sees one, else the CPU), ``cpu``, ``cuda`` or ``cuda:N``.
+    ``precision``: ``float32``; ``bfloat16`` (autocast, float32 weights; GPU or CPU); ``float16`` (autocast with
+    loss scaling; GPU only). ``accumulate``: micro-batches of ``batch_size`` per optimizer step (the step sees
+    ``batch_size * accumulate`` questions, its loss their mean). ``gradient_checkpointing``: recompute the
+    encoder's activations in the backward pass (less memory, about a third more compute).
+    """
 
     lr: float = 3e-5
     epochs: int = 1
@@ -53,6 +65,10 @@ class TrainSpec:
     clip: float = 1.0
     weight_decay: float = 0.01
     threads: int | None = None
+    device: str = "auto"
+    precision: str = "float32"
+    accumulate: int = 1
+    gradient_checkpointing: bool = False
 
     def __post_init__(self) -> None:
         checks = {
@@ -64,6 +80,7 @@ class TrainSpec:
             "warmup": (self.warmup, 0.0, 1.0, float),
             "clip": (self.clip, 0.0, 1e6, float),
             "weight_decay": (self.weight_decay, 0.0, 1.0, float),
+            "accumulate": (self.accumulate, 1, 1024, int),
         }
         for name, (value, low, high, kind) in checks.items():
             ok = (
@@ -85,9 +102,36 @@ class TrainSpec:
                 )
         if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
             raise SpecError(f"threads={self.threads!r} is out of range; use None or a whole number >= 1")
+        check_device_name(self.device)
+        if self.precision not in PRECISIONS:
+            raise SpecError(f"precision={self.precision!r} is not allowed; choose one of {list(PRECISIONS)}")
+        if not isinstance(self.gradient_checkpointing, bool):
+            raise SpecError(f"gradient_checkpointing={self.gradient_checkpointing!r} is not allowed; use True or False")
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def check_device_name(device: str) -> str:
+    """``device`` checked to name a torch device (or ``auto``) without asking whether this machine has it:
+    a Ray driver without a GPU plans trials for GPU workers."""
+    if device != "auto":
+        try:
+            torch.device(device)
+        except (RuntimeError, TypeError) as err:
+            raise SpecError(f"device={device!r} is not a torch device; use 'auto', 'cpu', 'cuda' or 'cuda:N'") from err
+    return device
+
+
+def training_device(spec: TrainSpec) -> tuple[torch.device, torch.dtype]:
+    """The device ``spec`` trains on here (``auto`` resolved) and its autocast dtype, checked to work on it:
+    ``cuda`` without a GPU and ``float16`` on the CPU are ``SpecError``s naming the fix."""
+    device = check_device(spec.device)
+    try:
+        dtype = check_dtype(spec.precision, device)
+    except SpecError as err:  # check_dtype names its argument dtype; here the setting is precision
+        raise SpecError(str(err).replace("dtype=", "precision=", 1)) from err
+    return torch.device(device), dtype
 
 
 def check_multiple_choice(model: str | Path) -> Path:
@@ -130,57 +174,102 @@ def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module
 
 
 def encode(tokenizer, frame: pl.DataFrame, max_length: int) -> list[dict]:
-    """One item per question: the token ids of each ``[CLS] q [SEP] a_i [SEP]`` pair and the gold index."""
+    """One item per question: the token ids of its ``[CLS] q [SEP] a_i [SEP]`` pairs as one padded array
+    [choices, longest pair] (``ids``, ``types``: token types or None), each pair's ``lengths``, and the gold index."""
+    frame = _training_frame(frame)
+    return _tokenize(tokenizer, frame["question"].to_list(), frame["choices"].to_list(), frame["answer"].to_list(),
+                     max_length)  # fmt: skip
+
+
+def _training_frame(frame: pl.DataFrame) -> pl.DataFrame:
     frame = conform(frame, PROBE_SCHEMA, "training frame")
     if frame.is_empty():
         raise WorkbenchError("the training frame has no questions")
-    pairs = frame.select(pl.int_range(pl.len()).alias("row"), "question", pl.col("choices").alias("choice")).explode(
-        "choice"
-    )
-    encoded = tokenizer(pairs["question"].to_list(), pairs["choice"].to_list(), truncation=True, max_length=max_length)
-    has_types = "token_type_ids" in encoded
-    items = [{"input_ids": [], "token_type_ids": [], "answer": answer} for answer in frame["answer"]]
-    for index, row in enumerate(pairs["row"]):
-        items[row]["input_ids"].append(encoded["input_ids"][index])
-        items[row]["token_type_ids"].append(encoded["token_type_ids"][index] if has_types else None)
+    return frame
+
+
+def _tokenize(tokenizer, questions: list[str], choices: list[list[str]], answers: list[int], max_length: int):
+    encoded = tokenizer(
+        [q for q, row in zip(questions, choices) for _ in row], [c for row in choices for c in row],
+        truncation=True, max_length=max_length, return_attention_mask=False,
+    )  # fmt: skip
+    ids, types = encoded["input_ids"], encoded.get("token_type_ids")
+    pad = tokenizer.pad_token_id or 0
+    items, at = [], 0
+    for row, answer in zip(choices, answers):
+        lengths = np.array([len(pair) for pair in ids[at : at + len(row)]], dtype=np.int64)
+        block = np.full((len(row), int(lengths.max())), pad, dtype=np.int64)
+        kinds = None if types is None else np.zeros_like(block)
+        for c, length in enumerate(lengths):
+            block[c, :length] = ids[at + c]
+            if kinds is not None:
+                kinds[c, :length] = types[at + c]
+        items.append({"ids": block, "types": kinds, "lengths": lengths, "answer": answer})
+        at += len(row)
     return items
 
 
 def collate(items: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
-    """Pad a batch to [questions, widest choice count, longest pair]; ``choice_mask`` marks real choices."""
-    n_choices = max(len(item["input_ids"]) for item in items)
-    width = max(len(ids) for item in items for ids in item["input_ids"])
+    """Pad a batch to [questions, widest choice count, longest pair]; ``choice_mask`` marks real choices.
+
+    One block copy per question (numpy), so a training step spends microseconds here, not the GPU's time."""
+    n_choices = max(len(item["lengths"]) for item in items)
+    width = max(item["ids"].shape[1] for item in items)
     shape = (len(items), n_choices, width)
-    batch = {
-        "input_ids": torch.full(shape, pad_id, dtype=torch.long),
-        "attention_mask": torch.zeros(shape, dtype=torch.long),
-        "token_type_ids": torch.zeros(shape, dtype=torch.long),
-        "choice_mask": torch.zeros(shape[:2], dtype=torch.bool),
+    ids = np.full(shape, pad_id, dtype=np.int64)
+    types = np.zeros(shape, dtype=np.int64)
+    lengths = np.zeros(shape[:2], dtype=np.int64)
+    for q, item in enumerate(items):
+        count, longest = item["ids"].shape
+        ids[q, :count, :longest] = item["ids"]
+        if item["types"] is not None:
+            types[q, :count, :longest] = item["types"]
+        lengths[q, :count] = item["lengths"]
+    choice_mask = lengths > 0
+    attention = np.arange(width) < lengths[..., None]
+    attention[..., 0] |= ~choice_mask  # a padded slot still needs one attended token, or its attention is all-masked
+    return {
+        "input_ids": torch.from_numpy(ids),
+        "attention_mask": torch.from_numpy(attention.astype(np.int64)),
+        "token_type_ids": torch.from_numpy(types),
+        "choice_mask": torch.from_numpy(choice_mask),
         "labels": torch.tensor([item["answer"] for item in items], dtype=torch.long),
     }
-    for q, item in enumerate(items):
-        for c, ids in enumerate(item["input_ids"]):
-            batch["input_ids"][q, c, : len(ids)] = torch.tensor(ids)
-            batch["attention_mask"][q, c, : len(ids)] = 1
-            if item["token_type_ids"][c] is not None:
-                batch["token_type_ids"][q, c, : len(ids)] = torch.tensor(item["token_type_ids"][c])
-            batch["choice_mask"][q, c] = True
-        # a padded slot still needs one attended token, or attention over it is all-masked
-        batch["attention_mask"][q, len(item["input_ids"]) :, 0] = 1
-    return batch
 
 
 def choice_logits(network: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """[questions, choices] logits with padded slots at ``MASKED``."""
+    """[questions, choices] float32 logits with padded slots at ``MASKED`` (float16 cannot hold it)."""
     logits = network(
         input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"]
     ).logits
-    return logits.masked_fill(~batch["choice_mask"], MASKED)
+    return logits.float().masked_fill(~batch["choice_mask"], MASKED)
 
 
 def loss_of(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Cross-entropy over the choices: −log p(gold) (SPEC §4)."""
     return torch.nn.functional.cross_entropy(logits, labels)
+
+
+def backward(
+    network: torch.nn.Module,
+    micro: list[dict[str, torch.Tensor]],
+    dtype: torch.dtype = torch.float32,
+    scaler: "torch.amp.GradScaler | None" = None,
+) -> torch.Tensor:
+    """Accumulate into ``.grad`` the gradient of one optimizer step's loss over its micro-batches; return that loss.
+
+    The step's loss is the mean over all its questions: each micro-batch's mean is weighted by its share of them,
+    so ``accumulate`` micro-batches of b questions give the gradient of one batch of ``accumulate * b``.
+    """
+    total = sum(len(batch["labels"]) for batch in micro)
+    device = next(network.parameters()).device
+    step_loss = torch.zeros((), device=device)
+    for batch in micro:
+        with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
+            loss = loss_of(choice_logits(network, batch), batch["labels"]) * (len(batch["labels"]) / total)
+        (scaler.scale(loss) if scaler is not None else loss).backward()
+        step_loss += loss.detach()
+    return step_loss
 
 
 def fit(
@@ -193,24 +282,21 @@ def fit(
     stop: threading.Event | None = None,
     on_step: Callable[[int, int], None] | None = None,
 ) -> pl.DataFrame:
-    """Train ``network`` in place on ``frame``; the per-step history (step, epoch, loss, lr) as a frame.
+    """Train ``network`` in place on ``frame``, on ``spec.device``; the per-step history (step, epoch, loss, lr).
 
-    Raises ``TrainingError`` at the first non-finite loss or gradient norm, and ``Cancelled`` before
-    the next step once ``stop`` is set. ``on_step(done, total)`` is called after each step (a panel's bar).
+    The network is moved to the device and left there. Each optimizer step takes ``batch_size * accumulate``
+    questions. Raises ``TrainingError`` at the first non-finite loss (or gradient norm, outside float16's loss
+    scaling, which skips such steps itself), and ``Cancelled`` before the next step once ``stop`` is set.
+    ``on_step(done, total)`` is called after each step (a panel's bar).
     """
-    items = encode(tokenizer, frame, spec.max_length)
-    pad_id = tokenizer.pad_token_id or 0
-    per_epoch = math.ceil(len(items) / spec.batch_size)
-    total = per_epoch * spec.epochs
-    warmup = int(round(spec.warmup * total))
-    decay, no_decay = [], []
-    for name, parameter in network.named_parameters():
-        (no_decay if parameter.ndim < 2 or "LayerNorm" in name or name.endswith("bias") else decay).append(parameter)
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=spec.lr
-    )
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _linear(step, warmup, total))
-    generator = torch.Generator().manual_seed(spec.seed)
+    device, dtype = training_device(spec)
+    if spec.gradient_checkpointing:
+        _checkpointing(network, True)
+    frame = _training_frame(frame)
+    total = math.ceil(frame.height / (spec.batch_size * spec.accumulate)) * spec.epochs
+    network.to(device)
+    optimizer, schedule = _optimizer(network, spec, device, total)
+    scaler = torch.amp.GradScaler(device.type) if dtype == torch.float16 else None
     history = []
     network.train()
     with (
@@ -218,33 +304,109 @@ def fit(
         _seeded(spec.seed),
         ProgressBar(total=total, desc=desc, unit="step", disable=not progress, leave=False) as bar,
     ):
-        step = 0
-        for epoch in range(spec.epochs):
-            order = torch.randperm(len(items), generator=generator).tolist()
-            for start in range(0, len(order), spec.batch_size):
-                if stop is not None and stop.is_set():
-                    raise Cancelled(f"{desc}: stopped by the caller at step {step}")
-                batch = collate([items[i] for i in order[start : start + spec.batch_size]], pad_id)
-                loss = loss_of(choice_logits(network, batch), batch["labels"])
-                if not torch.isfinite(loss):
-                    raise TrainingError(_diverged(step, epoch, spec, f"loss is {loss.item()}"))
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                norm = torch.nn.utils.clip_grad_norm_(
-                    network.parameters(), spec.clip if spec.clip > 0 else float("inf")
-                )
-                if not torch.isfinite(norm):
-                    raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
+
+        def record(step: int, epoch: int, loss: torch.Tensor, norm: torch.Tensor, lr: float) -> None:
+            # read one step late: the GPU already runs the next step while this one's loss reaches the CPU
+            value = loss.item()
+            if not math.isfinite(value):
+                raise TrainingError(_diverged(step, epoch, spec, f"loss is {value}"))
+            if scaler is None and not torch.isfinite(norm):
+                raise TrainingError(_diverged(step, epoch, spec, f"gradient norm is {norm.item()}"))
+            history.append({"step": step, "epoch": epoch, "loss": value, "lr": lr})
+            bar.update(1)
+            bar.set_postfix(loss=f"{value:.3f}")
+            if on_step is not None:
+                on_step(step + 1, total)
+
+        pending = None
+        for step, (epoch, micro) in enumerate(_ahead(_batches(tokenizer, frame, spec, device))):
+            if stop is not None and stop.is_set():
+                raise Cancelled(f"{desc}: stopped by the caller at step {step}")
+            optimizer.zero_grad(set_to_none=True)
+            loss = backward(network, micro, dtype, scaler)
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            norm = torch.nn.utils.clip_grad_norm_(network.parameters(), spec.clip if spec.clip > 0 else float("inf"))
+            if scaler is not None:
+                scaler.step(optimizer)  # skipped when a gradient overflowed; the scale shrinks
+                scaler.update()
+            else:
                 optimizer.step()
-                schedule.step()
-                history.append({"step": step, "epoch": epoch, "loss": loss.item(), "lr": schedule.get_last_lr()[0]})
-                step += 1
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss.item():.3f}")
-                if on_step is not None:
-                    on_step(step, total)
+            schedule.step()
+            if pending is not None:
+                record(*pending)
+            pending = (step, epoch, loss, norm, schedule.get_last_lr()[0])
+        if pending is not None:
+            record(*pending)
+    if spec.gradient_checkpointing:
+        _checkpointing(network, False)
     network.eval()
     return pl.DataFrame(history, schema={"step": pl.Int64, "epoch": pl.Int64, "loss": pl.Float64, "lr": pl.Float64})
+
+
+def _optimizer(network: torch.nn.Module, spec: TrainSpec, device: torch.device, total: int):
+    """AdamW without weight decay on biases and LayerNorm (fused on a GPU), and the warmup-then-decay schedule."""
+    decay, no_decay = [], []
+    for name, parameter in network.named_parameters():
+        (no_decay if parameter.ndim < 2 or "LayerNorm" in name or name.endswith("bias") else decay).append(parameter)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=spec.lr, fused=device.type == "cuda",
+    )  # fmt: skip
+    warmup = int(round(spec.warmup * total))
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _linear(step, warmup, total))
+
+
+def _batches(tokenizer, frame: pl.DataFrame, spec: TrainSpec, device: torch.device) -> Iterator[tuple[int, list]]:
+    """Each optimizer step's epoch and micro-batches, on ``device``: a seeded permutation per epoch, each question
+    tokenized when first drawn (so tokenizing overlaps training, see ``_ahead``) and kept for later epochs."""
+    questions, choices, answers = (frame[name].to_list() for name in ("question", "choices", "answer"))
+    pad, per_step, items = tokenizer.pad_token_id or 0, spec.batch_size * spec.accumulate, {}
+    generator = torch.Generator().manual_seed(spec.seed)
+    for epoch in range(spec.epochs):
+        order = torch.randperm(frame.height, generator=generator).tolist()
+        for start in range(0, len(order), per_step):
+            chunk = order[start : start + per_step]
+            new = [i for i in chunk if i not in items]
+            if new:
+                rows = [questions[i] for i in new], [choices[i] for i in new], [answers[i] for i in new]
+                items.update(zip(new, _tokenize(tokenizer, *rows, spec.max_length)))
+            micro = [chunk[at : at + spec.batch_size] for at in range(0, len(chunk), spec.batch_size)]
+            yield epoch, [_to(collate([items[i] for i in part], pad), device) for part in micro]
+
+
+def _ahead(steps: Iterator) -> Iterator:
+    """``steps``, each prepared on a worker thread while the caller trains on the one before: tokenizing (which
+    releases the GIL) and copying to the GPU overlap the GPU's work instead of adding to it."""
+    with ThreadPoolExecutor(1, thread_name_prefix="batches") as worker:
+        future = worker.submit(next, steps, None)
+        while (item := future.result()) is not None:
+            future = worker.submit(next, steps, None)
+            yield item
+
+
+def _to(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """The batch on ``device``; to a GPU from pinned memory without waiting, so the copy never stalls the queue."""
+    if device.type != "cuda":
+        return {name: tensor.to(device) for name, tensor in batch.items()}
+    return {name: tensor.pin_memory().to(device, non_blocking=True) for name, tensor in batch.items()}
+
+
+def _checkpointing(network: torch.nn.Module, on: bool) -> None:
+    """Turn transformers' gradient checkpointing on or off; a model without it is a clear error."""
+    if not getattr(network, "supports_gradient_checkpointing", False):
+        raise WorkbenchError(
+            f"{type(network).__name__} does not support gradient checkpointing; "
+            "train without it (gradient_checkpointing=False) and lower batch_size, raising accumulate to keep "
+            "the effective batch"
+        )
+    renamed = hasattr(network, "activation_checkpointing_enable")  # transformers 5's name; 4.x says gradient_
+    if not on:
+        network.activation_checkpointing_disable() if renamed else network.gradient_checkpointing_disable()
+    elif renamed:  # non-reentrant: dropout's random state is replayed, so the losses are those without checkpointing
+        network.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        network.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
 def predict(
@@ -261,7 +423,7 @@ def predict(
     """
     items = encode(tokenizer, frame, max_length)
     pad_id = tokenizer.pad_token_id or 0
-    order = sorted(range(len(items)), key=lambda i: -max(len(ids) for ids in items[i]["input_ids"]))
+    order = sorted(range(len(items)), key=lambda i: -items[i]["ids"].shape[1])
     scores: list[list[float]] = [[] for _ in items]
     network.eval()
     with (
@@ -270,10 +432,10 @@ def predict(
     ):
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            batch = collate([items[i] for i in chunk], pad_id)
-            logits = choice_logits(network, batch).float()
+            batch = _to(collate([items[i] for i in chunk], pad_id), next(network.parameters()).device)
+            logits = choice_logits(network, batch)
             for row, index in enumerate(chunk):
-                scores[index] = logits[row, : len(items[index]["input_ids"])].tolist()
+                scores[index] = logits[row, : len(items[index]["lengths"])].tolist()
             bar.update(len(chunk))
     return (
         frame.with_columns(scores=pl.Series(scores, dtype=pl.List(pl.Float64)))

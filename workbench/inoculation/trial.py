@@ -5,7 +5,7 @@
 writes into the run folder (which every worker must see: a local disk, or shared storage on a cluster):
 
 - ``trials/<trial>/probe.parquet`` and ``orig.parquet``: the dev predictions;
-- ``trials/<trial>/model/``: the trained checkpoint (status ``ok`` only).
+- ``trials/<trial>/model/``: the trained checkpoint (status ``ok`` only; none with ``keep_checkpoints="none"``).
 
 It returns the trial's ``TRIALS_SCHEMA`` row and records nothing itself: the calling process
 appends the row to ``trials.parquet`` and keeps the checkpoint only if the trial is the best so far
@@ -34,7 +34,7 @@ from workbench.inoculation.train import (
     score_frame,
 )
 from workbench.io import write_parquet
-from workbench.scoring.models import torch_threads
+from workbench.scoring.models import check_device, torch_threads
 
 ADD_SOME = {None: 0, "x1": 1, "x2": 2}
 MAX_ADDED = 3000  # add-some never adds more than this many original examples (SPEC §6: "up to 3k")
@@ -63,7 +63,8 @@ class Trial:
 @dataclass(frozen=True, eq=False)
 class TrialData:
     """What every trial of a run shares: the model folder, the run folder, the seeded data pools and
-    dev samples (fixed once per run by ``data_seed``), and the training settings that are not gridded."""
+    dev samples (fixed once per run by ``data_seed``), and the training settings that are not gridded
+    (``device`` is resolved where the trial runs: ``auto`` on a Ray GPU worker is that worker's GPU)."""
 
     model: str
     out: str
@@ -75,6 +76,11 @@ class TrialData:
     batch_size: int = 16
     max_length: int = 128
     threads: int | None = None
+    device: str = "auto"
+    precision: str = "float32"
+    accumulate: int = 1
+    gradient_checkpointing: bool = False
+    keep_checkpoints: str = "best"
 
 
 def trial_id(k: int, lr: float, epochs: int, seed: int, add_some: str | None) -> str:
@@ -105,16 +111,14 @@ def run_trial(trial: Trial, data: TrialData, progress: bool = False, stop: threa
            "add_some": trial.add_some or "none", "n_orig_added": trial.n_orig_added if trial.k else 0}  # fmt: skip
     started = time.time()
     network, tokenizer = load_for_training(data.model, seed=trial.seed)
+    network.to(check_device(data.device))  # the baseline is scored on the device too
     final_loss, status = None, "baseline"
     if trial.k:
         spec = TrainSpec(
-            lr=trial.lr,
-            epochs=trial.epochs,
-            seed=trial.seed,
-            batch_size=data.batch_size,
-            max_length=data.max_length,
-            threads=data.threads,
-        )
+            lr=trial.lr, epochs=trial.epochs, seed=trial.seed, batch_size=data.batch_size, max_length=data.max_length,
+            threads=data.threads, device=data.device, precision=data.precision, accumulate=data.accumulate,
+            gradient_checkpointing=data.gradient_checkpointing,
+        )  # fmt: skip
         train = add_some_mix(data.probe_pool.head(trial.k), data.orig_pool, trial.n_orig_added, seed=trial.seed)
         try:
             history = fit(network, tokenizer, train, spec, progress=progress, desc=trial.name, stop=stop)
@@ -134,7 +138,7 @@ def run_trial(trial: Trial, data: TrialData, progress: bool = False, stop: threa
     if test_pred is not None:
         write_parquet(test_pred, folder / "probe_test.parquet")
     write_parquet(orig_pred, folder / "orig.parquet")
-    if status == "ok":
+    if status == "ok" and data.keep_checkpoints != "none":
         save_model(network, tokenizer, folder / "model")
     s_new, s_orig = accuracy(probe_pred), accuracy(orig_pred)
     s_new_test = accuracy(test_pred) if test_pred is not None else None
