@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from workbench import metrics
-from workbench.errors import SpecError, WorkbenchError
+from workbench.errors import DataSourceError, SpecError, WorkbenchError
 from workbench.knowledge import Graph, load_graph
 from workbench.probes.select import cluster_verdicts
 
@@ -76,6 +76,34 @@ def wordnet_rows(preds: pl.DataFrame, graph: Graph | None = None) -> pl.DataFram
     """The rows of ``preds`` whose concept is a WordNet synset of ``graph`` (GCIDE senses are left out)."""
     graph = wordnet_graph(graph)
     return preds.filter(pl.col("source") != "gcide", pl.col("concept").is_in(graph.concepts["name"].implode()))
+
+
+def placed(preds: pl.DataFrame) -> tuple[Graph, pl.DataFrame] | None:
+    """WordNet and the rows of ``preds`` it places (``wordnet_rows``), or None when there are none or WordNet is not
+    installed: what an optional atlas (a report key, a site section) asks before drawing one."""
+    if preds.filter(pl.col("source") != "gcide").is_empty():
+        return None  # GCIDE senses only: no need to load WordNet
+    try:
+        graph = wordnet_graph()
+    except DataSourceError:
+        return None
+    rows = wordnet_rows(preds, graph)
+    return None if rows.is_empty() else (graph, rows)
+
+
+def concept_verdicts(rows: pl.DataFrame, by: Sequence[str] = ()) -> pl.DataFrame:
+    """Per ``by`` and concept of ``rows`` (one row per cluster verdict with its ``concept``: ``all_right``, ``n``,
+    ``n_correct``): ``clusters``, ``right``, ``questions``, ``questions_right``, the worst known first."""
+    return (
+        rows.group_by(*by, "concept")
+        .agg(
+            clusters=pl.len().cast(pl.Int64),
+            right=pl.col("all_right").sum().cast(pl.Int64),
+            questions=pl.col("n").sum(),
+            questions_right=pl.col("n_correct").sum(),
+        )
+        .sort(pl.col("right") / pl.col("clusters"), "concept")
+    )
 
 
 def taxonomy_accuracy(
@@ -202,17 +230,7 @@ def concepts_under(preds: pl.DataFrame, node: str, graph: Graph | None = None) -
     below = paths.filter(pl.col("node") == node)["concept"]
     verdicts = cluster_verdicts(kept.filter(pl.col("concept").is_in(below.implode())))
     concept_of = kept.select("cluster_id", "concept").unique()
-    return (
-        verdicts.join(concept_of, on="cluster_id")
-        .group_by("concept")
-        .agg(
-            clusters=pl.len().cast(pl.Int64),
-            right=pl.col("all_right").sum().cast(pl.Int64),
-            questions=pl.col("n").sum(),
-            questions_right=pl.col("n_correct").sum(),
-        )
-        .sort(pl.col("right") / pl.col("clusters"), "concept")
-    )
+    return concept_verdicts(verdicts.join(concept_of, on="cluster_id"))
 
 
 def _tree_order(table: pl.DataFrame, groups: list[str]) -> pl.DataFrame:

@@ -19,7 +19,7 @@ import polars as pl
 from workbench import atlas, charts, metrics
 from workbench.calibration import calibration
 from workbench.consistency import template_consistency
-from workbench.errors import DataSourceError, WorkbenchError
+from workbench.errors import WorkbenchError
 from workbench.io import write_text
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
@@ -184,14 +184,10 @@ def taxonomy_nodes(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl
 
     >>> taxonomy_nodes(preds).select("label", "probe", "node", "depth", "n_clusters", "cluster_accuracy")
     """
-    if preds.filter(pl.col("source") != "gcide").is_empty():
-        return None  # GCIDE senses only: no need to load WordNet
-    try:
-        graph = atlas.wordnet_graph()
-    except DataSourceError:
+    found = atlas.placed(preds)
+    if found is None:
         return None
-    if atlas.wordnet_rows(preds, graph).is_empty():
-        return None
+    graph, _ = found
     table = atlas.taxonomy_accuracy(
         preds,
         graph,

@@ -29,7 +29,7 @@ import polars as pl
 
 from workbench import atlas, charts, metrics, views
 from workbench.charts.atlas import LEVEL_HEIGHT
-from workbench.errors import DataSourceError, WorkbenchError
+from workbench.errors import WorkbenchError
 from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import cluster_verdicts
@@ -227,15 +227,10 @@ def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Sec
     grows until they fit); a zoom re-scales a subtree in ``site.js`` (a child's width is its share of its parent's,
     so a subtree's layout is the whole one scaled). Node N's concepts (``atlas.concepts_under``) are ``atlas/N``.
     """
-    if preds.filter(pl.col("source") != "gcide").is_empty():
-        return None  # GCIDE senses only: no need to load WordNet
-    try:
-        graph = atlas.wordnet_graph()
-    except DataSourceError:
+    found = atlas.placed(preds)
+    if found is None:
         return None
-    placed = atlas.wordnet_rows(preds, graph)
-    if placed.is_empty():
-        return None
+    graph, placed = found
     clusters = placed.select("cluster_id", "concept").unique()
     paths = atlas.tree_paths(graph, clusters["concept"].unique().sort())
     sizes = paths.join(clusters, on="concept").group_by("node").agg(pl.col("cluster_id").n_unique())["cluster_id"]
@@ -247,19 +242,8 @@ def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Sec
     )
     nodes = table["node"].unique(maintain_order=True).to_list()
     number = {node: i for i, node in enumerate(nodes)}
-    under = (  # atlas.concepts_under of every node at once
-        paths.filter(pl.col("node").is_in(nodes))
-        .join(clusters, on="concept")
-        .join(cluster_verdicts(placed), on="cluster_id")
-        .group_by("node", "concept")
-        .agg(
-            clusters=pl.len().cast(pl.Int64),
-            right=pl.col("all_right").sum().cast(pl.Int64),
-            questions=pl.col("n").sum(),
-            questions_right=pl.col("n_correct").sum(),
-        )
-        .sort(pl.col("right") / pl.col("clusters"), "concept")
-    )
+    verdicts = paths.filter(pl.col("node").is_in(nodes)).join(clusters, on="concept")
+    under = atlas.concept_verdicts(verdicts.join(cluster_verdicts(placed), on="cluster_id"), by=("node",))  # per node
     files = {
         f"atlas/{number[node]}": part.select(CONCEPT_UNDER_COLUMNS).rows()
         for (node,), part in under.group_by("node", maintain_order=True)
