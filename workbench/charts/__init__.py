@@ -5,6 +5,7 @@ saves or reads files. One module per kind of result:
 - ``accuracy``: prediction frames (the Figure 3 heat map, cluster bars, the linked drill-down).
 - ``curves``: inoculation learning curves (probe solid, original dashed, seed spread, control, human line).
 - ``olmpics``: oLMpics learning curves (MLP / LINEAR, language controls dashed) and language sensitivity.
+- ``difficulty``: the difficulty model's coefficients (a point and interval per item property).
 - ``edge``: edge probes (task vs control-task accuracy, MDL compression, memorisation audit drops).
 """
 
@@ -19,6 +20,7 @@ from workbench.charts.accuracy import (
     reliability_diagram,
 )
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
+from workbench.charts.difficulty import coefficient_plot
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.charts.pls import bootstrap_histograms, loading_bars, path_diagram
@@ -32,6 +34,7 @@ __all__ = [
     "Chart",
     "cell_selection",
     "cluster_bars",
+    "coefficient_plot",
     "dashboard",
     "drilldown_table",
     "heatmap",
