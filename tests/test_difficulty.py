@@ -136,7 +136,7 @@ def test_item_properties_agree_with_nltk(released_preds: pl.DataFrame, wordnet_g
     wn = open_wordnet()
     for row in props.unique("concept", maintain_order=True).head(25).iter_rows(named=True):
         synset = wn.synset(row["concept"])
-        lemma = next(item for item in synset.lemmas() if item.name().lower().replace("_", " ") == row["lemma"])
+        lemma = next(item for item in synset.lemmas() if item.name().replace("_", " ") == row["lemma"])
         assert row["polysemy"] == len(wn.synsets(lemma.name(), synset.pos())), row["concept"]
         assert row["concept_depth"] == synset.min_depth(), row["concept"]
         assert row["lemma_frequency"] == lemma.count(), row["concept"]
