@@ -47,7 +47,7 @@ NAMES = {
     "hops": "hops",
     "distractor_family": "distractor family",
     "distractor_depth": "distractor depth",
-    "polysemy": "polysemy (senses of the word)",
+    "polysemy": "polysemy",
     "concept_depth": "concept depth",
     "lemma_frequency": "log2(1 + sense count)",
     "template": "template",
