@@ -28,7 +28,8 @@ import polars as pl
 
 from workbench import metrics
 from workbench.errors import SpecError, WorkbenchError
-from workbench.knowledge.graph import Graph
+from workbench.knowledge import Graph, load_graph
+from workbench.knowledge.measures import concept_measures
 
 TERMS = (
     "hops",
@@ -119,9 +120,6 @@ def item_properties(predictions: pl.DataFrame, graph: Graph | None = None) -> pl
     --------
     >>> item_properties(preds).select("concept", "polysemy", "concept_depth", "lemma_frequency")  # doctest: +SKIP
     """
-    from workbench.knowledge import load_graph
-    from workbench.knowledge.measures import concept_measures
-
     missing = [name for name in (*PREDICTION_COLUMNS, "word") if name not in predictions.columns]
     if missing:
         raise WorkbenchError(f"the predictions lack the columns {missing}; pass a prediction frame (PREDICTION_SCHEMA)")

@@ -166,14 +166,18 @@ def html_report(
         body += [f"<h3>{html.escape(heading)}</h3>", _html_table(cells)]
     if coefficients is None:
         body += [f"<h2>{html.escape(_DIFFICULTY_TITLE)}</h2>", f"<p>{html.escape(note)}</p>"]
-    else:
+    else:  # the table and the reading under the coefficient plot
         readings = "".join(
             f"<li><b>{html.escape(label)}</b>: {html.escape(line)}</li>"
             for label, lines in _difficulty_readings(coefficients)
             for line in lines
         )
-        body += [f"<p>{html.escape(_DIFFICULTY_NOTE)}</p>", _html_table(_difficulty_table(coefficients))]
-        body += [f"<ul>{readings}</ul>"]
+        at = body.index(f'<div id="chart-{len(specs) - 1}"></div>') + 1
+        body[at:at] = [
+            f"<p>{html.escape(_DIFFICULTY_NOTE)}</p>",
+            _html_table(_difficulty_table(coefficients)),
+            f"<ul>{readings}</ul>",
+        ]
     bundle = vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
     return _PAGE.format(
         title=html.escape(title),
