@@ -18,7 +18,7 @@ LAYERS = [  # bottom to top; a module may import its own layer and the ones befo
     {"workbench.scoring", "workbench.representations"},
     {"workbench.metrics", "workbench.baselines", "workbench.inoculation", "workbench.edge", "workbench.olmpics",
      "workbench.analysis", "workbench.comparison", "workbench.calibration",
-     "workbench.consistency", "workbench.atlas"},
+     "workbench.consistency", "workbench.atlas", "workbench.difficulty"},
     {"workbench.views"},
     {"workbench.charts"},
     {"workbench.reports", "workbench.site"},

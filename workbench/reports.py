@@ -16,10 +16,10 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from workbench import atlas, charts, metrics
+from workbench import atlas, charts, difficulty, metrics
 from workbench.calibration import calibration
 from workbench.consistency import template_consistency
-from workbench.errors import WorkbenchError
+from workbench.errors import DataSourceError, WorkbenchError
 from workbench.io import write_text
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
@@ -90,12 +90,20 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is not None and (lines := _taxonomy_lines(taxonomy)):
         parts += ["", *lines]
+    coefficients, note = _difficulty(preds)
+    parts += ["", _DIFFICULTY_TITLE]
+    if coefficients is None:
+        parts.append(note)
+    else:
+        parts += [_DIFFICULTY_NOTE, _text_table(_difficulty_table(coefficients), left=2)]
+        parts += [f"  {label}: {line}" for label, lines in _difficulty_readings(coefficients) for line in lines]
     return "\n".join(parts) + "\n"
 
 
 def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None) -> dict:
     """The report as JSON-ready data: ``metrics.summary`` plus ``by_probe``, ``breakdown`` rows, ``taxonomy`` (the
-    top nodes of the taxonomy atlas: ``taxonomy_nodes``; empty without WordNet concepts) and ``warnings`` (a
+    top nodes of the taxonomy atlas: ``taxonomy_nodes``; empty without WordNet concepts), ``difficulty`` (the difficulty
+    model's coefficients; empty with too few questions) and ``warnings`` (a
     partial-cluster warning when ``probes`` is given and some clusters were scored only in part).
 
     >>> json_report(preds)["instance_accuracy"], len(json_report(preds)["breakdown"])
@@ -112,6 +120,7 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
             calibration(preds, by=("probe", "hops", "distractor_family")), on=keys, nulls_equal=True
         ).to_dicts(),
         "taxonomy": [] if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is None else taxonomy.to_dicts(),
+        "difficulty": [] if (coefficients := _difficulty(preds)[0]) is None else coefficients.to_dicts(),
         "warnings": [warning] if (warning := metrics.partial_cluster_warning(preds, probes)) else [],
     }
 
@@ -152,6 +161,9 @@ def html_report(
     if notes:
         items = "".join(f"<li><b>{html.escape(rule)}</b>: {html.escape(note)}</li>" for rule, note in notes.items())
         body += ["<h2>Scoring rules</h2>", f"<ul>{items}</ul>"]
+    coefficients, note = _difficulty(preds)
+    if coefficients is not None:
+        specs.append((_DIFFICULTY_TITLE, charts.coefficient_plot(coefficients)))
     scripts = []
     for index, (heading, chart) in enumerate(specs):
         spec = json.dumps(chart.to_dict(), sort_keys=True).replace("</", "<\\/")
@@ -160,6 +172,20 @@ def html_report(
     body.append("<h2>Accuracy % (questions) per cell</h2>")
     for heading, cells in tables["cells"]:
         body += [f"<h3>{html.escape(heading)}</h3>", _html_table(cells)]
+    if coefficients is None:
+        body += [f"<h2>{html.escape(_DIFFICULTY_TITLE)}</h2>", f"<p>{html.escape(note)}</p>"]
+    else:  # the table and the reading under the coefficient plot
+        readings = "".join(
+            f"<li><b>{html.escape(label)}</b>: {html.escape(line)}</li>"
+            for label, lines in _difficulty_readings(coefficients)
+            for line in lines
+        )
+        at = body.index(f'<div id="chart-{len(specs) - 1}"></div>') + 1
+        body[at:at] = [
+            f"<p>{html.escape(_DIFFICULTY_NOTE)}</p>",
+            _html_table(_difficulty_table(coefficients)),
+            f"<ul>{readings}</ul>",
+        ]
     bundle = vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
     return _PAGE.format(
         title=html.escape(title),
@@ -287,6 +313,51 @@ def _tables(preds: pl.DataFrame, n_boot: int, seed: int) -> dict:
         "by_probe": shown(_accuracy_table(preds, ("probe",), n_boot, seed), "probe"),
         "cells": pivots,
     }
+
+
+_DIFFICULTY_TITLE = "What makes an item hard (mixed-effects logistic model, the concept as a random intercept)"
+_DIFFICULTY_NOTE = (
+    "Odds ratios of a right answer with 95% intervals (variational Bayes posterior), per SD of a continuous property "
+    "or against the reference level; docs/ANALYSES.md"
+)
+
+
+def _difficulty(preds: pl.DataFrame) -> tuple[pl.DataFrame | None, str]:
+    """``workbench.difficulty``'s coefficients (with the model ``label``) of the models with enough questions, or
+    None and why not."""
+    keys = metrics.identity_keys(preds)
+    sizes = preds.group_by(keys).agg(n=pl.len(), clusters=pl.col("cluster_id").n_unique())
+    enough = sizes.filter((pl.col("n") >= difficulty.MIN_QUESTIONS) & (pl.col("clusters") >= difficulty.MIN_CLUSTERS))
+    if enough.is_empty():
+        return None, (
+            f"Too few questions for the difficulty model (it needs {difficulty.MIN_QUESTIONS} questions in "
+            f"{difficulty.MIN_CLUSTERS} concepts per model)."
+        )
+    try:
+        properties = difficulty.item_properties(preds.join(enough.select(keys), on=keys, how="semi", nulls_equal=True))
+        coefficients = difficulty.fit_difficulty(properties)
+    except (DataSourceError, WorkbenchError) as err:
+        return None, f"No difficulty model: {err}"
+    return metrics.model_labels(preds).join(coefficients, on=keys, nulls_equal=True, maintain_order="right"), ""
+
+
+def _difficulty_table(coefficients: pl.DataFrame) -> pl.DataFrame:
+    """The difficulty model as display strings: model, term, odds ratio [interval] (or the note of a dropped term)."""
+    ratio = pl.format(
+        "{} [{}, {}]", *(pl.col(name).round(2).cast(pl.String) for name in ("odds_ratio", "odds_lo", "odds_hi"))
+    )
+    sd = pl.format("SD {} [{}, {}]", *(pl.col(name).round(2).cast(pl.String) for name in ("estimate", "lo", "hi")))
+    shown = pl.when(pl.col("kind") == "fixed").then(ratio).when(pl.col("kind") == "random").then(sd)
+    return coefficients.select(
+        pl.col("label").alias("model"),
+        pl.col("term_label").alias("term"),
+        odds_ratio=shown.otherwise(pl.format("dropped: {}", "note")),
+    )
+
+
+def _difficulty_readings(coefficients: pl.DataFrame) -> list[tuple[str, list[str]]]:
+    """``workbench.difficulty.reading`` per model label."""
+    return [(label, difficulty.reading(part)) for (label,), part in coefficients.group_by("label", maintain_order=True)]
 
 
 def _pct(column: str) -> pl.Expr:

@@ -342,3 +342,14 @@ def taxonomy_layout(table: pl.DataFrame, root: str | None = None, levels: int | 
         ).drop("concepts"),
         table,
     )
+
+
+def coefficient_points(coefficients: pl.DataFrame) -> pl.DataFrame:
+    """The rows ``charts.coefficient_plot`` draws: the fixed effects of ``workbench.difficulty.fit_difficulty``
+    without the intercept, in the table's order, each with its model's ``label``."""
+    points = coefficients.filter((pl.col("kind") == "fixed") & (pl.col("term") != "intercept"))
+    if not all(key in coefficients.columns for key in metrics.MODEL_KEYS):
+        return points.with_columns(label=pl.lit("model"))
+    keys = [key for key in metrics.identity_keys(coefficients) if key in coefficients.columns]
+    labels = metrics.model_labels(coefficients.select(keys).unique())
+    return points.join(labels, on=keys, nulls_equal=True, maintain_order="left")

@@ -6,6 +6,7 @@ saves or reads files. One module per kind of result:
 - ``curves``: inoculation learning curves (probe solid, original dashed, seed spread, control, human line).
 - ``olmpics``: oLMpics learning curves (MLP / LINEAR, language controls dashed) and language sensitivity.
 - ``atlas``: the taxonomy atlas (strict cluster accuracy over WordNet as a zoomable icicle).
+- ``difficulty``: the difficulty model's coefficients (a point and interval per item property).
 - ``edge``: edge probes (task vs control-task accuracy, MDL compression, memorisation audit drops).
 """
 
@@ -21,6 +22,7 @@ from workbench.charts.accuracy import (
 )
 from workbench.charts.atlas import node_selection, taxonomy_atlas
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
+from workbench.charts.difficulty import coefficient_plot
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.charts.pls import bootstrap_histograms, loading_bars, path_diagram
@@ -34,6 +36,7 @@ __all__ = [
     "Chart",
     "cell_selection",
     "cluster_bars",
+    "coefficient_plot",
     "dashboard",
     "drilldown_table",
     "heatmap",
