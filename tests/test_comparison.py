@@ -123,3 +123,13 @@ def test_heat_map_marks_the_cells_where_a_later_model_differs_significantly_from
     )
     assert cells.filter(pl.col("label") == "a")["p_holm"].null_count() == cells.filter(pl.col("label") == "a").height
     assert significance_marks(a).is_empty()
+
+
+def test_questions_pair_by_probe_and_id_since_released_files_reuse_ids_across_probes():
+    from test_metrics import PATTERN, toy_predictions
+
+    a, b = toy_predictions(model="a"), toy_predictions(model="b")
+    other = "hyponymy" if a["probe"][0] != "hyponymy" else "hypernymy"  # the same ids in a second probe set
+    a2, b2 = (frame.with_columns(probe=pl.lit(other)) for frame in (a, b))
+    table = compare(pl.concat([a, a2]), pl.concat([b, b2]), n_boot=0)
+    assert table["n"][0] == 2 * a.height == 2 * sum(len(cluster) for cluster in PATTERN)

@@ -43,7 +43,8 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
 
 
 def paired(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
-    """One row per question both frames scored: cluster, heat-map ``row``/``column`` and ``correct_a``/``correct_b``."""
+    """One row per question both frames scored (the same ``probe`` and ``id``): cluster, heat-map ``row``/``column``
+    and ``correct_a``/``correct_b``."""
     for name, frame in (("A", a), ("B", b)):
         models = frame.select(metrics.identity_keys(frame)).unique()
         if models.height != 1:
@@ -51,10 +52,12 @@ def paired(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
                 f"{name} holds {models.height} model identities; compare two frames of one model each "
                 "(filter by model, scorer, rule, control)"
             )
-    keep = ["id", "cluster_id", *metrics.CELL_KEYS, "correct"]
-    both = a.select(keep).join(b.select("id", "correct"), on="id", suffix="_b").rename({"correct": "correct_a"})
+    question = ["probe", "id"]  # ids are unique within a probe set only: the released files reuse them across probes
+    keep = list(dict.fromkeys([*question, "cluster_id", *metrics.CELL_KEYS, "correct"]))
+    both = a.select(keep).join(b.select(*question, "correct"), on=question, suffix="_b")
     if both.is_empty():
-        raise WorkbenchError("A and B share no question (id); score the same probe set with both models")
+        raise WorkbenchError("A and B share no question (probe, id); score the same probe set with both models")
+    both = both.rename({"correct": "correct_a"})
     return both.with_columns(*metrics.cell_labels())
 
 
