@@ -36,6 +36,7 @@ _PUBLIC = {  # name -> the module that defines it
     "compare": "workbench.comparison",
     "calibration": "workbench.calibration",
     "template_consistency": "workbench.consistency",
+    "rephrase": "workbench.probes.phrasings",
     "taxonomy_accuracy": "workbench.atlas",
     "item_properties": "workbench.difficulty",
     "fit_difficulty": "workbench.difficulty",

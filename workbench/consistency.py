@@ -1,6 +1,8 @@
 """Template sensitivity: does a model's pick change when only the phrasing of the question changes?
 
-The probes ask about one concept with the same choices in several phrasings (templates). Grouping a model's
+A probe set asks about one concept with the same choices in several phrasings (templates) once
+``workbench.probes.phrasings.rephrase`` has added them (the generator and the released files phrase each question
+once). Grouping a model's
 predictions by concept and choice set, a group asked in two or more templates is *consistent* when every
 template's pick is the same choice text; the consistency score is the share of consistent groups, an
 invariance check in the manner of behavioural-testing suites, read beside accuracy.
