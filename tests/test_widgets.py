@@ -5,6 +5,7 @@ Each test sets widget values as a visitor would and checks the shared session an
 
 import json
 import time
+from html import escape
 
 import polars as pl
 import pytest
@@ -115,6 +116,28 @@ def test_dashboard_marks_significant_cells_and_shows_calibration(session):
     ece = calibration(flipped, by=())["ece"][0]
     assert board.reliability.layout.display is None and "ece" in board.calibration.value
     assert f"{ece:.3f}" in board.calibration.value
+
+
+def test_dashboard_shows_template_sensitivity_and_fits_the_difficulty_model_on_request(session):
+    from workbench import difficulty
+    from workbench.consistency import template_consistency
+
+    board = ResultsDashboard(session)
+    assert "wb.rephrase" in board.consistency.value  # one phrasing per question: says how to get more
+    first = session.predictions
+    again = {"id": pl.col("id") + "~again", "template": pl.col("template") + "-again", "pred": pl.lit(0, pl.Int64)}
+    other = first.with_columns(**again)
+    session.predictions = pl.concat([first, other.with_columns(correct=pl.col("pred") == pl.col("answer"))])
+    expected = template_consistency(session.predictions)["consistency"][0]
+    assert f"{expected:.3f}" in board.consistency.value
+    session.predictions = first
+    board.fit_difficulty().result(timeout=120)
+    coefficients, why_not = difficulty.fit_models(first)
+    if coefficients is None:
+        assert escape(why_not) in board.difficulty_note.value and board.difficulty.layout.display == "none"
+    else:
+        assert board.difficulty.layout.display is None
+        assert difficulty.reading(coefficients)[0] in board.difficulty_note.value
 
 
 def test_a_toggle_redraws_the_heat_map_exactly_as_altair_builds_it_for_the_new_selection(session):

@@ -25,8 +25,9 @@ import polars as pl
 
 from widgets.render import readable_labels, table
 from widgets.state import Session
-from workbench import charts, metrics
+from workbench import charts, difficulty, metrics
 from workbench.calibration import calibration
+from workbench.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import read_predictions
 from workbench.probes.select import select
@@ -98,6 +99,13 @@ class ResultsDashboard:
         self.marks = w.HTML()
         self.intervals = w.HTML()
         self.calibration = w.HTML()
+        self.consistency = w.HTML()
+        self.fit = w.Button(description="fit the difficulty model", icon="calculator")
+        self.fit.on_click(lambda _: self.fit_difficulty())
+        self.difficulty = alt.JupyterChart(_EMPTY, embed_options=EMBED)
+        self.difficulty.layout.display = "none"
+        self.difficulty.add_class("wb-difficulty")
+        self.difficulty_note = w.HTML()
         self.drill_title = w.HTML()
         self.drill = w.HTML()
         self._lock, self._generation = threading.Lock(), 0
@@ -117,6 +125,9 @@ class ResultsDashboard:
                 self.bars,
                 self.intervals,
                 w.HBox([self.reliability, self.calibration]),
+                self.consistency,
+                w.HBox([self.fit, self.difficulty_note]),
+                self.difficulty,
                 self.drill_title,
                 self.drill,
             ],
@@ -169,7 +180,8 @@ class ResultsDashboard:
                 else "<i>The toggles select no scored question.</i>"
             )
             self.drill.value = self.drill_title.value = self.intervals.value = ""
-            self.marks.value = self.calibration.value = ""
+            self.marks.value = self.calibration.value = self.consistency.value = self.difficulty_note.value = ""
+            self.difficulty.layout.display = "none"
             self.heat.layout.display = self.bars.layout.display = self.reliability.layout.display = "none"
             return
         where = self.session.where
@@ -187,6 +199,12 @@ class ResultsDashboard:
         self._draw(self.bars, done if done is not None else points, lambda: charts.cluster_bars(preds, n_boot=1))
         self.heat.layout.display = self.bars.layout.display = None
         self._calibrate(preds, where)
+        self._phrasing(preds, where)
+        self.difficulty.layout.display = "none"  # a fit is for the toggles it was asked under
+        self.difficulty_note.value = (
+            "<span class='wb-muted'>what makes an item hard: a mixed-effects logistic model of correctness on the "
+            "items' properties, the concept as a random effect (a few seconds)</span>"
+        )
         if done is not None:
             self.intervals.value = self._interval_note()
         else:
@@ -229,6 +247,43 @@ class ResultsDashboard:
         self.calibration.value = "<b>Calibration</b> (softmax of the choice scores)" + table(
             rows, ["label", "n", "accuracy", "confidence", "ece", "brier"]
         )
+
+    def _phrasing(self, preds: pl.DataFrame, where) -> None:
+        """Template sensitivity: how often the pick survives a change of phrasing alone."""
+        rows = self._memo(("consistency", where), lambda: template_consistency(preds))
+        if rows.is_empty() or rows["n_groups"].sum() == 0:
+            self.consistency.value = (
+                "<span class='wb-muted wb-consistency'>Template sensitivity: no question is asked in two phrasings "
+                "here (ask them in further templates with <code>wb.rephrase(probes)</code>, then score).</span>"
+            )
+            return
+        labels = self._memo("labels", lambda: metrics.model_labels(self.session.predictions))
+        shown = rows.join(labels, on=metrics.identity_keys(preds), nulls_equal=True)
+        title = "<b class='wb-consistency'>Template sensitivity</b> (one pick in all phrasings of a question?)"
+        columns = ["label", "probe", "n_groups", "n_questions", "consistency", "accuracy"]
+        self.consistency.value = title + table(shown, columns)
+
+    def fit_difficulty(self) -> Future:
+        """Fit the difficulty model of the shown predictions on a background thread; draw its coefficients."""
+        preds, generation = self.shown(), self._generation
+        self.difficulty_note.value = "<span class='wb-muted'>fitting ...</span>"
+
+        def fit() -> None:
+            coefficients, why_not = difficulty.fit_models(preds)
+            if generation != self._generation:
+                return  # the toggles moved meanwhile
+            if coefficients is None:
+                self.difficulty_note.value = f"<span class='wb-muted wb-difficulty-note'>{escape(why_not)}</span>"
+                return
+            self.difficulty.chart = charts.coefficient_plot(coefficients)
+            self.difficulty.layout.display = None
+            readings = [
+                f"<b>{escape(label)}</b>: " + "; ".join(escape(line) for line in difficulty.reading(part))
+                for (label,), part in coefficients.group_by("label", maintain_order=True)
+            ]
+            self.difficulty_note.value = "<span class='wb-difficulty-note'>" + "<br>".join(readings) + "</span>"
+
+        return self._pool.submit(fit)
 
     def _interval_note(self) -> str:
         return (

@@ -187,6 +187,29 @@ def fit_difficulty(
     return pl.concat(parts).with_columns(pl.col(key).cast(properties.schema[key]) for key in keys)
 
 
+def fit_models(preds: pl.DataFrame) -> tuple[pl.DataFrame | None, str]:
+    """``fit_difficulty`` of each model in ``preds`` with enough questions, with its ``label``
+    (``metrics.model_labels``); or None and why not (too few questions, no WordNet). What the report and the
+    dashboard show.
+
+    >>> coefficients, why_not = fit_models(preds)  # doctest: +SKIP
+    """
+    keys = metrics.identity_keys(preds)
+    sizes = preds.group_by(keys).agg(n=pl.len(), clusters=pl.col("cluster_id").n_unique())
+    enough = sizes.filter((pl.col("n") >= MIN_QUESTIONS) & (pl.col("clusters") >= MIN_CLUSTERS))
+    if enough.is_empty():
+        return None, (
+            f"Too few questions for the difficulty model (it needs {MIN_QUESTIONS} questions in "
+            f"{MIN_CLUSTERS} concepts per model)."
+        )
+    try:
+        kept = preds.join(enough.select(keys), on=keys, how="semi", nulls_equal=True)
+        coefficients = fit_difficulty(item_properties(kept))
+    except WorkbenchError as err:  # DataSourceError included: WordNet not installed
+        return None, f"No difficulty model: {err}"
+    return metrics.model_labels(preds).join(coefficients, on=keys, nulls_equal=True, maintain_order="right"), ""
+
+
 def reading(coefficients: pl.DataFrame) -> list[str]:
     """A few sentences reading one model's ``fit_difficulty`` table: the clear effects per unit of each
     property, the unclear ones, and how much the concepts differ.

@@ -19,7 +19,7 @@ import polars as pl
 from workbench import atlas, charts, difficulty, metrics
 from workbench.calibration import calibration
 from workbench.consistency import template_consistency
-from workbench.errors import DataSourceError, WorkbenchError
+from workbench.errors import WorkbenchError
 from workbench.io import write_text
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
@@ -90,7 +90,7 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is not None and (lines := _taxonomy_lines(taxonomy)):
         parts += ["", *lines]
-    coefficients, note = _difficulty(preds)
+    coefficients, note = difficulty.fit_models(preds)
     parts += ["", _DIFFICULTY_TITLE]
     if coefficients is None:
         parts.append(note)
@@ -120,7 +120,7 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
             calibration(preds, by=("probe", "hops", "distractor_family")), on=keys, nulls_equal=True
         ).to_dicts(),
         "taxonomy": [] if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is None else taxonomy.to_dicts(),
-        "difficulty": [] if (coefficients := _difficulty(preds)[0]) is None else coefficients.to_dicts(),
+        "difficulty": [] if (coefficients := difficulty.fit_models(preds)[0]) is None else coefficients.to_dicts(),
         "warnings": [warning] if (warning := metrics.partial_cluster_warning(preds, probes)) else [],
     }
 
@@ -161,7 +161,7 @@ def html_report(
     if notes:
         items = "".join(f"<li><b>{html.escape(rule)}</b>: {html.escape(note)}</li>" for rule, note in notes.items())
         body += ["<h2>Scoring rules</h2>", f"<ul>{items}</ul>"]
-    coefficients, note = _difficulty(preds)
+    coefficients, note = difficulty.fit_models(preds)
     if coefficients is not None:
         specs.append((_DIFFICULTY_TITLE, charts.coefficient_plot(coefficients)))
     scripts = []
@@ -320,25 +320,6 @@ _DIFFICULTY_NOTE = (
     "Odds ratios of a right answer with 95% intervals (variational Bayes posterior), per SD of a continuous property "
     "or against the reference level; docs/ANALYSES.md"
 )
-
-
-def _difficulty(preds: pl.DataFrame) -> tuple[pl.DataFrame | None, str]:
-    """``workbench.difficulty``'s coefficients (with the model ``label``) of the models with enough questions, or
-    None and why not."""
-    keys = metrics.identity_keys(preds)
-    sizes = preds.group_by(keys).agg(n=pl.len(), clusters=pl.col("cluster_id").n_unique())
-    enough = sizes.filter((pl.col("n") >= difficulty.MIN_QUESTIONS) & (pl.col("clusters") >= difficulty.MIN_CLUSTERS))
-    if enough.is_empty():
-        return None, (
-            f"Too few questions for the difficulty model (it needs {difficulty.MIN_QUESTIONS} questions in "
-            f"{difficulty.MIN_CLUSTERS} concepts per model)."
-        )
-    try:
-        properties = difficulty.item_properties(preds.join(enough.select(keys), on=keys, how="semi", nulls_equal=True))
-        coefficients = difficulty.fit_difficulty(properties)
-    except (DataSourceError, WorkbenchError) as err:
-        return None, f"No difficulty model: {err}"
-    return metrics.model_labels(preds).join(coefficients, on=keys, nulls_equal=True, maintain_order="right"), ""
 
 
 def _difficulty_table(coefficients: pl.DataFrame) -> pl.DataFrame:
