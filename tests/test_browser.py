@@ -127,7 +127,7 @@ def test_dashboard_heatmap_click_filters_the_drilldown_table(app_home, page):
         after = page.inner_text(".wb-drill-title")
         row, column = after.split(" in ", 1)[1].split(" (first")[0].split(" × ")
         assert int(after.split()[0].replace(",", "")) < int(before.split()[0].replace(",", ""))
-        shown = page.locator(".wb-dashboard table.wb-table tbody tr")
+        shown = page.locator(".wb-drill table.wb-table tbody tr")
         assert shown.count() > 0
         for index in range(shown.count()):
             cells_text = shown.nth(index).locator("td").all_inner_texts()

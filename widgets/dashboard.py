@@ -108,6 +108,7 @@ class ResultsDashboard:
         self.difficulty_note = w.HTML()
         self.drill_title = w.HTML()
         self.drill = w.HTML()
+        self.drill.add_class("wb-drill")
         self._lock, self._generation = threading.Lock(), 0
         self._cache: OrderedDict[Hashable, pl.DataFrame] = OrderedDict()
         self._specs: dict[Hashable, dict] = {}  # validated chart specs per chart and set of models

@@ -39,20 +39,23 @@ def host_pattern(hosts: list[str]) -> str:
 
 class CappedKernelManager(AsyncMappingKernelManager):
     """jupyter_server's kernel manager that refuses a visitor a kernel once ``max_kernels`` visitors hold one, and
-    whose culler spares a kernel no page has connected to while pages are still being asked for.
+    whose culler spares a kernel no page has connected to while pages are still being asked for, and a kernel whose
+    page connected less than ``render_grace`` seconds ago.
 
     Kernels waiting in Voilà's preheated pool are not visitors' and do not count: the pool keeps its size. A
     kernel is handed to a visitor with the page, and the page's websocket connects only once its scripts ran: on
-    a busy machine that can take longer than the cull timeout, and culling then would break the page.
+    a busy machine that can take longer than the cull timeout, and culling then would break the page; once
+    connected, the page still fetches and draws its widgets, which on a busy machine can outlast a short timeout too.
     """
 
     max_kernels = Integer(8, config=True, help="The most kernels visitors may hold at once (the pool aside).")
     page_grace = Integer(120, config=True, help="Seconds after a page request that unconnected kernels are spared.")
+    render_grace = Integer(30, config=True, help="Seconds after its page connected that a kernel is spared.")
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.starting = 0  # kernels asked for and not yet listed by the manager
-        self.connected: set[str] = set()  # kernels a page has connected to
+        self.connected: dict[str, float] = {}  # kernels a page has connected to, and when it first did
         self.last_page = time.monotonic()  # when a visitor last asked for a page
 
     def visitor_kernels(self) -> int:
@@ -73,16 +76,19 @@ class CappedKernelManager(AsyncMappingKernelManager):
             self.starting -= 1
 
     def notify_connect(self, kernel_id: str) -> None:
-        self.connected.add(kernel_id)
+        self.connected.setdefault(kernel_id, time.monotonic())
         super().notify_connect(kernel_id)
 
     async def cull_kernel_if_idle(self, kernel_id: str) -> None:
-        if kernel_id not in self.connected and time.monotonic() - self.last_page < self.page_grace:
+        now, connected = time.monotonic(), self.connected.get(kernel_id)
+        if connected is None and now - self.last_page < self.page_grace:
             return  # perhaps a page still loading
+        if connected is not None and now - connected < self.render_grace:
+            return  # its page may still be drawing its widgets
         await super().cull_kernel_if_idle(kernel_id)
 
     async def shutdown_kernel(self, kernel_id: str, *args, **kwargs) -> None:
-        self.connected.discard(kernel_id)
+        self.connected.pop(kernel_id, None)
         await super().shutdown_kernel(kernel_id, *args, **kwargs)
 
 
