@@ -114,6 +114,7 @@ def test_dashboard_marks_significant_cells_and_shows_calibration(session):
     assert starred == set(zip(cells["row"], cells["column"])) and starred
     assert f"{len(starred)} of" in board.marks.value and "McNemar" in board.marks.value
     ece = calibration(flipped, by=())["ece"][0]
+    board.wait(timeout=120)  # calibration is computed on the background thread
     assert board.reliability.layout.display is None and "ece" in board.calibration.value
     assert f"{ece:.3f}" in board.calibration.value
 
@@ -123,12 +124,14 @@ def test_dashboard_shows_template_sensitivity_and_fits_the_difficulty_model_on_r
     from workbench.consistency import template_consistency
 
     board = ResultsDashboard(session)
+    board.wait(timeout=120)
     assert "wb.rephrase" in board.consistency.value  # one phrasing per question: says how to get more
     first = session.predictions
     again = {"id": pl.col("id") + "~again", "template": pl.col("template") + "-again", "pred": pl.lit(0, pl.Int64)}
     other = first.with_columns(**again)
     session.predictions = pl.concat([first, other.with_columns(correct=pl.col("pred") == pl.col("answer"))])
     expected = template_consistency(session.predictions)["consistency"][0]
+    board.wait(timeout=120)
     assert f"{expected:.3f}" in board.consistency.value
     session.predictions = first
     board.fit_difficulty().result(timeout=120)

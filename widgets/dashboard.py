@@ -162,7 +162,7 @@ class ResultsDashboard:
         return None if preds is None else select(preds, self.session.where)
 
     def wait(self, timeout: float | None = None) -> None:
-        """Block until the bars' bootstrap intervals for the current toggles are drawn."""
+        """Block until the bars' bootstrap intervals, calibration and template sensitivity are drawn."""
         if self.pending is not None:
             self.pending.result(timeout)
 
@@ -199,8 +199,12 @@ class ResultsDashboard:
         done = self._memo(("bars", where))
         self._draw(self.bars, done if done is not None else points, lambda: charts.cluster_bars(preds, n_boot=1))
         self.heat.layout.display = self.bars.layout.display = None
-        self._calibrate(preds, where)
-        self._phrasing(preds, where)
+        extras = self._memo(("calibration", where)) is not None and self._memo(("consistency", where)) is not None
+        if extras:
+            self._calibrate(preds, where)
+            self._phrasing(preds, where)
+        else:
+            self.calibration.value = "<span class='wb-muted'>calibration and template sensitivity under way ...</span>"
         self.difficulty.layout.display = "none"  # a fit is for the toggles it was asked under
         self.difficulty_note.value = (
             "<span class='wb-muted'>what makes an item hard: a mixed-effects logistic model of correctness on the "
@@ -213,14 +217,33 @@ class ResultsDashboard:
                 "<span class='wb-muted wb-intervals-pending'>bars: point estimates; "
                 f"{self.n_boot} bootstrap resamples under way ...</span>"
             )
-            self.pending = self._pool.submit(self._bootstrap, preds, where, generation)
+        if done is None or not extras:
+            self.pending = self._pool.submit(self._background, preds, where, generation, done is None, not extras)
         self._drill()
 
-    def _bootstrap(self, preds: pl.DataFrame, where, generation: int) -> None:
-        """Background: the bars' intervals; drawn only if no newer toggle came meanwhile."""
-        time.sleep(self.settle)  # a slider dragged across many values starts one bootstrap, not many
+    def _background(self, preds: pl.DataFrame, where, generation: int, bars: bool, extras: bool) -> None:
+        """Background: calibration and template sensitivity, then the bars' intervals; each drawn only if no newer
+        toggle came meanwhile."""
+        time.sleep(self.settle)  # a slider dragged across many values starts one computation, not many
         if generation != self._generation:
             return  # outdated before it began
+        if extras:
+            try:
+                self._memo(("reliability", where), lambda: reliability_points(preds))
+                self._memo(("calibration", where), lambda: calibration(preds, by=()))
+            except WorkbenchError:
+                pass  # _calibrate says why
+            self._memo(("consistency", where), lambda: template_consistency(preds))
+            if generation == self._generation:
+                self._calibrate(preds, where)
+                self._phrasing(preds, where)
+        if bars:
+            self._bootstrap(preds, where, generation)
+
+    def _bootstrap(self, preds: pl.DataFrame, where, generation: int) -> None:
+        """The bars' intervals; drawn only if no newer toggle came meanwhile."""
+        if generation != self._generation:
+            return
         try:
             bars = cluster_bar_data(preds, n_boot=self.n_boot)
         except Exception as err:  # shown on the page, never raised into it
