@@ -8,7 +8,8 @@ back to Python through altair's ``JupyterChart`` and ``metrics.drilldown`` does 
 Fast by design, so that a toggle redraws every view at once on a full probe set: each chart is built
 and validated by altair once per set of models, later toggles only swap its aggregated rows into that
 spec (``with_rows``); aggregates are memoised per filter; the bars show their point estimates at once
-and get their bootstrap intervals from a background thread, which drops work a newer toggle outdated.
+and get their bootstrap intervals from a background thread, which also computes calibration and template
+sensitivity and drops work a newer toggle outdated; the difficulty model is fitted there on request.
 """
 
 import threading
