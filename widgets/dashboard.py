@@ -313,7 +313,7 @@ class ResultsDashboard:
     def _interval_note(self) -> str:
         return (
             "<span class='wb-muted wb-intervals-done'>bars: 95% percentile intervals from "
-            f"{self.n_boot} bootstrap resamples (questions; whole clusters)</span>"
+            f"{self.n_boot} bootstrap resamples of whole clusters</span>"
         )
 
     def _memo(self, key: Hashable, compute: Callable[[], pl.DataFrame] | None = None) -> pl.DataFrame | None:

@@ -5,9 +5,10 @@ polars. Every table groups by model identity (``MODEL_KEYS``, plus an inoculatio
 from ``STAGE_KEYS`` when the frame has one), so several models stacked in one prediction frame
 are scored side by side.
 
-Confidence intervals are percentile bootstraps, seeded and vectorised with numpy: instance
-accuracy resamples questions, cluster accuracy resamples whole clusters (which also gives an
-interval for the cluster-minus-instance gap).
+Confidence intervals are percentile bootstraps, seeded and vectorised with numpy, that resample whole
+semantic clusters for instance and cluster accuracy alike: the questions about one concept are not
+independent, and resampling them one by one would make the intervals too narrow (cluster resampling
+also gives an interval for the cluster-minus-instance gap).
 
     >>> acc = instance_accuracy(preds, by=("probe",))   # accuracy, n, lo, hi per model x probe
     >>> summary(preds)["cluster_accuracy"]
@@ -120,7 +121,8 @@ def instance_accuracy(
     -------
     polars.DataFrame
         The identity keys, ``by``, ``n`` (questions), ``n_correct``, ``accuracy`` and the
-        percentile interval ``lo``, ``hi`` from ``n_boot`` resamples of the questions (seeded).
+        percentile interval ``lo``, ``hi`` from ``n_boot`` resamples of whole clusters (seeded; a frame without
+        ``cluster_id`` resamples questions).
 
     Examples
     --------
@@ -128,14 +130,20 @@ def instance_accuracy(
     >>> instance_accuracy(preds, by=("probe", "hops")).select("probe", "hops", "accuracy", "lo", "hi")
     """
     keys = _group_keys(preds, by, n_boot, ci)
-    units = preds.select(*keys, correct=pl.col("correct").cast(pl.Float64)).sort(*keys, "correct", nulls_last=True)
-    groups, (hits,) = _groups_and_bootstrap(units, keys, ["correct"], n_boot, seed)
-    lo, hi = _percentiles(hits / groups["n"].to_numpy(), ci)
+    cluster = pl.col("cluster_id") if "cluster_id" in preds.columns else pl.int_range(pl.len()).cast(pl.String)
+    units = (
+        preds.group_by(*keys, cluster.alias("_cluster"))
+        .agg(correct=pl.col("correct").sum().cast(pl.Float64), size=pl.len().cast(pl.Float64))
+        .sort(*keys, "_cluster", nulls_last=True)
+        .drop("_cluster")
+    )
+    groups, (hits, size) = _groups_and_bootstrap(units, keys, ["correct", "size"], n_boot, seed)
+    lo, hi = _percentiles(hits / size, ci)
     return groups.select(
         *keys,
-        "n",
+        n=pl.col("size").cast(pl.Int64),
         n_correct=pl.col("correct").cast(pl.Int64),
-        accuracy=pl.col("correct") / pl.col("n"),
+        accuracy=pl.col("correct") / pl.col("size"),
         lo=pl.Series(lo),
         hi=pl.Series(hi),
     )

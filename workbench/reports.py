@@ -25,7 +25,7 @@ from workbench.io import write_text
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
 """The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
 at least this many clusters, per model and probe."""
-_CI_NOTE = "95% bootstrap intervals in brackets (questions resampled for instance, clusters for cluster and gap)"
+_CI_NOTE = "95% bootstrap intervals in brackets (whole clusters resampled, for instance and cluster accuracy alike)"
 
 
 REPORT_FORMATS = ("text", "json", "html")

@@ -211,7 +211,7 @@ def cluster_section(preds: pl.DataFrame, n_boot: int, seed: int) -> Section:
     )
     text = (
         f"<p>Strict cluster accuracy counts a concept's cluster right only if every one of its questions is; "
-        f"95% bootstrap intervals ({n_boot} resamples: questions for instance, clusters for cluster accuracy); "
+        f"95% bootstrap intervals ({n_boot} resamples of whole clusters, for instance and cluster accuracy alike); "
         "n is questions or clusters.</p>"
         f'<div id="wb-bars" class="wb-chart"></div>{_html_table(table)}'
     )
