@@ -343,6 +343,7 @@ def test_model_labels_show_a_readable_name_for_a_path_and_keep_paths_that_would_
 
 
 def test_instance_accuracy_intervals_resample_whole_clusters():
+    # the semantic cluster of R&S 2020 §4.3 is the unit: its questions are not independent
     # two clusters of 20 questions, one all right and one all wrong: resampling clusters draws both wrong, one of
     # each or both right (1/4, 1/2, 1/4), so the 95% interval is [0, 1]; resampling the 40 questions one by one
     # would give about [0.35, 0.65], an interval that ignores that a cluster's questions stand or fall together

@@ -72,8 +72,8 @@ def compare(
         Predictions of one model each (``PREDICTION_SCHEMA``): a model and its random-weights control, two
         rules, a checkpoint and its source model.
     n_boot, seed, ci
-        Paired bootstrap resamples of clusters (0: no intervals, the tests only), their seed, and the
-        intervals' coverage.
+        Paired bootstrap resamples of clusters (0: no intervals, as the heat map's significance marks ask), their
+        seed, and the intervals' coverage.
     alpha : float
         Significance level of the Holm-adjusted McNemar p-values.
 

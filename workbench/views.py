@@ -86,7 +86,7 @@ def significance_marks(preds: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame
     parts = [pl.DataFrame(schema=schema)]
     for other in others:
         frame = frames[tuple(other[k] for k in keys)]
-        if frame["id"].is_in(reference["id"].implode()).any():
+        if not frame.join(reference, on=["probe", "id"], how="semi").is_empty():  # compare pairs by probe and id
             table = compare(reference, frame, n_boot=0, alpha=alpha).filter(pl.col("scope") == "cell")
             names = pl.lit(other["label"]).alias("label"), pl.lit(first["label"]).alias("reference")
             parts.append(table.select(*names, *list(schema)[2:]))
