@@ -6,28 +6,25 @@ Panels share one observable ``Session``; each owns its widgets (``panel.widget``
     >>> from widgets import Session, ConceptPicker, ProbeControls, ClusterBrowser
     >>> session = Session(graph=load_graph("wordnet"), probes=probes)
     >>> display(ConceptPicker(session).widget, ProbeControls(session).widget, ClusterBrowser(session).widget)
+
+Panels are imported on first use (``lazy_loader``), so an app's kernel loads only what it shows: the explorer and the
+dashboard never import torch, which only the inoculation panels need.
 """
 
-from widgets.atlas import TaxonomyAtlas
-from widgets.clusters import ClusterBrowser
-from widgets.concepts import ConceptPicker
-from widgets.dashboard import ResultsDashboard
-from widgets.inoculation import InoculationLauncher
-from widgets.probing import ProbingResults
-from widgets.runs import RunCurves
-from widgets.source import SourceTrainer
-from widgets.state import Session
-from widgets.toggles import ProbeControls
+import lazy_loader
 
-__all__ = [
-    "ClusterBrowser",
-    "ConceptPicker",
-    "InoculationLauncher",
-    "ProbeControls",
-    "ProbingResults",
-    "ResultsDashboard",
-    "RunCurves",
-    "Session",
-    "SourceTrainer",
-    "TaxonomyAtlas",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "atlas": ["TaxonomyAtlas"],
+        "clusters": ["ClusterBrowser"],
+        "concepts": ["ConceptPicker"],
+        "dashboard": ["ResultsDashboard"],
+        "inoculation": ["InoculationLauncher"],
+        "probing": ["ProbingResults"],
+        "runs": ["RunCurves"],
+        "source": ["SourceTrainer"],
+        "state": ["Session"],
+        "toggles": ["ProbeControls"],
+    },
+)

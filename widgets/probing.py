@@ -20,8 +20,6 @@ from widgets.render import readable_labels, table
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
-from workbench.edge.probes import SUMMARY_COLUMNS
-from workbench.olmpics import results_table
 from workbench.paths import workspace
 from workbench.schema import model_label
 
@@ -40,6 +38,9 @@ def olmpics_views(curves: pl.DataFrame) -> Views:
 
     >>> charts, tables = olmpics_views(pl.read_parquet(home / "olmpics/age.parquet"))  # doctest: +SKIP
     """
+    # Imported here, not above: the package imports torch, which a dashboard kernel needs only for oLMpics curves.
+    from workbench.olmpics import results_table
+
     curves = _short_names(curves, "model")
     tables = {
         "oLMpics results (percent: zero-shot, WS and MAX per setting, language sensitivity)": results_table(curves)
@@ -56,6 +57,8 @@ def edge_views(folder: Path) -> Views:
 
     >>> charts, tables = edge_views(home / "edge" / "supersense")  # doctest: +SKIP
     """
+    from workbench.edge.probes import SUMMARY_COLUMNS  # here, not above: the module imports torch
+
     summary = _short_names(pl.read_parquet(folder / "summary.parquet"), "encoder")
     charts = {"accuracy": edge_accuracy_bars(summary)}
     if "compression" in summary.columns:

@@ -17,7 +17,7 @@ from widgets.files import run_folders
 from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
-from workbench.inoculation import learning_curve, load_run, summarize
+from workbench.inoculation import learning_curve
 from workbench.paths import workspace
 
 
@@ -88,6 +88,9 @@ class RunCurves:
             )
             self.chart.layout.display, self.summary.value = "none", ""
             return
+        from workbench.inoculation import load_run, summarize  # here, not above: they import torch, which a
+        # dashboard kernel needs only once the workspace holds a run
+
         folder = Path(self.run.value)
         self.session.run_dir = str(folder)
         try:

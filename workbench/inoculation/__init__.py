@@ -11,56 +11,35 @@ it on k probe examples over a hyperparameter grid, and read back learning curves
 
 >>> train_source(minilm, "mcqa/arc_easy", "runs/src", TrainSpec(lr=1e-4), max_train=2000)  # doctest: +SKIP
 >>> inoculate("runs/src", "probes/hypernymy", "mcqa/arc_easy", ks=(100, 500), out="runs/inoc")  # doctest: +SKIP
+
+The names load on first use (``lazy_loader``): reading runs and curves does not import torch.
 """
 
-from workbench.inoculation.backends import BACKENDS
-from workbench.inoculation.curves import curve_summaries, learning_curve
-from workbench.inoculation.data import read_mcqa, read_mcqa_dir
-from workbench.inoculation.runs import (
-    PLAN_SCHEMA,
-    TRIALS_SCHEMA,
-    DiskFullError,
-    InoculationPlan,
-    InoculationSpec,
-    add_some_mix,
-    best_trials,
-    inoculate,
-    load_run,
-    plan_inoculation,
-    run_inoculation,
-    stage_predictions,
-    summarize,
-)
-from workbench.inoculation.source import train_source
-from workbench.inoculation.train import TrainingError, TrainSpec, fit, predict, score_frame
-from workbench.inoculation.trial import Trial, TrialData, run_trial
+import lazy_loader
 
-__all__ = [
-    "BACKENDS",
-    "PLAN_SCHEMA",
-    "TRIALS_SCHEMA",
-    "DiskFullError",
-    "InoculationPlan",
-    "InoculationSpec",
-    "TrainSpec",
-    "Trial",
-    "TrialData",
-    "TrainingError",
-    "add_some_mix",
-    "best_trials",
-    "curve_summaries",
-    "fit",
-    "inoculate",
-    "learning_curve",
-    "load_run",
-    "plan_inoculation",
-    "predict",
-    "read_mcqa",
-    "read_mcqa_dir",
-    "run_inoculation",
-    "run_trial",
-    "score_frame",
-    "stage_predictions",
-    "summarize",
-    "train_source",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "backends": ["BACKENDS"],
+        "curves": ["curve_summaries", "learning_curve"],
+        "data": ["read_mcqa", "read_mcqa_dir"],
+        "runs": [
+            "PLAN_SCHEMA",
+            "TRIALS_SCHEMA",
+            "DiskFullError",
+            "InoculationPlan",
+            "InoculationSpec",
+            "add_some_mix",
+            "best_trials",
+            "inoculate",
+            "load_run",
+            "plan_inoculation",
+            "run_inoculation",
+            "stage_predictions",
+            "summarize",
+        ],
+        "source": ["train_source"],
+        "train": ["TrainingError", "TrainSpec", "fit", "predict", "score_frame"],
+        "trial": ["Trial", "TrialData", "run_trial"],
+    },
+)
