@@ -246,6 +246,25 @@ def test_apps_explain_what_to_run_on_an_empty_workspace(tmp_path, monkeypatch):
     assert "No predictions yet" in apps.dashboard().children[1].children[1].value
 
 
+def test_the_kept_vega_bundle_is_what_altair_bundles_and_spares_the_next_kernel_the_work(tmp_path, monkeypatch):
+    import altair as alt
+
+    from widgets.dashboard import offline_charts
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    monkeypatch.setattr(alt.JupyterChart, "_is_offline", False)  # a fresh kernel: altair's CDN loader
+    monkeypatch.setattr(alt.JupyterChart, "_esm", alt.JupyterChart._esm)
+    offline_charts()  # bundles with altair's enable_offline, and keeps the bundle
+    (kept,) = (tmp_path / "vendor").glob("jupyterchart-altair*.js")
+    bundled = alt.JupyterChart._esm
+    assert alt.JupyterChart._is_offline and "https://esm.sh" not in bundled and kept.read_text() == bundled
+    monkeypatch.setattr(alt.JupyterChart, "_is_offline", False)  # the next kernel
+    monkeypatch.setattr(alt.JupyterChart, "enable_offline", None)  # must not be needed
+    alt.JupyterChart._esm = "the CDN loader"
+    offline_charts()
+    assert alt.JupyterChart._is_offline and alt.JupyterChart._esm == bundled
+
+
 def _clicked(*cells: dict) -> dict:
     """What the browser sends when heat-map ``cells`` are clicked (none: double-click to clear)."""
     return {"cell": {"value": {"vlPoint": {"or": list(cells)}} if cells else None, "store": []}}
