@@ -4,6 +4,9 @@ Each test sets widget values as a visitor would and checks the shared session an
 """
 
 import json
+import os
+import subprocess
+import sys
 import time
 from html import escape
 
@@ -263,6 +266,18 @@ def test_the_kept_vega_bundle_is_what_altair_bundles_and_spares_the_next_kernel_
     alt.JupyterChart._esm = "the CDN loader"
     offline_charts()
     assert alt.JupyterChart._is_offline and alt.JupyterChart._esm == bundled
+
+
+def test_an_app_kernel_builds_both_apps_without_the_heavy_imports_it_does_not_use(home):
+    """A served app starts a kernel per visitor: torch (scoring), scipy.stats (significance marks, needed with two
+    models) and rfc3987_syntax (an IRI grammar jsonschema builds at import) would each add a second or more."""
+    code = (
+        "import sys; from widgets import apps; apps.explorer(); apps.dashboard(); "
+        "print(sorted(m for m in ('torch', 'transformers', 'scipy.stats', 'rfc3987_syntax') if sys.modules.get(m)))"
+    )
+    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def _clicked(*cells: dict) -> dict:

@@ -69,8 +69,6 @@ def significance_marks(preds: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame
 
     >>> significance_marks(pl.concat([minilm, minilm_random])).filter("significant")  # doctest: +SKIP
     """
-    from workbench.comparison import compare
-
     schema = {name: pl.String() for name in ("label", "reference", "row", "column")}
     schema |= {"p_holm": pl.Float64(), "significant": pl.Boolean()}
     keys = metrics.identity_keys(preds)
@@ -80,6 +78,8 @@ def significance_marks(preds: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame
     identities = preds.select(keys).unique(maintain_order=True).join(labels, on=keys, nulls_equal=True)
     if identities.height < 2:
         return pl.DataFrame(schema=schema)
+    from workbench.comparison import compare  # here: scipy.stats, a second of a dashboard kernel's start, only if used
+
     frames = preds.partition_by(keys, maintain_order=True, as_dict=True)
     first, *others = identities.iter_rows(named=True)
     reference = frames[tuple(first[k] for k in keys)]
