@@ -43,7 +43,7 @@ class TaxonomyAtlas:
         self.table: pl.DataFrame | None = None  # atlas.taxonomy_accuracy of the shown predictions
         self._shown: pl.DataFrame | None = None
         self._graph = None
-        self._memo: dict = {}  # toggles -> (shown predictions, table), for the current predictions
+        self._memo: dict = {}  # toggles -> (shown predictions, table, clusters placed), for the current predictions
         self.message = w.HTML()
         self.path = w.HTML()
         self.up = w.Button(description="up to parent", icon="arrow-up", disabled=True)
@@ -91,10 +91,10 @@ class TaxonomyAtlas:
             except WorkbenchError as err:
                 self._blank(f"<i>{escape(str(err))}</i>")
                 return
-            self._memo[where] = (shown, table)
-        shown, table = self._memo[where]
+            placed = atlas.wordnet_rows(shown, self._graph)["cluster_id"].n_unique()
+            self._memo[where] = (shown, table, placed)
+        shown, table, placed = self._memo[where]
         self.table, self._shown = table, shown
-        placed = atlas.wordnet_rows(shown, self._graph)["cluster_id"].n_unique()
         total = shown["cluster_id"].n_unique()
         left = f"; {total - placed:,} without a WordNet concept (GCIDE senses) are left out" if placed < total else ""
         self.message.value = (

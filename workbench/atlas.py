@@ -46,9 +46,7 @@ def tree_paths(graph: Graph, concepts: Iterable[str]) -> pl.DataFrame:
     >>> tree_paths(graph, ["dog.n.01"])["node"].to_list()[:4]
     ['all', 'noun', 'entity.n.01', 'physical_entity.n.01']
     """
-    parents, names = graph.taxonomy.parents, graph.names
-    ids = dict(zip(graph.concepts["name"].to_list(), graph.concepts["id"].to_list(), strict=True))
-    pos = graph.concepts["pos"].to_list()
+    parents, names, ids, pos = graph.taxonomy.parents, graph.names, graph.ids, graph.concepts["pos"]
     height: dict[int, int] = {}  # shortest distance up to a synset without parents (WordNet's ISA links have no cycle)
 
     def level(node: int) -> int:

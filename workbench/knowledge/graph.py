@@ -63,6 +63,11 @@ class Graph:
         """Concept name by id."""
         return self.concepts["name"].to_list()
 
+    @cached_property
+    def ids(self) -> dict[str, int]:
+        """Concept id by name."""
+        return dict(zip(self.names, self.concepts["id"].to_list(), strict=True))
+
     def id_of(self, name: str) -> int:
         """The integer id of a concept name such as ``dog.n.01``."""
         hit = self.concepts.filter(pl.col("name") == name)
