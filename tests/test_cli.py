@@ -35,6 +35,16 @@ def test_every_verb_has_help(path):
     assert "Usage" in result.stdout
 
 
+def test_the_command_does_not_build_jsonschemas_iri_grammar():
+    """rfc3987_syntax (2 s at import, under altair's jsonschema) stays out of the ``workbench`` process."""
+    code = ("import sys\nfrom workbench.cli import main\nsys.argv = ['workbench', 'report', '--help']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\nimport altair, jsonschema\n"
+            "print(sys.modules.get('rfc3987_syntax'), 'iri' in jsonschema.FormatChecker.checkers)")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["None", "False"]
+
+
 @pytest.mark.wordnet
 def test_probes_build_writes_splits_and_prints_table4(tmp_path, wordnet_graph):
     out = tmp_path / "hyponymy"
