@@ -8,16 +8,12 @@ oLMpics learning curves in ``olmpics/`` and edge-probing results in ``edge/``.
     >>> apps.explorer()       # concept picker + probe controls + cluster browser (+ taxonomy atlas of the predictions)
 """
 
-# ruff: noqa: E402 (the imports below come after the one line that must precede them)
-import sys
+# ruff: noqa: E402 (the imports below come after the one call that must precede them)
 from pathlib import Path
 
-# An app's kernel starts per visitor, so its imports are on each visitor's clock. jsonschema (under altair) imports
-# rfc3987_syntax when installed (Jupyter's format-nongpl extra), which builds an IRI grammar at import: 2.2 of the
-# 2.7 CPU seconds a kernel spent on ``from widgets import apps``, for an "iri" format check no app runs
-# (python-jsonschema/jsonschema#1428). Without it jsonschema leaves that one format unchecked. It must come before
-# the first import of jsonschema; after that it changes nothing.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+from workbench.startup import skip_iri_grammar
+
+skip_iri_grammar()  # an app's kernel starts per visitor: its imports are on each visitor's clock
 
 import ipywidgets as w
 

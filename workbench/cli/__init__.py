@@ -45,11 +45,10 @@ def main() -> None:
     import warnings
 
     from workbench.errors import WorkbenchError
+    from workbench.startup import skip_iri_grammar
 
     warnings.formatwarning = lambda message, category, *_, **__: f"warning: {message}\n"  # one line, no source echo
-    # Every verb that draws or reports imports altair, hence jsonschema, hence rfc3987_syntax, which builds an IRI
-    # grammar at import (2 s of each command's start) for a format check no verb runs (see widgets/apps.py).
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    skip_iri_grammar()  # before any verb imports altair
 
     debug = "--debug" in sys.argv[1:] or os.environ.get("WORKBENCH_DEBUG", "") not in ("", "0")
     sys.argv = [arg for arg in sys.argv if arg != "--debug"]
