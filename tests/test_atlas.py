@@ -15,7 +15,8 @@ under animal.n.01.
 import polars as pl
 import pytest
 
-from workbench import atlas, charts, metrics
+from workbench import charts, metrics
+from workbench.analysis import atlas
 from workbench.errors import WorkbenchError
 from workbench.knowledge.lookup import hypernym_paths
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform

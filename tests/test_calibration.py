@@ -5,7 +5,7 @@ import math
 import polars as pl
 import pytest
 
-from workbench.calibration import calibration, probabilities, reliability
+from workbench.analysis.calibration import calibration, probabilities, reliability
 
 
 def predictions(margins: list[float], correct: list[bool]) -> pl.DataFrame:

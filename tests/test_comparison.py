@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from workbench.comparison import COMPARISON_SCHEMA, compare
+from workbench.analysis.comparison import COMPARISON_SCHEMA, compare
 from workbench.errors import WorkbenchError
 
 

@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from workbench.consistency import template_consistency
+from workbench.analysis.consistency import template_consistency
 from workbench.probes.phrasings import rephrase
 from workbench.probes.templates import fill, load_templates
 

@@ -9,8 +9,8 @@ import pytest
 from test_metrics import predict
 
 from workbench import reports
+from workbench.analysis.difficulty import fit_difficulty, item_properties, reading
 from workbench.charts import coefficient_plot
-from workbench.difficulty import fit_difficulty, item_properties, reading
 from workbench.errors import SpecError, WorkbenchError
 
 TRUTH = {"intercept": 1.0, "hops": -0.5, "sister": -1.0, "isa_up": 0.5, "polysemy": 0.1, "concept_sd": 0.8}

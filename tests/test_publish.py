@@ -177,7 +177,7 @@ def test_publishing_replaces_a_site_adds_a_section_in_one_call_and_refuses_a_for
 
 
 def test_the_atlas_draws_every_node_of_the_taxonomy_and_its_files_hold_the_concepts_under_each(site, preds):
-    from workbench import atlas
+    from workbench.analysis import atlas
 
     data, graph = page_data(site)["atlas"], atlas.wordnet_graph()
     table = atlas.taxonomy_accuracy(preds, graph, n_boot=10)  # the test set is small: every node is kept
@@ -211,7 +211,7 @@ def test_predictions_without_wordnet_concepts_publish_without_the_atlas(preds, t
 
 @pytest.mark.browser
 def test_a_click_on_an_atlas_node_zooms_in_and_lists_its_concepts_which_open_their_clusters(site, browser, preds):
-    from workbench import atlas
+    from workbench.analysis import atlas
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()

@@ -105,8 +105,8 @@ def test_dashboard_shows_several_models_side_by_side(session):
 
 
 def test_dashboard_marks_significant_cells_and_shows_calibration(session):
-    from workbench.calibration import calibration
-    from workbench.comparison import compare
+    from workbench.analysis.calibration import calibration
+    from workbench.analysis.comparison import compare
 
     first = session.predictions
     flipped = first.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("x"), correct=~pl.col("correct"))
@@ -123,8 +123,8 @@ def test_dashboard_marks_significant_cells_and_shows_calibration(session):
 
 
 def test_dashboard_shows_template_sensitivity_and_fits_the_difficulty_model_on_request(session):
-    from workbench import difficulty
-    from workbench.consistency import template_consistency
+    from workbench.analysis import difficulty
+    from workbench.analysis.consistency import template_consistency
 
     board = ResultsDashboard(session)
     board.wait(timeout=120)

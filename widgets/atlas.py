@@ -2,7 +2,7 @@
 
 Clicking a node (the chart's ``node`` selection, back in Python through altair's ``JupyterChart``) re-roots the
 icicle there and lists the concepts below it, the worst known first; picking a concept sets ``session.concept``,
-so the cluster browser shows its cluster. The numbers come from ``workbench.atlas`` (per toggle setting, once),
+so the cluster browser shows its cluster. The numbers come from ``workbench.analysis.atlas`` (per toggle setting, once),
 the rectangles from ``workbench.views.taxonomy_layout``.
 """
 
@@ -15,7 +15,8 @@ import polars as pl
 from widgets.dashboard import EMBED, offline_charts
 from widgets.render import readable_labels
 from widgets.state import Session
-from workbench import atlas, charts
+from workbench import charts
+from workbench.analysis import atlas
 from workbench.errors import WorkbenchError
 from workbench.probes.select import select
 from workbench.views import taxonomy_layout

@@ -27,9 +27,10 @@ import polars as pl
 
 from widgets.render import readable_labels, table
 from widgets.state import Session
-from workbench import charts, difficulty, metrics
-from workbench.calibration import calibration
-from workbench.consistency import template_consistency
+from workbench import charts, metrics
+from workbench.analysis import difficulty
+from workbench.analysis.calibration import calibration
+from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import read_predictions, write_text
 from workbench.paths import workspace_path

@@ -16,9 +16,10 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from workbench import atlas, charts, difficulty, metrics
-from workbench.calibration import calibration
-from workbench.consistency import template_consistency
+from workbench import charts, metrics
+from workbench.analysis import atlas, difficulty
+from workbench.analysis.calibration import calibration
+from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import write_text
 
@@ -337,7 +338,7 @@ def _difficulty_table(coefficients: pl.DataFrame) -> pl.DataFrame:
 
 
 def _difficulty_readings(coefficients: pl.DataFrame) -> list[tuple[str, list[str]]]:
-    """``workbench.difficulty.reading`` per model label."""
+    """``workbench.analysis.difficulty.reading`` per model label."""
     return [(label, difficulty.reading(part)) for (label,), part in coefficients.group_by("label", maintain_order=True)]
 
 

@@ -27,7 +27,8 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from workbench import atlas, charts, metrics, views
+from workbench import charts, metrics, views
+from workbench.analysis import atlas
 from workbench.charts.atlas import LEVEL_HEIGHT
 from workbench.errors import WorkbenchError
 from workbench.io import exclusive, staged_folder, write_text

@@ -62,7 +62,7 @@ def heatmap_data(preds: pl.DataFrame) -> pl.DataFrame:
 def significance_marks(preds: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame:
     """Per model after the first in ``preds`` and heat-map cell: is its accuracy different from the first
     model's (the ``reference``) on the questions both scored? Exact McNemar per cell, Holm across the cells
-    (``workbench.comparison.compare`` without its bootstrap); ``p_holm`` and ``significant``.
+    (``workbench.analysis.comparison.compare`` without its bootstrap); ``p_holm`` and ``significant``.
 
     Empty with one model, with inoculation stages (a stage is compared in ``workbench compare``), or where a
     model shares no question with the reference.
@@ -78,7 +78,8 @@ def significance_marks(preds: pl.DataFrame, alpha: float = 0.05) -> pl.DataFrame
     identities = preds.select(keys).unique(maintain_order=True).join(labels, on=keys, nulls_equal=True)
     if identities.height < 2:
         return pl.DataFrame(schema=schema)
-    from workbench.comparison import compare  # here: scipy.stats, a second of a dashboard kernel's start, only if used
+    # here: scipy.stats, a second of a dashboard kernel's start, only if used
+    from workbench.analysis.comparison import compare
 
     frames = preds.partition_by(keys, maintain_order=True, as_dict=True)
     first, *others = identities.iter_rows(named=True)
@@ -231,8 +232,8 @@ def path_layout(result: PLSResult) -> pl.DataFrame:
 
 def reliability_points(preds: pl.DataFrame, bins: int = 10) -> pl.DataFrame:
     """The rows ``charts.reliability_diagram`` draws: per model ``label`` and confidence bin, the bin's mean
-    ``confidence``, its ``accuracy`` and ``n`` (``workbench.calibration.reliability``)."""
-    from workbench.calibration import reliability
+    ``confidence``, its ``accuracy`` and ``n`` (``workbench.analysis.calibration.reliability``)."""
+    from workbench.analysis.calibration import reliability
 
     return labelled(reliability(preds, bins), preds)
 
@@ -345,7 +346,7 @@ def taxonomy_layout(table: pl.DataFrame, root: str | None = None, levels: int | 
 
 
 def coefficient_points(coefficients: pl.DataFrame) -> pl.DataFrame:
-    """The rows ``charts.coefficient_plot`` draws: the fixed effects of ``workbench.difficulty.fit_difficulty``
+    """The rows ``charts.coefficient_plot`` draws: the fixed effects of ``workbench.analysis.difficulty.fit_difficulty``
     without the intercept, in the table's order, each with its model's ``label``."""
     points = coefficients.filter((pl.col("kind") == "fixed") & (pl.col("term") != "intercept"))
     if not all(key in coefficients.columns for key in metrics.MODEL_KEYS):

@@ -1,15 +1,26 @@
-"""Analysis over a population of models (SPEC §8): relate probe scores to downstream accuracy.
+"""The analyses beyond accuracy: numbers about prediction frames and populations of models.
 
-- ``PathModel``, ``parse_model``, ``check_data``: latent variables, their score columns, the paths;
-- ``PLSSpec``, ``fit_pls``, ``PLSResult``: PLS path modelling with a seeded, parallel bootstrap;
-- ``population``: one row of probe scores and original-task accuracy per scored model or
-  inoculation checkpoint, assembled from workbench outputs.
+One module a question, each importing only what it needs (``import workbench.analysis`` loads none of them):
+
+- ``comparison``: ``compare(a, b)``, paired differences with cluster-bootstrap intervals, McNemar, Holm;
+- ``calibration``: ECE, Brier and the reliability diagram of a model's choice probabilities;
+- ``consistency``: template sensitivity, the same question asked in other phrasings;
+- ``atlas``: the taxonomy atlas, strict cluster accuracy per WordNet node;
+- ``difficulty``: what makes an item hard, a mixed-effects logistic model over item properties;
+- ``model``, ``pls``, ``population`` (SPEC §8): PLS path modelling over a population of models
+  (``PathModel``, ``parse_model``, ``check_data``, ``PLSSpec``, ``fit_pls``, ``PLSResult``, ``population``).
 
 >>> result = fit_pls(population(runs=["runs/inoc"]), parse_model(TEXT), PLSSpec(bootstrap=500))  # doctest: +SKIP
 """
 
-from workbench.analysis.model import PathModel, check_data, parse_model
-from workbench.analysis.pls import SCHEMES, PLSResult, PLSSpec, fit_pls
-from workbench.analysis.population import population
+import lazy_loader
 
-__all__ = ["SCHEMES", "PLSResult", "PLSSpec", "PathModel", "check_data", "fit_pls", "parse_model", "population"]
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submodules=["atlas", "calibration", "comparison", "consistency", "difficulty", "model", "pls", "population"],
+    submod_attrs={
+        "model": ["PathModel", "check_data", "parse_model"],
+        "pls": ["SCHEMES", "PLSResult", "PLSSpec", "fit_pls"],
+        "population": ["population"],
+    },
+)

@@ -1,4 +1,4 @@
-"""The difficulty model's coefficients (``workbench.difficulty.fit_difficulty``): one point and interval per term.
+"""The difficulty model's coefficients (``analysis.difficulty.fit_difficulty``): one point and interval per term.
 
 >>> coefficient_plot(fit_difficulty(item_properties(preds)))  # doctest: +SKIP
 """
@@ -16,7 +16,7 @@ def coefficient_plot(coefficients: pl.DataFrame) -> alt.LayerChart:
     Parameters
     ----------
     coefficients : polars.DataFrame
-        ``workbench.difficulty.fit_difficulty``'s table, one model or several.
+        ``workbench.analysis.difficulty.fit_difficulty``'s table, one model or several.
 
     Returns
     -------

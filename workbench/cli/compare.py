@@ -24,7 +24,7 @@ def compare(
 
     import polars as pl
 
-    from workbench.comparison import compare as paired_comparison
+    from workbench.analysis.comparison import compare as paired_comparison
     from workbench.io import read_predictions
 
     table = paired_comparison(read_predictions(a), read_predictions(b), n_boot=n_boot, seed=seed, alpha=alpha)

@@ -1,7 +1,7 @@
 """Lexical measures of concepts: the target lemma of a word, its polysemy, the concept's depth in the ISA
 hierarchy, and WordNet's sense-tagged counts.
 
-What ``workbench.difficulty`` regresses a model's correctness on, as frames over a ``Graph``:
+What ``workbench.analysis.difficulty`` regresses a model's correctness on, as frames over a ``Graph``:
 
     >>> concept_measures(graph, pl.DataFrame({"concept": ["dog.n.01"], "word": ["dogs"]}))
     # concept, word, lemma 'dog', polysemy 7, concept_depth 8, sense_count 42

@@ -1,7 +1,7 @@
 """Several phrasings of each question: the same concept, context, word and choices under other templates.
 
 The generator phrases each question in one template, drawn per concept, and the paper's released files in one
-form; template sensitivity (``workbench.consistency``) needs the same question asked in two or more. ``rephrase``
+form; template sensitivity (``analysis.consistency``) needs the same question asked in two or more. ``rephrase``
 finds each question's arguments (context, word, definition) by matching it against its template (or, for a
 question of an unknown template, against every template of its probe, and failing that takes its ``context`` and
 ``word`` columns, as for the released files) and fills other templates of the probe with them; everything else
