@@ -160,8 +160,9 @@ def test_online_code_compresses_learnable_labels_and_not_random_ones():
 
 
 def test_memorisation_heuristics_on_a_hand_made_split():
-    """Edge-probing artifacts paper §3: Mem-Exact flags a test row whose exact (span, label) pair occurs in train
-    (the authors' code), never a span seen only with another label (oak: plant in train, food in test);
+    """Edge-probing artifacts paper §3: Mem-Exact flags a test row that "is in the training data and has only one
+    label" (cat: animal only), not a span seen with two labels (bank) nor only with another label (oak: plant in
+    train, food in test); Mem-Pair, asked for by name, flags any (span, label) pair seen in train (bank g, bank h);
     Mem-Freq: the span's most frequent train label is right; Mem-Uniform: a uniform draw from its train labels."""
     train = _frame([("train", "cat a", 0, 1, "animal"), ("train", "bank b", 0, 1, "place"),
                     ("train", "bank c", 0, 1, "group"), ("train", "bank d", 0, 1, "group"),
@@ -170,18 +171,22 @@ def test_memorisation_heuristics_on_a_hand_made_split():
                    ("test", "bank h", 0, 1, "place"), ("test", "fir i", 0, 1, "plant"),
                    ("test", "oak j", 0, 1, "food")])  # fmt: skip
     flags = memorisation_flags(train, test)
-    assert flags["Mem-Exact"].to_list() == [True, True, True, False, False]
+    assert flags["Mem-Exact"].to_list() == [True, False, False, False, False]
+    assert flags["Mem-Pair"].to_list() == [True, True, True, False, False]
     assert flags["Mem-Freq"].to_list() == [True, True, False, False, False]
     assert flags["Mem-Uniform"][0] and not flags["Mem-Uniform"][3] and not flags["Mem-Uniform"][4]
     shares = memorisation_shares(train, test)
-    assert shares["Mem-Exact"].item() == pytest.approx(60.0) and shares["seen_in_train"].item() == pytest.approx(80.0)
+    assert shares["Mem-Exact"].item() == pytest.approx(20.0) and shares["seen_in_train"].item() == pytest.approx(80.0)
+    assert memorisation_shares(train, test, heuristics=("Mem-Pair",))["Mem-Pair"].item() == pytest.approx(60.0)
     predictions = test.with_columns(
         correct=pl.Series([True, True, False, False, False]), encoder_control=pl.lit("none"), probe=pl.lit("linear")
     )
     table = audit_table(train, predictions).filter(pl.col("heuristic") == "Mem-Exact")
     assert table["accuracy"].item() == pytest.approx(40.0)
-    assert table["filtered_accuracy"].item() == pytest.approx(0.0)  # fir and oak, both wrong
-    assert table["drop"].item() == pytest.approx(100.0)
+    assert table["filtered_accuracy"].item() == pytest.approx(25.0)  # bank g right; bank h, fir, oak wrong
+    assert table["drop"].item() == pytest.approx(37.5)
+    pair = audit_table(train, predictions, heuristics=("Mem-Pair",))
+    assert pair["filtered_accuracy"].item() == pytest.approx(0.0) and pair["drop"].item() == pytest.approx(100.0)
     freq = audit_table(train, predictions).filter(pl.col("heuristic") == "Mem-Freq")
     assert freq["filtered_accuracy"].item() == pytest.approx(0.0) and freq["n_filtered"].item() == 3
 

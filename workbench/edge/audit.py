@@ -1,8 +1,10 @@
 """The memorisation audit of a train/test pair (edge-probing artifacts paper §3-5; SPEC §5).
 
 An item is the span text (``word``). For each test row seen in train:
-- Mem-Exact: its exact (span, label) pair occurs in train, as the authors' code tests it (a span seen
-  in train only with another label is not memorisable and stays in the filtered test set);
+- Mem-Exact (the paper's §3: "a test data point is in the training data and has only one label"): its
+  (span, label) pair occurs in train and the span has no other label there;
+- Mem-Pair (by name only, not in ``HEURISTICS``): its exact (span, label) pair occurs in train, whatever other
+  labels the span has there (the rule the authors' code tests);
 - Mem-Freq: its most frequent train label (ties: alphabetical) is the gold label;
 - Mem-Uniform: a label drawn uniformly (seeded) from its train labels is the gold label.
 ``memorisation_flags`` marks each test row; ``memorisation_shares`` is Table 2 (share of the test
@@ -18,7 +20,8 @@ from workbench.edge.data import EDGE_SCHEMA
 from workbench.errors import WorkbenchError
 from workbench.schema import conform
 
-HEURISTICS = ("Mem-Exact", "Mem-Freq", "Mem-Uniform")
+HEURISTICS = ("Mem-Exact", "Mem-Freq", "Mem-Uniform")  # the paper's; "Mem-Pair" is asked for by name
+NAMED = (*HEURISTICS, "Mem-Pair")
 
 
 def memorisation_flags(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
@@ -39,7 +42,8 @@ def memorisation_flags(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -
         joined.with_columns(uniform=pl.Series(uniform, dtype=pl.String))
         .with_columns(
             **{
-                "Mem-Exact": pl.col("pair_seen").fill_null(False),
+                "Mem-Exact": (pl.col("pair_seen") & (pl.col("n_labels") == 1)).fill_null(False),
+                "Mem-Pair": pl.col("pair_seen").fill_null(False),
                 "Mem-Freq": (seen & (pl.col("majority") == pl.col("label"))).fill_null(False),
                 "Mem-Uniform": (seen & (pl.col("uniform") == pl.col("label"))).fill_null(False),
             }
@@ -48,16 +52,27 @@ def memorisation_flags(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -
     )
 
 
-def memorisation_shares(train: pl.DataFrame, test: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
+def memorisation_shares(
+    train: pl.DataFrame, test: pl.DataFrame, seed: int = 0, heuristics: tuple[str, ...] = HEURISTICS
+) -> pl.DataFrame:
     """Table 2: the percentage of the test set each heuristic classifies (and how many rows are seen in train)."""
+    _check_heuristics(heuristics)
     flags = memorisation_flags(train, test, seed)
     seen = flags["word"].is_in(conform(train, EDGE_SCHEMA, "train frame")["word"].implode())
     row = {"task": test["task"][0], "n_test": flags.height, "seen_in_train": float(seen.mean()) * 100}
-    row.update({name: float(flags[name].mean()) * 100 for name in HEURISTICS})
+    row.update({name: float(flags[name].mean()) * 100 for name in heuristics})
     return pl.DataFrame([row])
 
 
-def audit_table(train: pl.DataFrame, predictions: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
+def _check_heuristics(heuristics: tuple[str, ...]) -> None:
+    unknown = [name for name in heuristics if name not in NAMED]
+    if unknown or not heuristics:
+        raise WorkbenchError(f"heuristics {unknown or '()'} are not known; choose from {list(NAMED)}")
+
+
+def audit_table(
+    train: pl.DataFrame, predictions: pl.DataFrame, seed: int = 0, heuristics: tuple[str, ...] = HEURISTICS
+) -> pl.DataFrame:
     """Tables 3-6: per (encoder control, probe, heuristic) accuracy on all test rows, on the filtered
     rows, and the relative drop. ``predictions``: test rows with ``correct``, ``encoder_control``
     and ``probe`` (from ``probe_task``), several encoders and probes stacked."""
@@ -66,11 +81,12 @@ def audit_table(train: pl.DataFrame, predictions: pl.DataFrame, seed: int = 0) -
         raise WorkbenchError(
             f"predictions lack {sorted(needed - set(predictions.columns))}; pass the 'predictions' of probe_task"
         )
+    _check_heuristics(heuristics)
     flags = memorisation_flags(train, predictions, seed)
     rows = []
     for (control, probe), group in flags.group_by("encoder_control", "probe", maintain_order=True):
         overall = float(group["correct"].mean())
-        for name in HEURISTICS:
+        for name in heuristics:
             kept = group.filter(~pl.col(name))
             filtered = float(kept["correct"].mean()) if kept.height else float("nan")
             rows.append({

@@ -54,7 +54,7 @@ def build_probes(
     else:
         drafts = draft_wordnetqa(graph, spec, progress=progress)
     frame = assemble(drafts, spec.probe, graph.source, spec.seed)
-    return split_by_concept(frame, train_size=spec.train_size, seed=spec.seed)
+    return split_by_concept(frame, train_size=spec.train_size, seed=spec.seed, train_pool=spec.train_pool)
 
 
 __all__ = ["ProbeSpec", "build_probes"]

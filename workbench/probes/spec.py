@@ -1,5 +1,6 @@
 """``ProbeSpec``: every choice that shapes a generated probe set, validated at construction."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,12 +10,48 @@ from workbench.schema import PROBES
 FAMILIES = ("random", "sister", "isa")
 MAX_HOPS = 5
 MAX_DEPTH = 5
+PARTS_OF_SPEECH = ("n", "v", "a", "r")  # WordNet's; adjective satellites ('s') count as adjectives
+SENTENCES = ("one", "all")
 GOLDS_PER_HOP = {"hyponymy": 10}  # released hyponymy data: up to 10 hyponyms at one hop of one concept
-# The released data's settings (docs/REPRODUCTION.md): hops 1-5, sister depths 1-2, isa depths 1-4 in every
-# WordNet probe; perturbations from Table 4's rows per unique question (hypernymy 35,094 / 19,705 = 1.8,
-# hyponymy 5.3, synonymy 3.2, definitions 4.7).
-PAPER_PERTURBATIONS = {"hypernymy": 2, "hyponymy": 5, "synonymy": 3, "definitions": 5, "wordsense": 1}
 PAPER_DEPTHS = (("isa", 4), ("sister", 2))
+# The paper preset's population, probe by probe: each rule with its evidence in docs/REPRODUCTION.md
+# ("What the paper preset is"). Shares are the released train files' (random draws of the paper's sets);
+# family shares are those of noun and verb questions (adjectives and adverbs have no ISA links).
+PAPER: dict[str, dict] = {
+    "definitions": {
+        "sentences": "all", "phrasings": 2, "max_concepts": 15159, "perturbations": 8, "train_pool": 0.18,
+        "pos_mix": {"n": 0.407, "v": 0.55, "a": 0.036, "r": 0.007},
+        "family_mix": {
+            "random": 0.046, "sister_1": 0.667, "sister_2": 0.115, "isa_up_1": 0.051, "isa_up_2": 0.039,
+            "isa_up_3": 0.029, "isa_up_4": 0.018, "isa_down_1": 0.026, "isa_down_2": 0.008, "isa_down_3": 0.001,
+        },
+    },
+    "synonymy": {
+        "sentences": "one", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "max_concepts": 15632,
+        "perturbations": 6, "train_pool": 0.5, "pos_mix": {"n": 0.875, "v": 0.105, "a": 0.019, "r": 0.001},
+        "family_mix": {
+            "random": 0.146, "sister_1": 0.37, "sister_2": 0.053, "isa_up_1": 0.111, "isa_up_2": 0.105,
+            "isa_up_3": 0.087, "isa_up_4": 0.071, "isa_down_1": 0.045, "isa_down_2": 0.01, "isa_down_3": 0.002,
+        },
+    },
+    "hypernymy": {
+        "sentences": "all", "phrasings": 2, "max_concepts": 7849, "perturbations": 3, "train_pool": 0.2,
+        "pos_mix": {"n": 0.705, "v": 0.295}, "hop_mix": {1: 0.745, 2: 0.17, 3: 0.043, 4: 0.024, 5: 0.017},
+        "family_mix": {
+            "random": 0.409, "sister_1": 0.401, "sister_2": 0.104, "isa_down_1": 0.069, "isa_down_2": 0.013,
+            "isa_down_3": 0.003, "isa_down_4": 0.001,
+        },
+    },
+    "hyponymy": {
+        "sentences": "all", "phrasings": 2, "max_concepts": 3452, "perturbations": 5, "train_pool": 0.45,
+        "pos_mix": {"n": 0.555, "v": 0.445}, "hop_mix": {1: 0.92, 2: 0.08},
+        "family_mix": {
+            "random": 0.103, "sister_1": 0.437, "sister_2": 0.184, "isa_up_1": 0.108, "isa_up_2": 0.08,
+            "isa_up_3": 0.059, "isa_up_4": 0.029,
+        },
+    },
+    "wordsense": {"perturbations": 1, "min_senses": 1},
+}  # fmt: skip
 ISA_FAMILIES = {  # which ISA direction the 'isa' family means for each probe
     "hypernymy": ("isa_down",),
     "hyponymy": ("isa_up",),
@@ -30,8 +67,48 @@ def _check_choice(name: str, value, allowed) -> None:
 
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:
-    if not isinstance(value, int) or not low <= value <= high:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise SpecError(f"{name}={value!r} is out of range; use a whole number from {low} to {high}")
+
+
+def _mix(name: str, value, keys: Callable[[object], bool], allowed: str) -> tuple:
+    """``value`` (a dict or pairs of key -> weight) as sorted pairs with weights summing to 1; a bad key or weight
+    raises naming it."""
+    pairs = list(value.items()) if isinstance(value, dict) else list(value)
+    for pair in pairs:
+        if not (isinstance(pair, tuple | list) and len(pair) == 2):
+            raise SpecError(f"{name} holds {pair!r}; give key -> weight pairs, e.g. {{{allowed}: 0.5, ...}}")
+        key, weight = pair
+        if not keys(key):
+            raise SpecError(f"{name} has the key {key!r}; use {allowed}")
+        if not isinstance(weight, int | float) or isinstance(weight, bool) or not 0 <= weight < float("inf"):
+            raise SpecError(f"{name}[{key!r}]={weight!r} is not a weight; use a number >= 0")
+    total = sum(weight for _, weight in pairs)
+    if pairs and total <= 0:
+        raise SpecError(f"{name} has no positive weight; give at least one key a weight above 0")
+    return tuple(sorted((key, weight / total) for key, weight in pairs))
+
+
+def kind_of(family: str, depth: int) -> str:
+    """The name of a distractor kind: ``random``, ``sister_1``, ``isa_up_2`` (as ``hops_by_family`` names columns)."""
+    return family if depth == 0 else f"{family}_{depth}"
+
+
+def _kind_parts(kind: str) -> tuple[str, int]:
+    family, _, depth = kind.rpartition("_")
+    return (kind, 0) if kind == "random" else (family, int(depth))
+
+
+def _applies(probe: str, kind: str) -> bool:
+    """Whether distractors of ``kind`` can never be right answers of ``probe`` (no isa_up for hypernymy...)."""
+    return _kind_parts(kind)[0] in ("random", "sister", *ISA_FAMILIES[probe])
+
+
+def _is_kind(key) -> bool:
+    if key == "random":
+        return True
+    family, _, depth = str(key).rpartition("_")
+    return family in ("sister", "isa_up", "isa_down") and depth.isdigit() and 1 <= int(depth) <= MAX_DEPTH
 
 
 @dataclass(frozen=True)
@@ -52,6 +129,20 @@ class ProbeSpec:
     R&S 2020 Table 3). ``instance_links`` also follows WordNet's instance-hypernym links to golds and
     distractors (off, as in the released data); distractors are checked against both kinds of link either way.
 
+    The population of questions (docs/REPRODUCTION.md, "What the paper preset is", gives each rule's evidence):
+    ``sentences`` is ``"one"`` (one example sentence per concept: a cluster shares one stem) or ``"all"`` (every
+    usable example sentence of a concept is a question of its own). ``phrasings`` templates are drawn per
+    question, each perturbation taking one of them. ``examples_only`` asks only about concepts with a usable
+    example sentence (synonymy's template shows none, so it may ask about the others, with its first lemma as the
+    word). ``min_lemmas``: the lemmas a synonymy concept needs. ``max_concepts`` asks about at most that many
+    concepts, drawn at random. ``pos_mix`` (part of speech -> share of questions; ``s`` counts as ``a``) draws
+    the concepts so that each part of speech holds its share; ``hop_mix`` (hop count -> share) thins deeper
+    questions to their shares; ``family_mix`` (distractor kind such as ``random``, ``sister_1``, ``isa_up_2`` ->
+    share) draws each of a question's ``perturbations`` from these weights, with replacement, among the kinds
+    the concept has. ``train_pool`` draws the train split as ``train_size`` questions at random from the
+    questions of that share of the concepts (the rest of their questions are left out, so that no cluster
+    straddles two splits); None gives whole clusters to train until ``train_size``.
+
     >>> ProbeSpec("hypernymy", max_hops=3, families=("sister",), max_depth=2, seed=0)  # doctest: +ELLIPSIS
     ProbeSpec(probe='hypernymy', max_hops=3, ...)
     """
@@ -69,10 +160,19 @@ class ProbeSpec:
     golds_per_hop: int | None = None
     instance_links: bool = False
     depths: tuple[tuple[str, int], ...] = ()
+    sentences: str = "one"
+    phrasings: int = 1
+    examples_only: bool = True
+    min_lemmas: int = 2
+    max_concepts: int | None = None
+    pos_mix: tuple[tuple[str, float], ...] = ()
+    hop_mix: tuple[tuple[int, float], ...] = ()
+    family_mix: tuple[tuple[str, float], ...] = ()
+    train_pool: float | None = None
 
     @classmethod
     def paper(cls, probe: str, **overrides) -> "ProbeSpec":
-        """The released data's settings for ``probe`` (R&S 2020; derived in docs/REPRODUCTION.md), then ``overrides``.
+        """The paper's questions for ``probe`` (R&S 2020; each rule in docs/REPRODUCTION.md), then ``overrides``.
 
         >>> ProbeSpec.paper("hypernymy").depth_of("sister")
         2
@@ -82,9 +182,9 @@ class ProbeSpec:
             "families": FAMILIES,
             "max_depth": max(depth for _, depth in PAPER_DEPTHS),
             "depths": PAPER_DEPTHS,
-            "perturbations": PAPER_PERTURBATIONS.get(probe, 2),
             "instance_links": False,
             "golds_per_hop": None,
+            **PAPER.get(probe, {}),
         }
         return cls(probe=probe, **{**settings, **overrides})
 
@@ -99,8 +199,23 @@ class ProbeSpec:
             _check_range("perturbations", self.perturbations, 1, 100)
         if self.golds_per_hop is not None:
             _check_range("golds_per_hop", self.golds_per_hop, 1, 1000)
-        if not isinstance(self.instance_links, bool):
-            raise SpecError(f"instance_links={self.instance_links!r} is not allowed; use True or False")
+        for name in ("instance_links", "examples_only"):
+            if not isinstance(getattr(self, name), bool):
+                raise SpecError(f"{name}={getattr(self, name)!r} is not allowed; use True or False")
+        _check_choice("sentences", self.sentences, SENTENCES)
+        _check_range("phrasings", self.phrasings, 1, 100)
+        _check_range("min_lemmas", self.min_lemmas, 1, 100)
+        if self.max_concepts is not None:
+            _check_range("max_concepts", self.max_concepts, 1, 10**7)
+        pool = self.train_pool
+        if pool is not None and not (isinstance(pool, int | float) and not isinstance(pool, bool) and 0 < pool <= 1):
+            raise SpecError(f"train_pool={pool!r} is out of range; use a share of the concepts in (0, 1]")
+        object.__setattr__(self, "pos_mix", _mix("pos_mix", self.pos_mix, PARTS_OF_SPEECH.__contains__, "'n'"))
+        hop_keys = lambda key: isinstance(key, int) and not isinstance(key, bool) and 0 <= key <= MAX_HOPS  # noqa: E731
+        object.__setattr__(self, "hop_mix", _mix("hop_mix", self.hop_mix, hop_keys, "1"))
+        object.__setattr__(self, "family_mix", _mix("family_mix", self.family_mix, _is_kind, "'sister_1'"))
+        if self.family_mix and self.perturbations is None:
+            raise SpecError("perturbations=None (every kind) cannot go with family_mix; give perturbations a number")
         depths = self.depths.items() if isinstance(self.depths, dict) else self.depths
         object.__setattr__(self, "depths", tuple(sorted((family, depth) for family, depth in depths)))
         for family, depth in self.depths:
@@ -158,6 +273,8 @@ class ProbeSpec:
         """Every (family, depth) this spec asks for, in a fixed order."""
         if self.probe == "wordsense":
             return [("senses", 0)]
+        if self.family_mix:
+            return [_kind_parts(kind) for kind, weight in self.family_mix if weight > 0 and _applies(self.probe, kind)]
         options: list[tuple[str, int]] = []
         if "random" in self.families:
             options.append(("random", 0))
@@ -167,6 +284,10 @@ class ProbeSpec:
             depths = range(1, self.depth_of("isa") + 1)
             options.extend((family, depth) for family in ISA_FAMILIES[self.probe] for depth in depths)
         return options
+
+    def weight_of(self, family: str, depth: int) -> float:
+        """The ``family_mix`` weight of a distractor kind (1 for every kind without a mix)."""
+        return dict(self.family_mix).get(kind_of(family, depth), 0.0) if self.family_mix else 1.0
 
     def depth_of(self, family: str) -> int:
         """The largest depth of ``family`` ('sister' or 'isa'): its entry in ``depths``, at most ``max_depth``."""

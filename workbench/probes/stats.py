@@ -6,7 +6,7 @@ from workbench.schema import DISTRACTOR_FAMILIES
 
 TABLE4_SCHEMA: dict[str, pl.DataType] = {
     "probe": pl.String(),
-    "unique_questions": pl.Int64(),  # distinct (cluster_id, gold choice text)
+    "unique_questions": pl.Int64(),  # distinct (question, gold choice text): Table 4's "unique (Q, A) pairs"
     "with_perturbations": pl.Int64(),  # all rows
     "avg_cluster_size": pl.Float64(),  # rows per distinct cluster_id
     "concepts": pl.Int64(),  # distinct concept
@@ -17,8 +17,9 @@ HOPS_INDEX = ("probe", "hops")
 def table4(frame: pl.DataFrame) -> pl.DataFrame:
     """One row per probe with the statistics of SPEC Table 4 (``TABLE4_SCHEMA``), sorted by probe.
 
-    - ``unique_questions``: distinct (``cluster_id``, ``context``, gold choice text), so a question is counted
-      once whatever distractors it was perturbed with (one concept asked in two sentences: two questions);
+    - ``unique_questions``: distinct (``question``, gold choice text), Table 4's "unique (Q, A) pairs", so a
+      question is counted once whatever distractors it was perturbed with (one concept asked in two sentences,
+      or in two phrasings: two questions);
     - ``with_perturbations``: all rows (every distractor perturbation of every question);
     - ``avg_cluster_size``: rows per distinct ``cluster_id``;
     - ``concepts``: distinct ``concept`` (the paper's "synsets").
@@ -31,7 +32,7 @@ def table4(frame: pl.DataFrame) -> pl.DataFrame:
     return (
         frame.group_by("probe")
         .agg(
-            unique_questions=pl.struct(pl.col("cluster_id"), pl.col("context"), gold.alias("gold")).n_unique(),
+            unique_questions=pl.struct(pl.col("question"), gold.alias("gold")).n_unique(),
             with_perturbations=pl.len(),
             avg_cluster_size=pl.len() / pl.col("cluster_id").n_unique(),
             concepts=pl.col("concept").n_unique(),

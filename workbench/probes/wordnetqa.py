@@ -51,14 +51,76 @@ class _Lexicon:
         }
 
 
-def eligible(lexicon: _Lexicon, probe: str) -> list[int]:
-    """Concepts a probe can ask about: with a usable example (and the probe's other needs)."""
-    found = sorted(lexicon.examples)
-    if probe in ("hypernymy", "hyponymy"):
-        found = [c for c in found if lexicon.pos[c] in TAXONOMY_POS]
-    if probe == "synonymy":
-        found = [c for c in found if len(lexicon.lemmas[c]) >= 2]
-    return found
+def pos_key(pos: str) -> str:
+    """A part of speech as ``pos_mix`` counts it: adjective satellites are adjectives."""
+    return "a" if pos == "s" else pos
+
+
+def eligible(lexicon: _Lexicon, spec: ProbeSpec, taxonomy: Taxonomy) -> list[int]:
+    """Concepts a probe can ask about: with a usable example (unless ``examples_only`` is off), of the parts of
+    speech ``pos_mix`` weighs, and with the probe's other needs (a gold ISA link, lemmas)."""
+    found = sorted(lexicon.examples) if spec.examples_only else range(len(lexicon.names))
+    if spec.probe in ("hypernymy", "hyponymy"):
+        direction = "up" if spec.probe == "hypernymy" else "down"
+        found = [c for c in found if lexicon.pos[c] in TAXONOMY_POS and taxonomy.hops(c, direction, 1)]
+    if spec.probe == "synonymy":
+        found = [c for c in found if len(lexicon.lemmas[c]) >= spec.min_lemmas]
+    if spec.pos_mix:
+        weighed = {pos for pos, share in spec.pos_mix if share > 0}
+        found = [c for c in found if pos_key(lexicon.pos[c]) in weighed]
+    return list(found)
+
+
+def _units(lexicon: _Lexicon, spec: ProbeSpec, concept: int, rng: random.Random) -> list[tuple[str, str]]:
+    """The (example sentence, word) pairs a concept is asked about in: one drawn, or all (``sentences``); a concept
+    without a usable example (``examples_only`` off) is asked about with no sentence and its first lemma."""
+    examples = lexicon.examples.get(concept)
+    if not examples:
+        return [("", lexicon.lemmas[concept][0])]
+    return [rng.choice(examples)] if spec.sentences == "one" else list(examples)
+
+
+def _drawn(lexicon: _Lexicon, spec: ProbeSpec, concepts: list[int]) -> list[int]:
+    """The concepts asked about: at most ``max_concepts``, drawn at random so that each part of speech holds its
+    ``pos_mix`` share of the questions (a concept yields about one question per example sentence)."""
+    if spec.max_concepts is None and not spec.pos_mix:
+        return concepts
+    rng = random.Random(f"{spec.seed}:{spec.probe}:concepts")
+    by_pos: dict[str, list[int]] = defaultdict(list)
+    for concept in concepts:
+        by_pos[pos_key(lexicon.pos[concept])].append(concept)
+    if not spec.pos_mix:
+        return sorted(rng.sample(concepts, min(spec.max_concepts, len(concepts))))
+    units = {pos: sum(max(1, len(lexicon.examples.get(c, ()))) for c in found) / len(found)
+             for pos, found in by_pos.items()}  # fmt: skip
+    per_concept = {pos: share / units[pos] for pos, share in spec.pos_mix if share > 0 and pos in by_pos}
+    room = min(len(by_pos[pos]) / weight for pos, weight in per_concept.items())  # the most every share allows
+    scale = room if spec.max_concepts is None else spec.max_concepts / sum(per_concept.values())
+    chosen = []
+    for pos, weight in sorted(per_concept.items()):
+        chosen += rng.sample(by_pos[pos], min(len(by_pos[pos]), round(scale * weight)))
+    return sorted(chosen)
+
+
+def _hop_keep(
+    taxonomy: Taxonomy, lexicon: _Lexicon, spec: ProbeSpec, concepts: list[int], direction: str
+) -> dict[int, float]:
+    """The chance that a question at each hop count is kept, so that the hops hold their ``hop_mix`` shares:
+    the hop count scarcest for its share is kept whole, the others thinned (empty: keep every question)."""
+    if not spec.hop_mix or spec.probe not in ("hypernymy", "hyponymy"):
+        return {}
+    available: dict[int, int] = defaultdict(int)
+    for concept in concepts:
+        sentences = len(lexicon.examples.get(concept, ())) if spec.sentences == "all" else 1
+        by_hops: dict[int, int] = defaultdict(int)
+        for hops in taxonomy.hops(concept, direction, spec.max_hops).values():
+            by_hops[hops] += 1
+        for hops, found in by_hops.items():
+            available[hops] += sentences * min(spec.gold_cap, found)
+    shares = {hops: share for hops, share in spec.hop_mix if share > 0 and available[hops]}
+    scale = min(available[hops] / share for hops, share in shares.items())
+    return {hops: min(1.0, shares.get(hops, 0.0) * scale / available[hops]) if available[hops] else 0.0
+            for hops in spec.hop_range}  # fmt: skip
 
 
 def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
@@ -100,10 +162,12 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
     options = spec.distractor_options()
     direction = "up" if spec.probe == "hypernymy" else "down"
     drafts: list[Draft] = []
-    concepts = eligible(lexicon, spec.probe)
+    concepts = eligible(lexicon, spec, taxonomy)
     wanted = spec.chosen({lexicon.names[c]: c for c in concepts})
     if wanted is not None:
         concepts = [c for c in concepts if c in wanted]
+    concepts = _drawn(lexicon, spec, concepts)
+    keep = _hop_keep(taxonomy, lexicon, spec, concepts, direction)
     texts: dict[int, str] = {}
 
     def text_of(concept: int) -> str:
@@ -116,12 +180,8 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
         concepts, desc=f"{spec.probe} questions", unit="concept", disable=not progress, leave=False
     ):
         rng = random.Random(f"{spec.seed}:{spec.probe}:{concept}")
-        context, word = rng.choice(lexicon.examples[concept])
-        template = rng.choice(template_ids)
-        question = fill(
-            templates.questions[template],
-            {"context": context, "word": word, "definition": lexicon.gloss[concept]},
-        )
+        units = _units(lexicon, spec, concept, rng)
+        concept_template = rng.choice(template_ids)  # phrasings=1: one template for the whole cluster
         is_valid = _validity(graph, lexicon, spec.probe, concept)
         family_sets = {
             (family, depth): (
@@ -130,38 +190,70 @@ def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
             for family, depth in options
         }
         usable = [option for option in options if option[0] == "random" or family_sets[option]]
+        weights = [spec.weight_of(*option) for option in usable]
         pool = lexicon.pool(concept)
-        for hops, gold in _golds(taxonomy, spec, concept, rng):
-            chain = taxonomy.path(concept, gold, direction) if hops else [concept]
-            gold_text = text_of(gold)
-            chosen = (
-                usable
-                if spec.perturbations is None
-                else sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
-            )
-            for family, depth in chosen:
-                picked = draw(
-                    rng, family_sets[(family, depth)], pool, lambda x: is_valid(x) and x != gold, text_of, {gold_text}
-                )
-                if picked is None:
+        golds = _golds(taxonomy, spec, concept, rng)
+        for context, word in units:
+            for hops, gold in golds:
+                if keep and rng.random() >= keep[hops]:
                     continue
-                drafts.append(
-                    Draft(
-                        concept=lexicon.names[concept],
-                        pos=lexicon.pos[concept],
-                        word=word,
-                        context=context,
-                        template=template,
-                        question=question,
-                        gold=gold_text,
-                        distractors=tuple(text_of(x) for x in picked.concepts),
-                        gold_concept=lexicon.names[gold],
-                        hops=hops,
-                        chain=tuple(lexicon.names[x] for x in chain),
-                        family=family,
-                        depth=depth,
-                        distractor_concepts=tuple(lexicon.names[x] for x in picked.concepts),
-                        n_random_fill=0 if family == "random" else picked.n_random_fill,
-                    )
+                chain = taxonomy.path(concept, gold, direction) if hops else [concept]
+                gold_text = text_of(gold)
+                phrasing = (
+                    [concept_template]
+                    if spec.phrasings == 1
+                    else rng.sample(template_ids, min(spec.phrasings, len(template_ids)))
                 )
+                questions = [
+                    fill(
+                        templates.questions[template],
+                        {"context": context, "word": word, "definition": lexicon.gloss[concept]},
+                    )
+                    for template in phrasing
+                ]
+                for family, depth in _perturbations(spec, usable, weights, rng):
+                    picked = draw(
+                        rng,
+                        family_sets[(family, depth)],
+                        pool,
+                        lambda x: is_valid(x) and x != gold,
+                        text_of,
+                        {gold_text},
+                    )
+                    if picked is None:
+                        continue
+                    which = rng.randrange(len(phrasing)) if len(phrasing) > 1 else 0
+                    drafts.append(
+                        Draft(
+                            concept=lexicon.names[concept],
+                            pos=lexicon.pos[concept],
+                            word=word,
+                            context=context,
+                            template=phrasing[which],
+                            question=questions[which],
+                            gold=gold_text,
+                            distractors=tuple(text_of(x) for x in picked.concepts),
+                            gold_concept=lexicon.names[gold],
+                            hops=hops,
+                            chain=tuple(lexicon.names[x] for x in chain),
+                            family=family,
+                            depth=depth,
+                            distractor_concepts=tuple(lexicon.names[x] for x in picked.concepts),
+                            n_random_fill=0 if family == "random" else picked.n_random_fill,
+                        )
+                    )
     return drafts
+
+
+def _perturbations(
+    spec: ProbeSpec, usable: list[tuple[str, int]], weights: list[float], rng: random.Random
+) -> list[tuple[str, int]]:
+    """The distractor kinds of one question's perturbations: drawn from ``family_mix`` with replacement, else every
+    usable kind or ``perturbations`` of them without replacement."""
+    if spec.family_mix:
+        if not any(weights):
+            return []
+        return sorted(rng.choices(usable, weights=weights, k=spec.perturbations), key=usable.index)
+    if spec.perturbations is None:
+        return usable
+    return sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
