@@ -6,6 +6,7 @@ small learnable probe set: the gold choice is always an animal, the distractors 
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -554,6 +555,19 @@ def test_add_some_needs_a_held_out_set_that_is_not_an_evaluation_set(tiny_model,
             tiny_model, probes_dir, orig_dir, ks=(8,), add_some="x1", add_some_dir=orig_dir, out=tmp_path / "b", **FAST
         )
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_add_some_refuses_the_data_the_source_model_was_trained_on(
+    tiny_model, probes_dir, orig_dir, held_out_dir, tmp_path
+):
+    """A train-source run records its training folders in config.json (``data``); add-some mixing them back in
+    would not be held out, so it is refused before any work, as an evaluation folder is."""
+    run = tmp_path / "source"
+    shutil.copytree(tiny_model, run / "model")
+    (run / "config.json").write_text(json.dumps({"model": str(tiny_model), "data": [str(held_out_dir)]}))
+    with pytest.raises(SpecError, match="the source model was trained on"):
+        inoculate(run, probes_dir, orig_dir, ks=(8,), add_some="x1", add_some_dir=held_out_dir, out=tmp_path / "c")
+    assert not (tmp_path / "c").exists()
 
 
 def test_orig_is_the_aggregate_of_several_science_dev_sets_made_five_way(

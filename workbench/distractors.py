@@ -1,10 +1,10 @@
 """Distractor families over a taxonomy (SPEC §2) and the draw of four distractors.
 
 Families: ``random`` (any concept of the same part of speech), ``sister`` (SISTER_l: the
-concept's siblings and their descendants up to l-1 levels), ``isa_up`` / ``isa_down``
-(concepts exactly k' ISA links above / below the concept), ``senses`` (other senses of the same
-word). A family short of valid candidates is topped up from the random pool, and the number
-topped up is recorded.
+descendants exactly l-1 levels below each of the concept's siblings, so sister_1 is the siblings
+themselves; not cumulative), ``isa_up`` / ``isa_down`` (concepts exactly k' ISA links above / below
+the concept), ``senses`` (other senses of the same word). A family short of valid candidates is
+topped up from the random pool, and the number topped up is recorded.
 """
 
 import random
@@ -66,11 +66,12 @@ def draw(
             chosen.append(candidate)
 
     order = list(family_candidates)
-    rng.shuffle(order)
-    for candidate in order:
+    for index in range(len(order)):  # a lazy Fisher-Yates shuffle: it stops once n are taken
         if len(chosen) == n:
             break
-        take(candidate)
+        swap = rng.randrange(index, len(order))
+        order[index], order[swap] = order[swap], order[index]
+        take(order[index])
     from_family = len(chosen)
     for _ in range(50 * n):
         if len(chosen) == n or not pool:

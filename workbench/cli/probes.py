@@ -160,6 +160,39 @@ def reproduce(
         typer.echo(f"wrote {write_text(text, out)}")
 
 
+@probes_app.command("compare-release")
+def compare_release(
+    ours: Path = typer.Argument(..., help="Our probe set of one probe: a folder of splits or a file."),
+    released: Path = typer.Argument(..., help="A released file of the same probe (e.g. hypernymy_train.jsonl)."),
+    model: Path | None = typer.Option(
+        None, help="Also score both samples zero-shot with this sentence encoder's `similarity` scorer."
+    ),
+    seed: int = typer.Option(0, help="Seed of the sample drawn from ours and of the baselines' folds."),
+) -> None:
+    """Draw from OURS as the release was drawn and print both side by side: marginals, total-variation
+    distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy)."""
+    import polars as pl
+
+    from workbench.probes.formats import read_probes
+    from workbench.probes.reproduction import drawn_like_release, release_comparison
+
+    ours_frame, released_frame = read_probes(ours), read_probes(released)
+    tables = release_comparison(ours_frame, released_frame, seed=seed)
+    if model is not None:
+        from workbench.scoring import score
+
+        drawn = drawn_like_release(ours_frame, released_frame.height, seed)
+        accuracy = {
+            side: round(score(frame, str(model), "similarity", progress=False)["correct"].mean(), 4)
+            for side, frame in (("ours", drawn), ("released", released_frame))
+        }
+        rows = [{"set": side, "similarity_accuracy": value} for side, value in accuracy.items()]
+        tables["model"] = pl.DataFrame(rows)
+    for name, table in tables.items():
+        typer.echo(f"\n{name}\n")
+        typer.echo(markdown(table))
+
+
 @probes_app.command("check")
 def check(
     path: Path = typer.Argument(..., help="A probe folder or file."),

@@ -267,7 +267,9 @@ def plan_inoculation(
     probe_test = frame.filter(pl.col("split") == "test")
     orig_dirs = [orig] if isinstance(orig, (str, Path)) else list(orig)
     orig_dev = aggregate_dev(orig_dirs)
-    orig_train = _held_out(spec.add_some_dir, orig_dirs) if spec.add_some else probe_train.clear()
+    orig_train = (
+        _held_out(spec.add_some_dir, orig_dirs, _trained_on(model_run)) if spec.add_some else probe_train.clear()
+    )
     needed = min(ADD_SOME[spec.add_some] * max(spec.ks), MAX_ADDED)
     if needed > orig_train.height:
         raise WorkbenchError(
@@ -427,8 +429,18 @@ def inoculate(
     return run_inoculation(plan, progress=progress, on_trial=on_trial, stop=stop)
 
 
-def _held_out(folder: str | Path | None, orig_dirs: list[str | Path]) -> pl.DataFrame:
-    """Add-some's pool: every question of ``folder``, 5-way; never one of the evaluation folders."""
+def _trained_on(model_run: str | Path) -> list[str]:
+    """The science QA folders a train-source run trained its model on (its config.json's ``data``; none for a bare
+    model folder, whose training the workbench cannot know)."""
+    config = Path(model_run) / "config.json"
+    if not (Path(model_run) / "model" / "config.json").is_file() or not config.is_file():
+        return []
+    return list(_recorded(Path(model_run)).get("data", []))
+
+
+def _held_out(folder: str | Path | None, orig_dirs: list[str | Path], trained_on: list[str]) -> pl.DataFrame:
+    """Add-some's pool: every question of ``folder``, 5-way; never an evaluation folder nor one the source model
+    was trained on (``trained_on``, from the source run's config)."""
     if folder is None:
         raise SpecError(
             "add-some mixes in original-task questions held out from training and evaluation (R&S 2020 §4.2 reserve "
@@ -438,6 +450,11 @@ def _held_out(folder: str | Path | None, orig_dirs: list[str | Path]) -> pl.Data
     if Path(folder).resolve() in {Path(p).resolve() for p in orig_dirs}:
         raise SpecError(
             f"add_some_dir={str(folder)!r} is also an evaluation set (orig); hold out a different science QA folder"
+        )
+    if Path(folder).resolve() in {Path(p).resolve() for p in trained_on}:
+        raise SpecError(
+            f"add_some_dir={str(folder)!r} is data the source model was trained on (its run's config.json lists it); "
+            "add-some needs original-task questions the model never saw: hold out a different science QA folder"
         )
     return five_way(read_mcqa_dir(folder))
 

@@ -5,6 +5,7 @@ import random
 from dataclasses import dataclass
 
 import polars as pl
+import pyarrow as pa
 
 from workbench.errors import WorkbenchError
 from workbench.schema import PROBE_SCHEMA, cluster_id, conform
@@ -51,33 +52,34 @@ def assemble(drafts: list[Draft], probe: str, source: str, seed: int) -> pl.Data
     n_choices = len(drafts[0].distractors) + 1
     positions = [index % n_choices for index in range(len(drafts))]
     random.Random(f"{seed}:{probe}:positions").shuffle(positions)
-    rows = []
-    for draft, answer in zip(drafts, positions):
+    columns: dict[str, list] = {name: [] for name in PROBE_SCHEMA}
+    for draft, answer in zip(drafts, positions):  # columns, not a dict per row: a Series per list cell is slow
         choices = list(draft.distractors)
         choices.insert(answer, draft.gold)
-        rows.append(
-            {
-                "id": question_id(probe, draft.question, choices, answer),
-                "probe": probe,
-                "source": source,
-                "split": "",
-                "cluster_id": cluster_id(probe, draft.concept),
-                "concept": draft.concept,
-                "pos": draft.pos,
-                "word": draft.word,
-                "context": draft.context,
-                "template": draft.template,
-                "question": draft.question,
-                "choices": choices,
-                "answer": answer,
-                "gold_concept": draft.gold_concept,
-                "hops": draft.hops,
-                "chain": list(draft.chain),
-                "distractor_family": draft.family,
-                "distractor_depth": draft.depth,
-                "distractor_concepts": list(draft.distractor_concepts),
-                "n_random_fill": draft.n_random_fill,
-            }
-        )
-    frame = pl.DataFrame(rows, schema=PROBE_SCHEMA)
+        for name, value in (
+            ("id", question_id(probe, draft.question, choices, answer)),
+            ("cluster_id", cluster_id(probe, draft.concept)),
+            ("concept", draft.concept),
+            ("pos", draft.pos),
+            ("word", draft.word),
+            ("context", draft.context),
+            ("template", draft.template),
+            ("question", draft.question),
+            ("choices", choices),
+            ("answer", answer),
+            ("gold_concept", draft.gold_concept),
+            ("hops", draft.hops),
+            ("chain", list(draft.chain)),
+            ("distractor_family", draft.family),
+            ("distractor_depth", draft.depth),
+            ("distractor_concepts", list(draft.distractor_concepts)),
+            ("n_random_fill", draft.n_random_fill),
+        ):
+            columns[name].append(value)
+    constant = {"probe": probe, "source": source, "split": ""}
+    for name, value in constant.items():
+        columns[name] = [value] * len(drafts)
+    for name in ("choices", "chain", "distractor_concepts"):  # pyarrow converts nested lists in one call
+        columns[name] = pl.from_arrow(pa.array(columns[name], type=pa.large_list(pa.large_string())))
+    frame = pl.DataFrame(columns, schema=PROBE_SCHEMA)
     return conform(frame.unique(subset="id", keep="first", maintain_order=True), PROBE_SCHEMA)
