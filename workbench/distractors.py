@@ -80,3 +80,50 @@ def draw(
     if len(chosen) < n:
         return None
     return Draw(concepts=tuple(chosen), n_random_fill=n - from_family)
+
+
+def draw_disjoint(
+    rng: random.Random,
+    family_candidates: Sequence[int],
+    pool: Sequence[int],
+    is_valid: Callable[[int], bool],
+    text_of: Callable[[int], str],
+    taken_texts: set[str],
+    count: int,
+    n: int = N_DISTRACTORS,
+) -> list[Draw | None]:
+    """``count`` sets of ``n`` distractors, no concept in two sets: the family shuffled once and dealt out in
+    sets of ``n`` (as the paper's perturbations: a question's k-th sister draw never repeats an earlier one);
+    a set the family cannot fill is topped up from the random pool. ``count=1`` is ``draw``.
+    """
+    if count == 1:
+        return [draw(rng, family_candidates, pool, is_valid, text_of, taken_texts, n)]
+    order = list(family_candidates)
+    rng.shuffle(order)
+    taken = {same_text(text) for text in taken_texts}
+    sets: list[list[int]] = [[] for _ in range(count)]
+    texts: list[set[str]] = [set(taken) for _ in range(count)]
+    current = 0
+    for candidate in order:
+        if current == count:
+            break
+        text = same_text(text_of(candidate))
+        if text in texts[current] or not is_valid(candidate):
+            continue
+        texts[current].add(text)
+        sets[current].append(candidate)
+        if len(sets[current]) == n:
+            current += 1
+    draws: list[Draw | None] = []
+    for chosen, seen in zip(sets, texts):
+        from_family = len(chosen)
+        for _ in range(50 * n):
+            if len(chosen) == n or not pool:
+                break
+            candidate = pool[rng.randrange(len(pool))]
+            text = same_text(text_of(candidate))
+            if text not in seen and is_valid(candidate):
+                seen.add(text)
+                chosen.append(candidate)
+        draws.append(Draw(tuple(chosen), n - from_family) if len(chosen) == n else None)
+    return draws

@@ -20,8 +20,8 @@ class Format(str, Enum):
 
 
 class Preset(str, Enum):
-    default = "default"
     paper = "paper"
+    uniform = "uniform"
 
 
 def _print_stats(frame) -> None:
@@ -38,18 +38,25 @@ def build(
         ..., help="Folder for {train,dev,test}.parquet (or .jsonl); one sub-folder per probe when several."
     ),
     preset: Preset = typer.Option(
-        Preset.default,
-        help="Starting settings: 'default', or 'paper' (the released data's); options given override them.",
+        Preset.paper,
+        help="Starting settings: 'paper' (the paper's population of questions, docs/REPRODUCTION.md) or 'uniform' "
+        "(every hop, family and depth alike: ProbeSpec's defaults); options given override them.",
     ),
     max_hops: int | None = typer.Option(
-        None, help="Largest hop count k of the gold answer (hypernymy, hyponymy): 1..5 [default: 3]."
+        None,
+        help="Largest hop count k of the gold (hypernymy, hyponymy): 1..5 [default: the preset's: 5, uniform 3].",
     ),
     distractors: str | None = typer.Option(
         None, help="Distractor families, comma-separated: random, sister, isa [default: all three]."
     ),
-    max_depth: int | None = typer.Option(None, help="Largest depth l of sister_l and k' of isa_k': 1..5 [default: 3]."),
+    max_depth: int | None = typer.Option(
+        None,
+        help="Largest depth l of sister_l and k' of isa_k': 1..5 [default: the preset's: sister 2, isa 4; uniform 3].",
+    ),
     perturbations: str | None = typer.Option(
-        None, help="Distractor variants per question (a number), or 'all' [default: 2]."
+        None,
+        help="Distractor variants per question (a number), or 'all' [default: the preset's: paper 143 disjoint draws, "
+        "uniform 2].",
     ),
     golds_per_hop: int | None = typer.Option(
         None, help="Gold answers per hop count [default: the released data's: 10 for hyponymy, 1 for hypernymy]."
@@ -60,7 +67,10 @@ def build(
         help="Follow WordNet instance-hypernym links [default: no, as the released data].",
     ),
     seed: int | None = typer.Option(None, help="Seed of every random choice; same seed, same bytes [default: 0]."),
-    train_size: int | None = typer.Option(None, help="Most questions in the train split [default: 3000]."),
+    train_size: int | None = typer.Option(
+        None,
+        help="Most questions in the train split [default: 3000, drawn as the paper drew its (docs/REPRODUCTION.md)].",
+    ),
     templates: Path | None = typer.Option(None, help="A template JSON file to use instead of the default."),
     concepts: str | None = typer.Option(
         None, help="Ask only about these concepts, comma-separated (e.g. dog.n.01,car.n.01)."

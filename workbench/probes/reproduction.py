@@ -226,16 +226,16 @@ def release_comparison(ours: pl.DataFrame, released: pl.DataFrame, seed: int = 0
     }
 
 
-MIXES = {"pos_mix": "pos", "hop_mix": "hops", "family_mix": "kind"}  # ProbeSpec field -> the measure it sets
+MIXES = {"hop_mix": "hops", "family_mix": "kind"}  # ProbeSpec field -> the measure whose shares it sets
 
 
 def calibrated_mixes(probe: str, released: pl.DataFrame, rounds: int = 2, seed: int = 0) -> dict[str, dict]:
-    """The paper preset's mixes for ``probe``: the released file's shares, corrected ``rounds`` times by
-    ``weight * released share / share in our build`` so that the whole build holds the released shares.
+    """The paper preset's ``hop_mix`` and ``family_mix`` for ``probe``: the released file's shares, corrected
+    ``rounds`` times by ``weight * released share / share in our build``, so that the build's rows hold them.
 
-    A correction is needed because a concept lacks some kinds (a leaf has no ``isa_down``, an adjective no
-    ``sister``) and some parts of speech yield more questions per concept; the build then gives the missing
-    weight to the kinds the concept has. ``ProbeSpec.PAPER`` holds this function's output for seed 0.
+    Correction is needed because a concept lacks some kinds (a leaf has no ``isa_down``, an adjective no
+    ``sister``), whose weight the build gives to the kinds it has, and because questions carry different
+    numbers of perturbations. ``ProbeSpec.PAPER`` holds this function's output for seed 0.
 
     >>> calibrated_mixes("hypernymy", read_probes("hypernymy_train.jsonl"))["hop_mix"]  # doctest: +SKIP
     """
@@ -259,6 +259,5 @@ def calibrated_mixes(probe: str, released: pl.DataFrame, rounds: int = 2, seed: 
             have, want = realised[MIXES[field]], target[MIXES[field]]
             corrected = {key: w * want.get(str(key), 0.0) / have[str(key)] if have.get(str(key)) else w
                          for key, w in weights.items()}  # fmt: skip
-            total = sum(corrected.values())
-            mixes[field] = {key: round(w / total, 4) for key, w in corrected.items()}
+            mixes[field] = {key: round(w / sum(corrected.values()), 4) for key, w in corrected.items()}
     return mixes

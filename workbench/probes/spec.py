@@ -10,48 +10,51 @@ from workbench.schema import PROBES
 FAMILIES = ("random", "sister", "isa")
 MAX_HOPS = 5
 MAX_DEPTH = 5
-PARTS_OF_SPEECH = ("n", "v", "a", "r")  # WordNet's; adjective satellites ('s') count as adjectives
 SENTENCES = ("one", "all")
+DRAWS = ("sample", "disjoint")
+DRAW_FAMILIES = ("sister", "isa", "isa_up", "isa_down")
 GOLDS_PER_HOP = {"hyponymy": 10}  # released hyponymy data: up to 10 hyponyms at one hop of one concept
 PAPER_DEPTHS = (("isa", 4), ("sister", 2))
-# The paper preset's population, probe by probe: each rule with its evidence in docs/REPRODUCTION.md
-# ("What the paper preset is"). The mixes are the released train files' shares (random draws of the paper's
-# sets) as corrected by workbench.probes.reproduction.calibrated_mixes (seed 0), so that the whole build holds
-# those shares although many concepts lack some kinds (a leaf has no isa_down, an adjective no sister).
+# The paper preset's population, probe by probe; each rule with its evidence in docs/REPRODUCTION.md ("What the
+# paper preset is"). ``size`` is Table 4's "with perturbations"; ``hop_mix`` the released train files' hop shares.
 PAPER: dict[str, dict] = {
     "definitions": {
-        "sentences": "all", "phrasings": 2, "max_concepts": 15159, "perturbations": 8, "train_pool": 0.18,
-        "pos_mix": {"a": 0.0367, "n": 0.4063, "r": 0.0068, "v": 0.5503},
+        "sentences": "all", "phrasings": 2, "draws": "disjoint",
+        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
+        "size": 148662, "train_pool": 0.18,
         "family_mix": {
-            "isa_down_1": 0.03, "isa_down_2": 0.0208, "isa_down_3": 0.0047, "isa_up_1": 0.0303, "isa_up_2": 0.027,
-            "isa_up_3": 0.0256, "isa_up_4": 0.0201, "random": 0.021, "sister_1": 0.6675, "sister_2": 0.153,
+            "random": 0.087, "sister_1": 0.638, "sister_2": 0.11, "isa_up_1": 0.049, "isa_up_2": 0.037,
+            "isa_up_3": 0.028, "isa_up_4": 0.017, "isa_down_1": 0.025, "isa_down_2": 0.008, "isa_down_3": 0.001,
+            "isa_down_4": 0.0003,
         },
     },
     "synonymy": {
-        "sentences": "one", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "max_concepts": 15632,
-        "perturbations": 6, "train_pool": 0.5,
-        "pos_mix": {"a": 0.0263, "n": 0.8546, "r": 0.0016, "v": 0.1175},
+        "sentences": "one", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
+        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.5,
         "family_mix": {
-            "isa_down_1": 0.1587, "isa_down_2": 0.1137, "isa_down_3": 0.0619, "isa_up_1": 0.0739, "isa_up_2": 0.0723,
-            "isa_up_3": 0.063, "isa_up_4": 0.0536, "random": 0.053, "sister_1": 0.2866, "sister_2": 0.0631,
+            "random": 0.163, "sister_1": 0.363, "sister_2": 0.052, "isa_up_1": 0.109, "isa_up_2": 0.103,
+            "isa_up_3": 0.085, "isa_up_4": 0.07, "isa_down_1": 0.044, "isa_down_2": 0.01, "isa_down_3": 0.002,
+            "isa_down_4": 0.0003,
         },
     },
     "hypernymy": {
-        "sentences": "all", "phrasings": 2, "max_concepts": 7849, "perturbations": 3, "train_pool": 0.2,
-        "pos_mix": {"n": 0.6764, "v": 0.3236},
-        "hop_mix": {1: 0.7438, 2: 0.1704, 3: 0.0433, 4: 0.0252, 5: 0.0173},
+        "sentences": "all", "phrasings": 2, "draws": "disjoint",
+        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
+        "size": 35094, "train_pool": 0.2,
+        "hop_mix": {1: 0.745, 2: 0.17, 3: 0.043, 4: 0.024, 5: 0.017},
         "family_mix": {
-            "isa_down_1": 0.1595, "isa_down_2": 0.071, "isa_down_3": 0.0297, "isa_down_4": 0.0275, "random": 0.2711,
-            "sister_1": 0.3299, "sister_2": 0.1113,
+            "random": 0.409, "sister_1": 0.401, "sister_2": 0.104, "isa_down_1": 0.069, "isa_down_2": 0.013,
+            "isa_down_3": 0.003, "isa_down_4": 0.001,
         },
     },
     "hyponymy": {
-        "sentences": "all", "phrasings": 2, "max_concepts": 3452, "perturbations": 5, "train_pool": 0.45,
-        "pos_mix": {"n": 0.5132, "v": 0.4868},
-        "hop_mix": {1: 0.9175, 2: 0.0825},
+        "sentences": "all", "phrasings": 2, "draws": "disjoint",
+        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
+        "size": 35243, "train_pool": 0.45,
+        "hop_mix": {1: 0.92, 2: 0.08},
         "family_mix": {
-            "isa_up_1": 0.0994, "isa_up_2": 0.09, "isa_up_3": 0.0816, "isa_up_4": 0.0456, "random": 0.0374,
-            "sister_1": 0.4387, "sister_2": 0.2074,
+            "random": 0.103, "sister_1": 0.437, "sister_2": 0.184, "isa_up_1": 0.108, "isa_up_2": 0.08,
+            "isa_up_3": 0.059, "isa_up_4": 0.029,
         },
     },
     "wordsense": {"perturbations": 1, "min_senses": 1},
@@ -94,18 +97,8 @@ def _mix(name: str, value, keys: Callable[[object], bool], allowed: str) -> tupl
 
 
 def kind_of(family: str, depth: int) -> str:
-    """The name of a distractor kind: ``random``, ``sister_1``, ``isa_up_2`` (as ``hops_by_family`` names columns)."""
+    """A distractor kind's name: ``random``, ``sister_1``, ``isa_up_2`` (as ``hops_by_family`` names columns)."""
     return family if depth == 0 else f"{family}_{depth}"
-
-
-def _kind_parts(kind: str) -> tuple[str, int]:
-    family, _, depth = kind.rpartition("_")
-    return (kind, 0) if kind == "random" else (family, int(depth))
-
-
-def _applies(probe: str, kind: str) -> bool:
-    """Whether distractors of ``kind`` can never be right answers of ``probe`` (no isa_up for hypernymy...)."""
-    return _kind_parts(kind)[0] in ("random", "sister", *ISA_FAMILIES[probe])
 
 
 def _is_kind(key) -> bool:
@@ -138,14 +131,18 @@ class ProbeSpec:
     usable example sentence of a concept is a question of its own). ``phrasings`` templates are drawn per
     question, each perturbation taking one of them. ``examples_only`` asks only about concepts with a usable
     example sentence (synonymy's template shows none, so it may ask about the others, with its first lemma as the
-    word). ``min_lemmas``: the lemmas a synonymy concept needs. ``max_concepts`` asks about at most that many
-    concepts, drawn at random. ``pos_mix`` (part of speech -> share of questions; ``s`` counts as ``a``) draws
-    the concepts so that each part of speech holds its share; ``hop_mix`` (hop count -> share) thins deeper
-    questions to their shares; ``family_mix`` (distractor kind such as ``random``, ``sister_1``, ``isa_up_2`` ->
-    share) draws each of a question's ``perturbations`` from these weights, with replacement, among the kinds
-    the concept has. ``train_pool`` draws the train split as ``train_size`` questions at random from the
-    questions of that share of the concepts (the rest of their questions are left out, so that no cluster
-    straddles two splits); None gives whole clusters to train until ``train_size``.
+    word). ``min_lemmas``: the lemmas a synonymy concept needs. ``draws`` is ``"sample"`` (each perturbation
+    draws one set of four from a family) or ``"disjoint"`` (a question has one random perturbation and, family by
+    family, every disjoint set of four the family holds, the last one topped up from the random pool, at most
+    ``max_draws`` of a family, until the question has ``perturbations`` family sets).
+    ``size`` makes the whole set a uniform random sample of that many questions (with perturbations) out of all
+    the settings give. ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
+    ``family_mix`` (kind such as ``random``, ``sister_1``, ``isa_up_2`` -> weight) draws the kind of each of a
+    question's perturbations from these weights, among the kinds the concept has; with ``draws="disjoint"`` the
+    question keeps the number of perturbations the disjoint sets give, and each kind's are disjoint.
+    ``train_pool`` draws the train split as ``train_size`` questions at random from the questions of that share of
+    the concepts (the rest of their questions are left out, so that no cluster straddles two splits); None gives
+    whole clusters to train until ``train_size``.
 
     >>> ProbeSpec("hypernymy", max_hops=3, families=("sister",), max_depth=2, seed=0)  # doctest: +ELLIPSIS
     ProbeSpec(probe='hypernymy', max_hops=3, ...)
@@ -168,8 +165,9 @@ class ProbeSpec:
     phrasings: int = 1
     examples_only: bool = True
     min_lemmas: int = 2
-    max_concepts: int | None = None
-    pos_mix: tuple[tuple[str, float], ...] = ()
+    draws: str = "sample"
+    max_draws: tuple[tuple[str, int], ...] = ()
+    size: int | None = None
     hop_mix: tuple[tuple[int, float], ...] = ()
     family_mix: tuple[tuple[str, float], ...] = ()
     train_pool: float | None = None
@@ -182,6 +180,7 @@ class ProbeSpec:
         2
         """
         settings = {
+            "perturbations": None,
             "max_hops": MAX_HOPS,
             "families": FAMILIES,
             "max_depth": max(depth for _, depth in PAPER_DEPTHS),
@@ -200,7 +199,7 @@ class ProbeSpec:
         _check_range("train_size", self.train_size, 0, 10**7)
         _check_range("min_senses", self.min_senses, 1, 100)
         if self.perturbations is not None:
-            _check_range("perturbations", self.perturbations, 1, 100)
+            _check_range("perturbations", self.perturbations, 1, 10**4)
         if self.golds_per_hop is not None:
             _check_range("golds_per_hop", self.golds_per_hop, 1, 1000)
         for name in ("instance_links", "examples_only"):
@@ -209,17 +208,23 @@ class ProbeSpec:
         _check_choice("sentences", self.sentences, SENTENCES)
         _check_range("phrasings", self.phrasings, 1, 100)
         _check_range("min_lemmas", self.min_lemmas, 1, 100)
-        if self.max_concepts is not None:
-            _check_range("max_concepts", self.max_concepts, 1, 10**7)
+        _check_choice("draws", self.draws, DRAWS)
+        draws = self.max_draws.items() if isinstance(self.max_draws, dict) else self.max_draws
+        object.__setattr__(self, "max_draws", tuple(sorted((family, count) for family, count in draws)))
+        for family, count in self.max_draws:
+            base, _, depth = family.rpartition("_") if family[-1:].isdigit() else (family, "", "")
+            if base not in DRAW_FAMILIES or (depth and not 1 <= int(depth) <= MAX_DEPTH):
+                families = ", ".join(DRAW_FAMILIES)
+                raise SpecError(f"max_draws names {family!r}; use a family ({families}) or a kind such as 'sister_2'")
+            _check_range(f"max_draws[{family!r}]", count, 1, 10**6)
+        if self.size is not None:
+            _check_range("size", self.size, 1, 10**8)
         pool = self.train_pool
         if pool is not None and not (isinstance(pool, int | float) and not isinstance(pool, bool) and 0 < pool <= 1):
             raise SpecError(f"train_pool={pool!r} is out of range; use a share of the concepts in (0, 1]")
-        object.__setattr__(self, "pos_mix", _mix("pos_mix", self.pos_mix, PARTS_OF_SPEECH.__contains__, "'n'"))
         hop_keys = lambda key: isinstance(key, int) and not isinstance(key, bool) and 0 <= key <= MAX_HOPS  # noqa: E731
         object.__setattr__(self, "hop_mix", _mix("hop_mix", self.hop_mix, hop_keys, "1"))
         object.__setattr__(self, "family_mix", _mix("family_mix", self.family_mix, _is_kind, "'sister_1'"))
-        if self.family_mix and self.perturbations is None:
-            raise SpecError("perturbations=None (every kind) cannot go with family_mix; give perturbations a number")
         depths = self.depths.items() if isinstance(self.depths, dict) else self.depths
         object.__setattr__(self, "depths", tuple(sorted((family, depth) for family, depth in depths)))
         for family, depth in self.depths:
@@ -277,8 +282,6 @@ class ProbeSpec:
         """Every (family, depth) this spec asks for, in a fixed order."""
         if self.probe == "wordsense":
             return [("senses", 0)]
-        if self.family_mix:
-            return [_kind_parts(kind) for kind, weight in self.family_mix if weight > 0 and _applies(self.probe, kind)]
         options: list[tuple[str, int]] = []
         if "random" in self.families:
             options.append(("random", 0))
@@ -292,6 +295,16 @@ class ProbeSpec:
     def weight_of(self, family: str, depth: int) -> float:
         """The ``family_mix`` weight of a distractor kind (1 for every kind without a mix)."""
         return dict(self.family_mix).get(kind_of(family, depth), 0.0) if self.family_mix else 1.0
+
+    def draws_of(self, family: str, depth: int) -> int | float:
+        """The most disjoint sets ``family`` at ``depth`` gives one question: ``max_draws`` names a family
+        (``sister``, ``isa``) or a kind (``sister_2``, ``isa_up``); the most specific entry wins."""
+        caps = dict(self.max_draws)
+        kind = f"{family}_{depth}"
+        for key in (kind, family, "isa" if family.startswith("isa") else family):
+            if key in caps:
+                return caps[key]
+        return float("inf")
 
     def depth_of(self, family: str) -> int:
         """The largest depth of ``family`` ('sister' or 'isa'): its entry in ``depths``, at most ``max_depth``."""

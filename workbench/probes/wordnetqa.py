@@ -1,9 +1,10 @@
 """WordNetQA: definitions, hypernymy, hyponymy and synonymy questions from WordNet (SPEC §2)."""
 
 import random
-from collections import defaultdict
+from bisect import bisect_right
+from collections import Counter, defaultdict
 
-from workbench.distractors import candidates, draw
+from workbench.distractors import N_DISTRACTORS, candidates, draw_disjoint
 from workbench.knowledge.graph import Graph, Taxonomy
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
@@ -51,76 +52,16 @@ class _Lexicon:
         }
 
 
-def pos_key(pos: str) -> str:
-    """A part of speech as ``pos_mix`` counts it: adjective satellites are adjectives."""
-    return "a" if pos == "s" else pos
-
-
 def eligible(lexicon: _Lexicon, spec: ProbeSpec, taxonomy: Taxonomy) -> list[int]:
-    """Concepts a probe can ask about: with a usable example (unless ``examples_only`` is off), of the parts of
-    speech ``pos_mix`` weighs, and with the probe's other needs (a gold ISA link, lemmas)."""
+    """Concepts a probe can ask about: with a usable example (unless ``examples_only`` is off) and the probe's
+    other needs (a gold ISA link, lemmas)."""
     found = sorted(lexicon.examples) if spec.examples_only else range(len(lexicon.names))
     if spec.probe in ("hypernymy", "hyponymy"):
         direction = "up" if spec.probe == "hypernymy" else "down"
         found = [c for c in found if lexicon.pos[c] in TAXONOMY_POS and taxonomy.hops(c, direction, 1)]
     if spec.probe == "synonymy":
         found = [c for c in found if len(lexicon.lemmas[c]) >= spec.min_lemmas]
-    if spec.pos_mix:
-        weighed = {pos for pos, share in spec.pos_mix if share > 0}
-        found = [c for c in found if pos_key(lexicon.pos[c]) in weighed]
     return list(found)
-
-
-def _units(lexicon: _Lexicon, spec: ProbeSpec, concept: int, rng: random.Random) -> list[tuple[str, str]]:
-    """The (example sentence, word) pairs a concept is asked about in: one drawn, or all (``sentences``); a concept
-    without a usable example (``examples_only`` off) is asked about with no sentence and its first lemma."""
-    examples = lexicon.examples.get(concept)
-    if not examples:
-        return [("", lexicon.lemmas[concept][0])]
-    return [rng.choice(examples)] if spec.sentences == "one" else list(examples)
-
-
-def _drawn(lexicon: _Lexicon, spec: ProbeSpec, concepts: list[int]) -> list[int]:
-    """The concepts asked about: at most ``max_concepts``, drawn at random so that each part of speech holds its
-    ``pos_mix`` share of the questions (a concept yields about one question per example sentence)."""
-    if spec.max_concepts is None and not spec.pos_mix:
-        return concepts
-    rng = random.Random(f"{spec.seed}:{spec.probe}:concepts")
-    by_pos: dict[str, list[int]] = defaultdict(list)
-    for concept in concepts:
-        by_pos[pos_key(lexicon.pos[concept])].append(concept)
-    if not spec.pos_mix:
-        return sorted(rng.sample(concepts, min(spec.max_concepts, len(concepts))))
-    units = {pos: sum(max(1, len(lexicon.examples.get(c, ()))) for c in found) / len(found)
-             for pos, found in by_pos.items()}  # fmt: skip
-    per_concept = {pos: share / units[pos] for pos, share in spec.pos_mix if share > 0 and pos in by_pos}
-    room = min(len(by_pos[pos]) / weight for pos, weight in per_concept.items())  # the most every share allows
-    scale = room if spec.max_concepts is None else spec.max_concepts / sum(per_concept.values())
-    chosen = []
-    for pos, weight in sorted(per_concept.items()):
-        chosen += rng.sample(by_pos[pos], min(len(by_pos[pos]), round(scale * weight)))
-    return sorted(chosen)
-
-
-def _hop_keep(
-    taxonomy: Taxonomy, lexicon: _Lexicon, spec: ProbeSpec, concepts: list[int], direction: str
-) -> dict[int, float]:
-    """The chance that a question at each hop count is kept, so that the hops hold their ``hop_mix`` shares:
-    the hop count scarcest for its share is kept whole, the others thinned (empty: keep every question)."""
-    if not spec.hop_mix or spec.probe not in ("hypernymy", "hyponymy"):
-        return {}
-    available: dict[int, int] = defaultdict(int)
-    for concept in concepts:
-        sentences = len(lexicon.examples.get(concept, ())) if spec.sentences == "all" else 1
-        by_hops: dict[int, int] = defaultdict(int)
-        for hops in taxonomy.hops(concept, direction, spec.max_hops).values():
-            by_hops[hops] += 1
-        for hops, found in by_hops.items():
-            available[hops] += sentences * min(spec.gold_cap, found)
-    shares = {hops: share for hops, share in spec.hop_mix if share > 0 and available[hops]}
-    scale = min(available[hops] / share for hops, share in shares.items())
-    return {hops: min(1.0, shares.get(hops, 0.0) * scale / available[hops]) if available[hops] else 0.0
-            for hops in spec.hop_range}  # fmt: skip
 
 
 def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
@@ -138,6 +79,99 @@ def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
     return lambda x: x != concept and own.isdisjoint(lemma.lower() for lemma in lexicon.lemmas[x])
 
 
+class _Concept:
+    """One concept's questions before their distractors are drawn: sentences, golds, distractor families."""
+
+    def __init__(self, build: "_Build", concept: int) -> None:
+        spec, lexicon, taxonomy = build.spec, build.lexicon, build.taxonomy
+        self.concept = concept
+        self.rng = random.Random(f"{spec.seed}:{spec.probe}:{concept}")
+        examples = lexicon.examples.get(concept) or [("", lexicon.lemmas[concept][0])]  # synonymy, no sentence
+        self.units = [self.rng.choice(examples)] if spec.sentences == "one" else list(examples)
+        self.template = self.rng.choice(build.template_ids)  # phrasings=1: one template for the whole cluster
+        self.is_valid = _validity(build.graph, lexicon, spec.probe, concept)
+        self.families = {
+            option: [] if option[0] == "random" else
+            [x for x in candidates(taxonomy, concept, *option) if self.is_valid(x)]
+            for option in build.options
+        }  # fmt: skip
+        self.usable = [option for option in build.options if option[0] == "random" or self.families[option]]
+        self.golds = [
+            (hops, gold) for hops, gold in _golds(taxonomy, spec, concept, self.rng) if build.kept(concept, hops, gold)
+        ]
+
+    def plan(self, spec: ProbeSpec) -> list[tuple[tuple[str, int], int]]:
+        """With ``draws="disjoint"``, how many sets each usable family gives a question: one random set, then, family
+        by family in order, every disjoint set of four (the last one topped up: the ceiling of a quarter of the
+        family), at most ``max_draws``, until the question has ``perturbations`` family sets."""
+        plan, left = [], spec.perturbations if spec.perturbations is not None else float("inf")
+        for option in self.usable:
+            if option[0] == "random":
+                plan.append((option, 1))
+                continue
+            count = min(-(-len(self.families[option]) // N_DISTRACTORS), spec.draws_of(*option), left)  # ceiling
+            if count > 0:
+                plan.append((option, int(count)))
+                left -= count
+        return plan
+
+    def rows(self, spec: ProbeSpec) -> int:
+        """The questions (with perturbations) this concept yields: known before any distractor is drawn."""
+        if spec.draws == "sample":
+            kinds = len(self.usable) if spec.perturbations is None else min(spec.perturbations, len(self.usable))
+        else:
+            kinds = sum(count for _, count in self.plan(spec))
+        return len(self.units) * len(self.golds) * kinds
+
+
+class _Build:
+    """The settings, lookups and sampled rows of one WordNetQA build."""
+
+    def __init__(self, graph: Graph, spec: ProbeSpec) -> None:
+        self.graph, self.spec = graph, spec
+        self.lexicon = _Lexicon(graph)
+        self.templates = load_templates(spec.probe, spec.templates)
+        self.template_ids = list(self.templates.questions)
+        self.taxonomy = graph.taxonomy_for(spec.instance_links)
+        self.options = spec.distractor_options()
+        self.direction = "up" if spec.probe == "hypernymy" else "down"
+        self.concepts = eligible(self.lexicon, spec, self.taxonomy)
+        self.keep = _hop_keep(self.taxonomy, self.lexicon, spec, self.concepts, self.direction)
+        self.texts: dict[int, str] = {}
+
+    def kept(self, concept: int, hops: int, gold: int) -> bool:
+        """Whether ``hop_mix`` keeps this gold's questions (the same answer in every pass of the build)."""
+        if not self.keep:
+            return True
+        return random.Random(f"{self.spec.seed}:{self.spec.probe}:{concept}:{gold}:hops").random() < self.keep[hops]
+
+    def text_of(self, concept: int) -> str:
+        text = self.texts.get(concept)
+        if text is None:
+            text = self.texts[concept] = fill(self.templates.choice, self.lexicon.choice_fields(concept))
+        return text
+
+
+def _hop_keep(
+    taxonomy: Taxonomy, lexicon: _Lexicon, spec: ProbeSpec, concepts: list[int], direction: str
+) -> dict[int, float]:
+    """The chance that a gold at each hop count is kept, so that the hops hold their ``hop_mix`` shares of the
+    golds: the hop count scarcest for its share is kept whole, the others thinned (empty: keep every gold)."""
+    if not spec.hop_mix or spec.probe not in ("hypernymy", "hyponymy"):
+        return {}
+    available: dict[int, int] = defaultdict(int)
+    for concept in concepts:
+        by_hops: dict[int, int] = defaultdict(int)
+        for hops in taxonomy.hops(concept, direction, spec.max_hops).values():
+            by_hops[hops] += 1
+        for hops, found in by_hops.items():
+            available[hops] += min(spec.gold_cap, found)
+    shares = {hops: share for hops, share in spec.hop_mix if share > 0 and available[hops]}
+    scale = min(available[hops] / share for hops, share in shares.items())
+    return {hops: min(1.0, shares.get(hops, 0.0) * scale / available[hops]) if available[hops] else 0.0
+            for hops in spec.hop_range}  # fmt: skip
+
+
 def _golds(taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random) -> list[tuple[int, int]]:
     """(hops, gold concept) pairs: up to ``spec.gold_cap`` ancestors/descendants at each exact distance k."""
     if spec.probe not in ("hypernymy", "hyponymy"):
@@ -153,107 +187,107 @@ def _golds(taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random
     return golds
 
 
+def _sampled(build: _Build, progress: bool) -> tuple[list[int], set[int] | None, dict[int, int]]:
+    """The concepts to draft, the indices of the rows kept and each concept's first row index.
+
+    With ``size``, the rows are a uniform sample of ``size`` of every row the settings give, counted concept by
+    concept in drafting order, so the whole set is a random sample of its full population, as the paper's
+    (docs/REPRODUCTION.md). Named ``concepts`` get every row of theirs (no sample): what a user picked is shown
+    whole.
+    """
+    spec = build.spec
+    wanted = spec.chosen({build.lexicon.names[c]: c for c in build.concepts})
+    if wanted is not None or spec.size is None:
+        return (build.concepts if wanted is None else sorted(wanted)), None, {}
+    offsets, total = {}, 0
+    counting = ProgressBar(build.concepts, desc=f"{spec.probe} counting", unit="concept", disable=not progress,
+                           leave=False)  # fmt: skip
+    for concept in counting:
+        offsets[concept] = total
+        total += _Concept(build, concept).rows(spec)
+    rows = set(random.Random(f"{spec.seed}:{spec.probe}:size").sample(range(total), min(spec.size, total)))
+    order, starts = list(offsets), list(offsets.values())
+    drafted = sorted({order[bisect_right(starts, row) - 1] for row in rows})
+    return drafted, rows, offsets
+
+
 def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> list[Draft]:
     """Draft every question of a WordNetQA probe (definitions, hypernymy, hyponymy, synonymy)."""
-    lexicon = _Lexicon(graph)
-    templates = load_templates(spec.probe, spec.templates)
-    template_ids = list(templates.questions)
-    taxonomy = graph.taxonomy_for(spec.instance_links)
-    options = spec.distractor_options()
-    direction = "up" if spec.probe == "hypernymy" else "down"
+    build = _Build(graph, spec)
+    concepts, rows, offsets = _sampled(build, progress)
     drafts: list[Draft] = []
-    concepts = eligible(lexicon, spec, taxonomy)
-    wanted = spec.chosen({lexicon.names[c]: c for c in concepts})
-    if wanted is not None:
-        concepts = [c for c in concepts if c in wanted]
-    concepts = _drawn(lexicon, spec, concepts)
-    keep = _hop_keep(taxonomy, lexicon, spec, concepts, direction)
-    texts: dict[int, str] = {}
+    for concept in ProgressBar(concepts, desc=f"{spec.probe} questions", unit="concept", disable=not progress,
+                               leave=False):  # fmt: skip
+        drafts += _drafts(build, _Concept(build, concept), rows, offsets.get(concept, 0))
+    return drafts
 
-    def text_of(concept: int) -> str:
-        text = texts.get(concept)
-        if text is None:
-            text = texts[concept] = fill(templates.choice, lexicon.choice_fields(concept))
-        return text
 
-    for concept in ProgressBar(
-        concepts, desc=f"{spec.probe} questions", unit="concept", disable=not progress, leave=False
-    ):
-        rng = random.Random(f"{spec.seed}:{spec.probe}:{concept}")
-        units = _units(lexicon, spec, concept, rng)
-        concept_template = rng.choice(template_ids)  # phrasings=1: one template for the whole cluster
-        is_valid = _validity(graph, lexicon, spec.probe, concept)
-        family_sets = {
-            (family, depth): (
-                [] if family == "random" else [x for x in candidates(taxonomy, concept, family, depth) if is_valid(x)]
+def _drafts(build: _Build, item: _Concept, rows: set[int] | None, offset: int) -> list[Draft]:
+    """One concept's questions, each perturbation a row; with ``rows``, only the rows sampled (by their index)."""
+    spec, lexicon, rng = build.spec, build.lexicon, item.rng
+    names, concept = lexicon.names, item.concept
+    pool = lexicon.pool(concept)
+    drafts, index = [], offset
+    for context, word in item.units:
+        for hops, gold in item.golds:
+            chain = build.taxonomy.path(concept, gold, build.direction) if hops else [concept]
+            gold_text = build.text_of(gold)
+            phrasing = (
+                [item.template]
+                if spec.phrasings == 1
+                else rng.sample(build.template_ids, min(spec.phrasings, len(build.template_ids)))
             )
-            for family, depth in options
-        }
-        usable = [option for option in options if option[0] == "random" or family_sets[option]]
-        weights = [spec.weight_of(*option) for option in usable]
-        pool = lexicon.pool(concept)
-        golds = _golds(taxonomy, spec, concept, rng)
-        for context, word in units:
-            for hops, gold in golds:
-                if keep and rng.random() >= keep[hops]:
+            values = {"context": context, "word": word, "definition": lexicon.gloss[concept]}
+            questions = [fill(build.templates.questions[template], values) for template in phrasing]
+            valid = lambda x: item.is_valid(x) and x != gold  # noqa: E731
+            for (family, depth), count in _kinds(spec, item, rng):
+                wanted = [rows is None or index + n in rows for n in range(count)]
+                index += len(wanted)
+                if not any(wanted):
                     continue
-                chain = taxonomy.path(concept, gold, direction) if hops else [concept]
-                gold_text = text_of(gold)
-                phrasing = (
-                    [concept_template]
-                    if spec.phrasings == 1
-                    else rng.sample(template_ids, min(spec.phrasings, len(template_ids)))
+                picked_sets = draw_disjoint(
+                    rng, item.families[(family, depth)], pool, valid, build.text_of, {gold_text}, len(wanted)
                 )
-                questions = [
-                    fill(
-                        templates.questions[template],
-                        {"context": context, "word": word, "definition": lexicon.gloss[concept]},
-                    )
-                    for template in phrasing
-                ]
-                for family, depth in _perturbations(spec, usable, weights, rng):
-                    picked = draw(
-                        rng,
-                        family_sets[(family, depth)],
-                        pool,
-                        lambda x: is_valid(x) and x != gold,
-                        text_of,
-                        {gold_text},
-                    )
-                    if picked is None:
+                for keep, picked in zip(wanted, picked_sets):
+                    if not keep or picked is None:
                         continue
                     which = rng.randrange(len(phrasing)) if len(phrasing) > 1 else 0
                     drafts.append(
                         Draft(
-                            concept=lexicon.names[concept],
+                            concept=names[concept],
                             pos=lexicon.pos[concept],
                             word=word,
                             context=context,
                             template=phrasing[which],
                             question=questions[which],
                             gold=gold_text,
-                            distractors=tuple(text_of(x) for x in picked.concepts),
-                            gold_concept=lexicon.names[gold],
+                            distractors=tuple(build.text_of(x) for x in picked.concepts),
+                            gold_concept=names[gold],
                             hops=hops,
-                            chain=tuple(lexicon.names[x] for x in chain),
+                            chain=tuple(names[x] for x in chain),
                             family=family,
                             depth=depth,
-                            distractor_concepts=tuple(lexicon.names[x] for x in picked.concepts),
+                            distractor_concepts=tuple(names[x] for x in picked.concepts),
                             n_random_fill=0 if family == "random" else picked.n_random_fill,
                         )
                     )
     return drafts
 
 
-def _perturbations(
-    spec: ProbeSpec, usable: list[tuple[str, int]], weights: list[float], rng: random.Random
-) -> list[tuple[str, int]]:
-    """The distractor kinds of one question's perturbations: drawn from ``family_mix`` with replacement, else every
-    usable kind or ``perturbations`` of them without replacement."""
-    if spec.family_mix:
+def _kinds(spec: ProbeSpec, item: _Concept, rng: random.Random) -> list[tuple[tuple[str, int], int]]:
+    """The distractor kinds of one question's perturbations and how many sets each gives: ``_Concept.plan`` with
+    ``draws="disjoint"`` (with ``family_mix``, as many sets as the plan, each of a kind drawn from the mix), else
+    one set of every usable kind (``perturbations=None``) or of ``perturbations`` of them without replacement."""
+    usable = item.usable
+    if spec.draws == "disjoint" and spec.family_mix:
+        weights = [spec.weight_of(*option) for option in usable]
+        total = sum(count for _, count in item.plan(spec))
         if not any(weights):
             return []
-        return sorted(rng.choices(usable, weights=weights, k=spec.perturbations), key=usable.index)
-    if spec.perturbations is None:
-        return usable
-    return sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
+        drawn = Counter(rng.choices(range(len(usable)), weights=weights, k=total))
+        return [(usable[index], drawn[index]) for index in sorted(drawn)]
+    if spec.draws == "disjoint":
+        return item.plan(spec)
+    if spec.perturbations is not None:
+        usable = sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
+    return [(option, 1) for option in usable]
