@@ -138,7 +138,8 @@ def test_a_sweep_killed_after_its_first_unit_resumes_to_identical_files(inputs, 
     run_sweep(plan_sweep(_grid(inputs), out=out, cache=False), cache=False, progress=False)  # tiny2 as mcqa
     files = sorted(path.name for path in (swept / "predictions").iterdir())
     assert files == sorted(path.name for path in (out / "predictions").iterdir())
-    assert all((swept / "predictions" / name).read_bytes() == (out / "predictions" / name).read_bytes() for name in files)
+    for name in files:
+        assert (swept / "predictions" / name).read_bytes() == (out / "predictions" / name).read_bytes()
 
 
 def test_the_population_of_a_sweep_and_an_inoculation_run_fits_a_path_model(inputs, swept, cli, tmp_path):
@@ -168,13 +169,15 @@ def test_the_population_of_a_sweep_and_an_inoculation_run_fits_a_path_model(inpu
     assert member["orig"] == pytest.approx(preds["correct"].mean())
 
     table = tmp_path / "population.csv"
-    result = CliRunner().invoke(cli, ["population", "--sweep", str(swept), "--sweep", str(checkpoints), "--out", str(table)])
+    result = CliRunner().invoke(cli, ["population", "--sweep", str(swept), "--sweep", str(checkpoints), "--out",
+                                      str(table)])  # fmt: skip
     assert result.exit_code == 0, result.output
     text = "TAXONOMY =~ hypernymy\nDEFINITIONS =~ definitions\nSCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS"
     fitted = fit_pls(pl.read_csv(table), parse_model(text), PLSSpec(bootstrap=0))
     assert fitted.n_rows == 8 and fitted.paths.height == 2
     (tmp_path / "model.txt").write_text(text)
-    result = CliRunner().invoke(cli, ["pls", "--data", str(table), "--model", str(tmp_path / "model.txt"), "--bootstrap", "20"])
+    model = tmp_path / "model.txt"
+    result = CliRunner().invoke(cli, ["pls", "--data", str(table), "--model", str(model), "--bootstrap", "20"])
     assert result.exit_code == 0 and "GoF" in result.output, result.output
     with pytest.raises(WorkbenchError, match="no finished sweep units"):
         population(sweeps=[tmp_path])
