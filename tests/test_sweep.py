@@ -16,7 +16,7 @@ from tiny_models import tiny_multiple_choice_bert
 from typer.testing import CliRunner
 
 from workbench.analysis import PLSSpec, fit_pls, parse_model
-from workbench.analysis.population import population
+from workbench.analysis.populations import population
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.formats import write_probes
 from workbench.sweep import plan_sweep, read_grid, run_sweep
@@ -207,3 +207,36 @@ def test_a_sweep_on_a_local_ray_writes_the_files_a_local_sweep_writes(inputs, sw
         ).read_bytes()
     assert (out / "ray").is_dir()
     assert run_sweep(plan, backend="ray", cache=False, progress=False)["status"].to_list() == ["skipped"] * 2
+
+
+def test_decodability_relates_each_concept_s_decoded_class_to_its_cluster_s_strict_accuracy(inputs):
+    from types import SimpleNamespace
+
+    from workbench.analysis.decodability import association, decodability
+    from workbench.schema import PREDICTION_SCHEMA
+
+    words = ANIMALS + TOOLS
+    rows = [{**{name: None for name in PREDICTION_SCHEMA}, "id": f"{word}{i}", "probe": "hypernymy",
+             "cluster_id": f"hypernymy:{word}", "concept": f"{word}.n.01", "word": word,
+             "context": f"the {word} was there .", "choices": ["a", "b"], "answer": 0, "chain": [f"{word}.n.01", "x"],
+             "model": "tiny1", "scorer": "similarity", "control": "none", "correct": word in ANIMALS or i == 0}
+            for word in words for i in range(2)]  # fmt: skip
+    preds = pl.DataFrame(rows, schema=PREDICTION_SCHEMA)
+    graph = SimpleNamespace(concepts=pl.DataFrame({"name": [f"{w}.n.01" for w in words],
+                                                   "lexname": ["noun.animal" if w in ANIMALS else "noun.artifact"
+                                                               for w in words]}))  # fmt: skip
+    result = decodability(preds, inputs["tiny1"], graph, folds=3, n_boot=50, epochs=2, progress=False)
+    concepts = result["concepts"]
+    assert concepts.height == len(words) and set(concepts.columns) >= {"label", "decoded", "bits", "strict"}
+    assert concepts.filter(pl.col("label") == "noun.animal")["strict"].to_list() == [1.0] * len(ANIMALS)
+    summary = result["summary"].row(0, named=True)
+    assert summary["concepts"] == len(words) and summary["majority"] == 0.5 and summary["compression"] > 0
+    row = result["association"].row(0, named=True)
+    assert row["n_concepts"] == len(words) and row["gap_lo"] <= row["gap"] <= row["gap_hi"]
+    # decoded concepts all strict, undecoded none: a gap of 1 in every resample
+    made = pl.DataFrame({"probe": ["p"] * 6, "strict": [1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+                         "decoded": [True] * 3 + [False] * 3, "bits": [0.1, 0.2, 0.3, 2.0, 3.0, 4.0]})  # fmt: skip
+    exact = association(made, n_boot=100).row(0, named=True)
+    assert exact["gap"] == 1.0 and exact["gap_hi"] == 1.0 and exact["correlation"] > 0.8
+    with pytest.raises(WorkbenchError, match="one model"):
+        decodability(pl.concat([preds, preds.with_columns(model=pl.lit("other"))]), inputs["tiny1"], graph)

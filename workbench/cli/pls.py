@@ -63,7 +63,7 @@ def population(
 ) -> None:
     """Assemble the population: one row per scored model, sweep member and inoculation checkpoint, with its probe
     accuracies and orig (then: workbench pls --data OUT)."""
-    from workbench.analysis.population import population as build
+    from workbench.analysis.populations import population as build
     from workbench.io import atomic_path, write_parquet
 
     frame = build(predictions=predictions, runs=runs, by_hops=by_hops, sweeps=sweeps)
