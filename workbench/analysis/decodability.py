@@ -135,7 +135,8 @@ def decodability(
     )
     concepts = strict_by_concept(preds).join(decoded_frame, on="concept")
     summary = {"encoder": model_label(encoder.name), "control": encoder.control, "target": spec.target,
-               "probe": spec.probe, "layer": str(spec.layer), "concepts": frame.height, "labels": frame["label"].n_unique(),
+               "probe": spec.probe, "layer": str(spec.layer), "concepts": frame.height,
+               "labels": frame["label"].n_unique(),
                "accuracy": float(np.mean(decoded)),
                "majority": float(frame["label"].value_counts()["count"].max() / frame.height)}  # fmt: skip
     if spec.mdl:
