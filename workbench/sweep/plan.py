@@ -37,10 +37,16 @@ PLAN_SCHEMA: dict[str, pl.DataType] = {
     "control": pl.String(),
     "seed": pl.Int64(),
     "trial": pl.String(),  # a checkpoint's trial.json (k, lr, epochs, seed, add_some) as JSON, else null
+    "split": pl.String(),  # the split scored: the spec's split (null: all), or orig_split for science QA
+    "max_questions": pl.Int64(),  # the sample (whole clusters, data_seed), the same for every model
+    "data_seed": pl.Int64(),
+    "max_length": pl.Int64(),
+    "dtype": pl.String(),
     "file": pl.String(),  # <out>/predictions/<unit>.parquet
     "key": pl.String(),
     "done": pl.Boolean(),
 }
+SCORING = ("max_questions", "data_seed", "max_length", "dtype")  # with split: what the plan fixes for every unit
 UNITS, PREDICTIONS = "units", "predictions"
 CHECKPOINT_SCORER = "mcqa"  # an inoculation checkpoint has its multiple-choice head
 
@@ -48,10 +54,10 @@ CHECKPOINT_SCORER = "mcqa"  # an inoculation checkpoint has its multiple-choice 
 @dataclass(frozen=True)
 class SweepSpec:
     """Where a sweep writes (``out``), what each unit scores (``split`` of the probe sets, ``orig_split`` of the
-    science QA sets, at most ``max_questions`` of each, sampled as whole clusters with ``data_seed``), how
-    (``batch_size``, ``max_length``, ``dtype``, ``device``, ``threads``, the prediction ``cache``) and where units
-    run: ``backend`` ``local`` (``workers`` processes) or ``ray`` (``address``; ``trial_gpus``, ``trial_cpus`` per
-    model load), as inoculation's settings of the same names.
+    science QA sets, at most ``max_questions`` of each, sampled as whole clusters with ``data_seed``; ``max_length``,
+    ``dtype``: these are fixed in the plan's rows), how (``batch_size``, ``device``, ``threads``, the prediction
+    ``cache``) and where units run: ``backend`` ``local`` (``workers`` processes) or ``ray`` (``address``;
+    ``trial_gpus``, ``trial_cpus`` per model load), as inoculation's settings of the same names.
 
     >>> SweepSpec(out="sweeps/s1", max_questions=400, backend="ray")  # doctest: +ELLIPSIS
     SweepSpec(out='sweeps/s1', ...)
@@ -121,6 +127,7 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
     members = [(name, entry["path"], "model", entry, None) for name, entry in grid["models"].items()]
     members += [(name, path, "checkpoint", {"scorers": [CHECKPOINT_SCORER], "rules": ["auto"], "controls": ["none"]},
                  trial) for run in grid["runs"] for name, path, trial in checkpoints(run)]  # fmt: skip
+    scoring = {name: getattr(spec, name) for name in SCORING}
     rows = []
     for name, path, origin, entry, trial in members:
         for scorer in entry["scorers"]:
@@ -138,13 +145,14 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
                                 "unit": unit, "model": name, "path": path, "origin": origin, "probe_set": probe_set,
                                 "probes": probes, "orig": orig, "scorer": scorer, "rule": rule, "control": control,
                                 "seed": seed, "trial": json.dumps(trial) if trial else None,
+                                "split": spec.orig_split if orig else spec.split, **scoring,
                                 "file": str(out / PREDICTIONS / f"{unit}.parquet"),
                             })  # fmt: skip
     plan = pl.DataFrame(rows, schema={name: PLAN_SCHEMA[name] for name in PLAN_SCHEMA if name not in ("key", "done")})
     duplicated = plan.filter(pl.col("unit").is_duplicated())["unit"].unique().to_list()
     if duplicated:
         raise SpecError(f"units {duplicated[:3]} appear twice; give models and probe sets distinct names")
-    keys = [unit_key(row, spec) for row in plan.iter_rows(named=True)]
+    keys = [unit_key(row) for row in plan.iter_rows(named=True)]
     plan = plan.with_columns(key=pl.Series(keys, dtype=pl.String))
     return plan.with_columns(done=pl.Series([is_done(row) for row in plan.iter_rows(named=True)], dtype=pl.Boolean))
 
@@ -170,7 +178,7 @@ def checkpoints(run: str | Path) -> list[tuple[str, str, dict]]:
     return [found[name] for name in sorted(found)]
 
 
-def unit_key(unit: dict, spec: SweepSpec) -> str:
+def unit_key(unit: dict) -> str:
     """A digest of what ``unit``'s predictions depend on: model and probe files, scoring settings, sample."""
     from workbench.scoring.fingerprints import file_digests, model_files, model_folder
 
@@ -182,9 +190,8 @@ def unit_key(unit: dict, spec: SweepSpec) -> str:
     probe_files = sorted(p for p in probes.rglob("*") if p.is_file() and not p.name.startswith(".")) \
         if probes.is_dir() else [probes]  # fmt: skip
     digests = file_digests([*files, *probe_files])
-    settings = {name: unit[name] for name in ("model", "probes", "orig", "scorer", "rule", "control", "seed")}
-    settings.update({name: getattr(spec, name) for name in ("max_length", "dtype", "max_questions", "data_seed")})
-    settings["split"] = spec.orig_split if unit["orig"] else spec.split
+    names = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "split", *SCORING)
+    settings = {name: unit[name] for name in names}
     settings["path"] = None if files else unit["path"]  # a hub name not in the local cache: its name only
     text = json.dumps([settings, [(p.name, digests[p]) for p in files], [digests[p] for p in probe_files]])
     return hashlib.sha256(text.encode()).hexdigest()[:20]

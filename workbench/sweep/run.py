@@ -33,7 +33,7 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "status": pl.String(),  # scored (now), skipped (done before), left (stopped before it ran)
     "file": pl.String(),
 }
-LOAD_KEYS = ("path", "scorer", "control", "seed")  # units that share these share one model load
+LOAD_KEYS = ("path", "scorer", "control", "seed", "max_length", "dtype")  # units sharing these share a load
 RECORDED = ("model", "path", "origin", "probe_set", "orig", "scorer", "rule", "control", "seed", "trial")
 
 
@@ -50,16 +50,16 @@ class SweepJob:
         first, spec, rows = group[0], self.spec, []
         started = time.time()
         model = load_model(first["path"], first["scorer"], first["control"], seed=first["seed"],
-                           max_length=spec.max_length, device=spec.device, dtype=spec.dtype)  # fmt: skip
+                           max_length=first["max_length"], device=spec.device, dtype=first["dtype"])  # fmt: skip
         load_s = time.time() - started
         for unit in group:
             if stop is not None and stop.is_set():
                 break
             started = time.time()
             predictions = score(
-                questions(unit, spec), model, unit["scorer"], rule=unit["rule"], control=unit["control"],
-                seed=unit["seed"], batch_size=spec.batch_size, max_length=spec.max_length, threads=threads,
-                device=spec.device, dtype=spec.dtype, cache=spec.cache, progress=self.progress, name=unit["model"],
+                questions(unit), model, unit["scorer"], rule=unit["rule"], control=unit["control"],
+                seed=unit["seed"], batch_size=spec.batch_size, max_length=unit["max_length"], threads=threads,
+                device=spec.device, dtype=unit["dtype"], cache=spec.cache, progress=self.progress, name=unit["model"],
             )  # fmt: skip
             write_parquet(predictions, unit["file"])
             row = {"unit": unit["unit"], "key": unit["key"], "questions": predictions["id"].n_unique(),
@@ -71,22 +71,22 @@ class SweepJob:
         return {"units": rows}
 
 
-def questions(unit: dict, spec: SweepSpec) -> pl.DataFrame:
-    """The questions a unit scores: its probe set's ``split`` (science QA: ``orig_split``, as probe ``mcqa``),
-    at most ``max_questions`` of them as whole clusters (``data_seed``, the same for every model)."""
+def questions(unit: dict) -> pl.DataFrame:
+    """The questions a unit scores: its probe set's ``split`` (science QA as probe ``mcqa``), at most
+    ``max_questions`` of them as whole clusters (``data_seed``, the same for every model)."""
     from workbench.inoculation.data import read_mcqa_dir
     from workbench.probes.formats import read_probes
     from workbench.probes.select import sample_clusters
 
     if unit["orig"]:
-        frame = read_mcqa_dir(unit["probes"], (spec.orig_split,))
+        frame = read_mcqa_dir(unit["probes"], (unit["split"],))
     else:
         frame = read_probes(unit["probes"])
-        if spec.split is not None:
-            frame = frame.filter(pl.col("split") == spec.split)
+        if unit["split"] is not None:
+            frame = frame.filter(pl.col("split") == unit["split"])
     if frame.is_empty():
-        raise WorkbenchError(f"{unit['probes']} has no questions in split {spec.split!r}; choose another split")
-    return sample_clusters(frame, spec.max_questions, spec.data_seed)
+        raise WorkbenchError(f"{unit['probes']} has no questions in split {unit['split']!r}; choose another split")
+    return sample_clusters(frame, unit["max_questions"], unit["data_seed"])
 
 
 def run_sweep(
@@ -105,8 +105,8 @@ def run_sweep(
     plan : polars.DataFrame
         From ``plan_sweep`` (``PLAN_SCHEMA``), filtered or not.
     spec : SweepSpec, optional
-        How and where to run (``backend``, ``workers``, ``address``, ...); ``**overrides`` are its fields.
-        The scoring settings must be those the plan was made with (they are in its keys).
+        How and where to run (``backend``, ``workers``, ``address``, ``batch_size``, ``device``, ``cache``, ...);
+        ``**overrides`` are its fields. What is scored (split, sample, ``max_length``, ``dtype``) is in the plan.
     progress : bool
         A progress bar over units (and, on the local backend with one worker, each unit's scoring bar).
     on_unit : callable, optional
