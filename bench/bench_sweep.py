@@ -71,12 +71,12 @@ def main() -> None:
         for control in ("none", "random-weights")
     )
     ray_s = timed(sweep + ["--out", str(root / "ray"), "--backend", "ray", "--workers", "2"])
-    killed_after, identical = kill_and_resume(sweep, root, local_s, random.Random(args.seed))
+    killed_after, done_at_kill, identical = kill_and_resume(sweep, root, local_s, random.Random(args.seed))
     result = {
         "units": 8, "max_questions": args.max_questions, "load_average_before": load,
         "score_loop_s": loop_s, "sweep_local_s": local_s, "sweep_over_loop": local_s / loop_s,
         "same_predictions_as_loop": same, "sweep_ray_2_workers_s": ray_s, "ray_over_local": ray_s / local_s,
-        "killed_after_s": killed_after, "resumed_files_identical": identical,
+        "killed_after_s": killed_after, "units_done_at_kill": done_at_kill, "resumed_files_identical": identical,
         "load_average_after": os.getloadavg()[0], "cpus": os.cpu_count(),
     }  # fmt: skip
     print(json.dumps(result, indent=2))
@@ -107,7 +107,7 @@ def timed(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def kill_and_resume(sweep: list[str], root: Path, local_s: float, rng: random.Random) -> tuple[float, bool]:
+def kill_and_resume(sweep: list[str], root: Path, local_s: float, rng: random.Random) -> tuple[float, int, bool]:
     """Kill a sweep at a random moment between its first recorded unit and its expected end; rerun it; compare."""
     out = root / "killed"
     for _ in range(5):
@@ -119,7 +119,8 @@ def kill_and_resume(sweep: list[str], root: Path, local_s: float, rng: random.Ra
         time.sleep(rng.uniform(0, local_s * 0.6))
         killed_after = time.perf_counter() - started
         process.send_signal(signal.SIGKILL)
-        if process.wait() == -signal.SIGKILL and len(list((out / "units").glob("*.json"))) < 8:
+        done = len(list((out / "units").glob("*.json")))
+        if process.wait() == -signal.SIGKILL and done < 8:
             break
         subprocess.run(["rm", "-rf", str(out)], check=True)  # finished before the kill: draw another moment
     timed(sweep + ["--out", str(out)])
@@ -128,7 +129,7 @@ def kill_and_resume(sweep: list[str], root: Path, local_s: float, rng: random.Ra
         (root / "local" / "predictions" / name).read_bytes() == (out / "predictions" / name).read_bytes()
         for name in names
     )
-    return killed_after, identical
+    return killed_after, done, identical
 
 
 if __name__ == "__main__":
