@@ -17,7 +17,6 @@ concepts (whole clusters).
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -118,8 +117,7 @@ def decodability(
             f"decodability relates one model's behaviour to its representations; the predictions hold "
             f"{identities.height} model identities: filter them to one (pl.col('model') == ...)"
         )
-    encoder = model if isinstance(model, Encoder) else load_encoder(str(Path(model)) if isinstance(model, Path)
-                                                                    else model, control, control_seed)  # fmt: skip
+    encoder = model if isinstance(model, Encoder) else load_encoder(model, control, control_seed)
     frame = concept_spans(preds, graph, spec.target)
     if frame.height < 2 * spec.folds or frame["label"].n_unique() < 2:
         raise WorkbenchError(
