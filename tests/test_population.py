@@ -11,7 +11,7 @@ import pytest
 from tiny_models import tiny_multiple_choice_bert
 
 from workbench.analysis import PLSSpec, fit_pls, parse_model
-from workbench.analysis.population import KEY_COLUMNS, population
+from workbench.analysis.populations import KEY_COLUMNS, population
 from workbench.errors import WorkbenchError
 from workbench.inoculation import inoculate, load_run
 from workbench.io import write_parquet

@@ -54,6 +54,11 @@ _PUBLIC = {  # name -> the module that defines it
     "load_run": "workbench.inoculation",
     "learning_curve": "workbench.inoculation",
     "fit_pls": "workbench.analysis",
+    "population": "workbench.analysis.populations",
+    "decodability": "workbench.analysis.decodability",
+    "SweepSpec": "workbench.sweep",
+    "plan_sweep": "workbench.sweep",
+    "run_sweep": "workbench.sweep",
 }
 __all__ = ["WorkbenchError", "__version__", *_PUBLIC]
 

@@ -7,8 +7,11 @@ One module a question, each importing only what it needs (``import workbench.ana
 - ``consistency``: template sensitivity, the same question asked in other phrasings;
 - ``atlas``: the taxonomy atlas, strict cluster accuracy per WordNet node;
 - ``difficulty``: what makes an item hard, a mixed-effects logistic model over item properties;
-- ``model``, ``pls``, ``population`` (SPEC §8): PLS path modelling over a population of models
-  (``PathModel``, ``parse_model``, ``check_data``, ``PLSSpec``, ``fit_pls``, ``PLSResult``, ``population``).
+- ``decodability``: behaviour beside representation, per concept its class decoded from frozen states (edge probes,
+  MDL) against its cluster's strict accuracy;
+- ``model``, ``pls``, ``populations`` (SPEC §8): PLS path modelling over a population of models
+  (``PathModel``, ``parse_model``, ``check_data``, ``PLSSpec``, ``fit_pls``, ``PLSResult``, ``population``; the
+  module is ``populations`` so that importing it never hides the function ``population``).
 
 >>> result = fit_pls(population(runs=["runs/inoc"]), parse_model(TEXT), PLSSpec(bootstrap=500))  # doctest: +SKIP
 """
@@ -17,10 +20,21 @@ import lazy_loader
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
-    submodules=["atlas", "calibration", "comparison", "consistency", "difficulty", "model", "pls", "population"],
+    submodules=[
+        "atlas",
+        "calibration",
+        "comparison",
+        "consistency",
+        "decodability",
+        "difficulty",
+        "model",
+        "pls",
+        "populations",
+    ],  # fmt: skip
     submod_attrs={
         "model": ["PathModel", "check_data", "parse_model"],
         "pls": ["SCHEMES", "PLSResult", "PLSSpec", "fit_pls"],
-        "population": ["population"],
+        "populations": ["population"],
+        "decodability": ["DecodabilitySpec", "decodability"],
     },
 )

@@ -156,7 +156,7 @@ def fit_pls(
     Parameters
     ----------
     frame : polars.DataFrame
-        One row per scored model or checkpoint (``workbench.analysis.population``), one column per indicator.
+        One row per scored model or checkpoint (``workbench.analysis.populations``), one column per indicator.
     model : PathModel or str
         The path model, or its text form (``parse_model``): ``LATENT =~ col1 + col2`` lines and paths.
     spec : PLSSpec, optional

@@ -13,6 +13,7 @@ VERB_MODULES = (
     "compare",
     "score",
     "inoculate",
+    "sweep",
     "baselines",
     "serve",
     "pls",

@@ -55,14 +55,18 @@ def population(
         [], help="Prediction Parquet file or folder (workbench score --out); repeat for several."
     ),
     runs: list[Path] = typer.Option([], help="Inoculation run folder (workbench inoculate --out); repeat for several."),
+    sweeps: list[Path] = typer.Option(
+        [], "--sweep", help="Sweep folder (workbench sweep --out): one member per model, control and seed; repeatable."
+    ),
     by_hops: bool = typer.Option(False, help="One column per probe and hop count (hypernymy_h1, ...)."),
     out: Path = typer.Option(..., help="Where to write the population table (.parquet or .csv)."),
 ) -> None:
-    """Assemble the population: one row per scored model and inoculation checkpoint, probe accuracies and orig."""
-    from workbench.analysis import population as build
+    """Assemble the population: one row per scored model, sweep member and inoculation checkpoint, with its probe
+    accuracies and orig (then: workbench pls --data OUT)."""
+    from workbench.analysis.populations import population as build
     from workbench.io import atomic_path, write_parquet
 
-    frame = build(predictions=predictions, runs=runs, by_hops=by_hops)
+    frame = build(predictions=predictions, runs=runs, by_hops=by_hops, sweeps=sweeps)
     if out.suffix == ".csv":
         with atomic_path(out) as tmp:
             frame.write_csv(tmp)

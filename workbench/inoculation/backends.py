@@ -1,23 +1,26 @@
-"""Where trials run: in this process, on a local process pool, or on Ray Tune, always through ``run_trial``.
+"""Where long work runs: in this process, on a local process pool, or on Ray Tune. Inoculation trials and sweep
+units share this layer: a *job* is a picklable callable ``job(item, threads=None, stop=None) -> dict`` that does
+one item's work (writing its own files) and returns its row; a backend only executes items.
 
-Every backend gets the trials still to run and a ``record(row)`` callback, and calls ``record`` in the
-calling process once per finished trial: only that process writes ``trials.parquet`` and moves
-checkpoints, so the run folder stays consistent whatever the workers do.
+Every backend gets the items still to run and a ``record(row)`` callback, and calls ``record`` in the
+calling process once per finished item: only that process writes the run's table (``trials.parquet``,
+a sweep's summary) and moves checkpoints, so the output folder stays consistent whatever the workers do.
 
-- ``local``, ``workers=1``: trials run one after another in this process (``stop`` also interrupts
-  training between steps);
-- ``local``, ``workers>1``: a ``concurrent.futures`` process pool (spawned processes, each with
-  ``cores // workers`` torch threads unless ``threads`` is set); ``stop`` cancels the trials not
+- ``local``, ``workers=1``: items run one after another in this process (``stop`` is passed to the job, which
+  may stop between steps by raising ``Cancelled``);
+- ``local``, ``workers>1``: a ``concurrent.futures`` process pool (spawned processes, each job given
+  ``cores // workers`` torch threads unless ``threads`` is set); ``stop`` cancels the items not
   started and waits for the running ones, which are recorded;
-- ``ray``: Ray Tune runs each trial as a function trainable with the resources of ``trial_resources``
-  (``cpus``, default ``threads`` or 1, and ``gpus``, default 1 when the cluster has GPUs, else 0: one trial
+- ``ray``: Ray Tune runs each item as a function trainable with the resources of ``trial_resources``
+  (``cpus``, default ``threads`` or 1, and ``gpus``, default 1 when the cluster has GPUs, else 0: one item
   per GPU), at most ``workers`` at once; ``address`` is passed to ``ray.init`` (None: a local Ray,
   ``"auto"``: the cluster this machine belongs to, ``"ray://head:10001"``: a remote cluster through Ray
-  Client). Tune's own state goes to ``<run>/ray``; the run folder must be on storage every node sees (trials
-  write their predictions and checkpoint into it). ``stop`` ends all trials at once; unfinished ones rerun on
-  resume.
+  Client). Tune's own state goes to ``storage``; the output folder must be on storage every node sees (jobs
+  write their files into it). What moves between nodes is the job (with what it carries: the plan's rows, the
+  shared data) and each item's returned row; models and prediction files are read and written on the shared
+  storage, never shipped. ``stop`` ends all items at once; unfinished ones rerun on resume.
 
->>> run_local(todo, data, record, workers=2)  # doctest: +SKIP
+>>> run_local(todo, TrialJob(data), record, workers=2)  # doctest: +SKIP
 """
 
 import multiprocessing
@@ -25,9 +28,9 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import asdict, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from threading import Event
+from typing import Any, Protocol
 
 from workbench.errors import WorkbenchError
 from workbench.inoculation.train import Cancelled
@@ -37,31 +40,50 @@ BACKENDS = ("local", "ray")
 Record = Callable[[dict], None]
 
 
+class Job(Protocol):
+    """One item's work, run by any backend: picklable, returns the item's row."""
+
+    def __call__(self, item: Any, threads: int | None = None, stop: Event | None = None) -> dict: ...
+
+
+@dataclass(frozen=True)
+class TrialJob:
+    """Inoculation's job: ``run_trial`` on the run's shared ``data`` (``threads`` fills in ``data.threads``)."""
+
+    data: TrialData
+    progress: bool = False
+
+    def __call__(self, trial: Trial, threads: int | None = None, stop: Event | None = None) -> dict:
+        data = replace(self.data, threads=self.data.threads or threads)
+        return run_trial(trial, data, progress=self.progress, stop=stop)
+
+
 def run_local(
-    trials: Sequence[Trial],
-    data: TrialData,
+    items: Sequence,
+    job: Job,
     record: Record,
     workers: int = 1,
     stop: Event | None = None,
-    progress: bool = True,
+    threads: int | None = None,
 ) -> None:
-    """Run ``trials`` here (``workers=1``) or on a pool of ``workers`` processes, recording each row as it finishes."""
+    """Run ``job`` on each of ``items`` here (``workers=1``) or on a pool of ``workers`` processes, recording each
+    row as it finishes."""
     if workers == 1:
-        for trial in trials:
+        for item in items:
             if stop is not None and stop.is_set():
                 return
             try:
-                row = run_trial(trial, data, progress=progress, stop=stop)
+                row = job(item, threads=threads, stop=stop)
             except Cancelled:
                 return
             record(row)
         return
     cores = len(os.sched_getaffinity(0))
-    data = replace(data, threads=data.threads or max(1, cores // workers))
+    threads = threads or max(1, cores // workers)
     pool = ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker, initargs=(data,)
+        workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker, initargs=(job,)
     )
-    pending = {pool.submit(_pool_trial, trial): trial for trial in trials}
+    pending = {pool.submit(_pool_item, item, threads): item for item in items}
     finished = False
     try:
         while pending:
@@ -70,41 +92,44 @@ def run_local(
                 pending.pop(future)
                 record(future.result())
             if stop is not None and stop.is_set():
-                pending = {future: trial for future, trial in pending.items() if not future.cancel()}
+                pending = {future: item for future, item in pending.items() if not future.cancel()}
         finished = True
     finally:
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-_WORKER_DATA: TrialData | None = None
+_WORKER_JOB: Job | None = None
 
 
-def _init_worker(data: TrialData) -> None:
-    global _WORKER_DATA
-    _WORKER_DATA = data
+def _init_worker(job: Job) -> None:
+    global _WORKER_JOB
+    _WORKER_JOB = job
 
 
-def _pool_trial(trial: Trial) -> dict:
-    return run_trial(trial, _WORKER_DATA, progress=False)
+def _pool_item(item: Any, threads: int) -> dict:
+    return _WORKER_JOB(item, threads=threads)
 
 
 def run_ray(
-    trials: Sequence[Trial],
-    data: TrialData,
+    items: Sequence,
+    job: Job,
     record: Record,
+    storage: str,
     workers: int = 1,
     stop: Event | None = None,
     address: str | None = None,
     gpus: float | None = None,
     cpus: int | None = None,
+    threads: int | None = None,
+    device: str | None = None,
     log: Callable[[str], None] | None = None,
 ) -> None:
-    """Run ``trials`` as Ray Tune trials (same ``run_trial``), recording each row in this process.
+    """Run ``job`` on each of ``items`` as Ray Tune trials, recording each row in this process.
 
-    Each trial requests ``trial_resources(gpus, cpus, data.threads, cluster)``; ``log`` hears what was requested.
-    A Ray started here (no ``ray.init`` before, ``address`` None) keeps running for the next run;
-    ``ray.shutdown()`` frees it."""
-    if not trials:
+    Each item requests ``trial_resources(gpus, cpus, threads, cluster)``; ``log`` hears what was requested. Tune
+    keeps its state under ``storage``. A Ray started here (no ``ray.init`` before, ``address`` None) keeps running
+    for the next run; ``ray.shutdown()`` frees it."""
+    if not items:
         return
     try:
         import ray
@@ -123,24 +148,26 @@ def run_ray(
                 f"cannot reach a Ray cluster at address={address!r} ({err}); "
                 "start one with `ray start --head` or leave --address out for a local Ray"
             ) from err
-    resources = trial_resources(gpus, cpus, data.threads, ray.cluster_resources())
-    if resources["gpu"] == 0 and data.device != "auto" and data.device != "cpu":
+    resources = trial_resources(gpus, cpus, threads, ray.cluster_resources())
+    if resources["gpu"] == 0 and device not in (None, "auto", "cpu"):
         raise WorkbenchError(
-            f"device={data.device!r} needs a GPU, but each Ray trial requests none; "
+            f"device={device!r} needs a GPU, but each Ray trial requests none; "
             "request some with trial_gpus (--trial-gpus 1) or use device='auto'"
         )
     if log is not None:
         log(f"ray: each trial requests {resources}, at most {workers} at once; cluster {ray.cluster_resources()}")
-    data = replace(data, threads=data.threads or resources["cpu"])
     token = f"{os.getpid()}-{time.monotonic_ns()}"
     _LIVE[token] = _Live(record, stop)  # Tune pickles its callbacks and stopper: they hold only this token
     tuner = tune.Tuner(
-        tune.with_resources(tune.with_parameters(_tune_trial, data=data), resources),
-        param_space={"trial": tune.grid_search([asdict(trial) for trial in trials])},
+        tune.with_resources(
+            tune.with_parameters(_tune_item, job=job, items=list(items), threads=threads or resources["cpu"]),
+            resources,
+        ),
+        param_space={"item": tune.grid_search(list(range(len(items))))},
         tune_config=tune.TuneConfig(max_concurrent_trials=workers, reuse_actors=False),
         run_config=tune.RunConfig(
             name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}",
-            storage_path=str(Path(data.out).resolve() / "ray"),
+            storage_path=str(storage),
             callbacks=[_recorder_class(tune)(token)], stop=_stopper_class(tune)(token), verbose=0,
             failure_config=tune.FailureConfig(max_failures=0),
         ),
@@ -176,11 +203,11 @@ def trial_resources(gpus: float | None, cpus: int | None, threads: int | None, c
     return request
 
 
-def _tune_trial(config: dict, data: TrialData) -> None:
+def _tune_item(config: dict, job: Job, items: list, threads: int) -> None:
     from ray import tune
 
     try:
-        row = run_trial(Trial(**config["trial"]), data, progress=False)
+        row = job(items[config["item"]], threads=threads)
     except OSError as err:  # a full disk on the shared storage: the driver raises it
         row = {"os_errno": err.errno, "os_error": str(err)}
     tune.report(row)

@@ -47,7 +47,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
-from workbench.inoculation.backends import BACKENDS, run_local, run_ray
+from workbench.inoculation.backends import BACKENDS, TrialJob, run_local, run_ray
 from workbench.inoculation.data import aggregate_dev, five_way, read_mcqa_dir
 from workbench.inoculation.source import _Log
 from workbench.inoculation.train import TrainSpec, check_multiple_choice, swap_in, training_device
@@ -371,10 +371,12 @@ def run_inoculation(
                         on_trial(row)
 
                 if spec.backend == "ray":
-                    run_ray(todo, data, record, workers=spec.workers, stop=stop, address=spec.address,
-                            gpus=spec.trial_gpus, cpus=spec.trial_cpus, log=log)  # fmt: skip
+                    run_ray(todo, TrialJob(data), record, str(out.resolve() / "ray"), workers=spec.workers,
+                            stop=stop, address=spec.address, gpus=spec.trial_gpus, cpus=spec.trial_cpus,
+                            threads=data.threads, device=data.device, log=log)  # fmt: skip
                 else:
-                    run_local(todo, data, record, workers=spec.workers, stop=stop, progress=progress)
+                    job = TrialJob(data, progress=progress and spec.workers == 1)
+                    run_local(todo, job, record, workers=spec.workers, stop=stop)
             left = len([trial for trial in grid if trial.name not in set(trials["trial"].to_list())])
             if left:
                 log(f"stopped by the caller with {left} trial(s) left; rerun the same command to resume")

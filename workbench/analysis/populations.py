@@ -4,6 +4,9 @@ scored model or inoculation checkpoint, ready for ``fit_pls``.
 - A prediction file (``workbench score`` output, ``PREDICTION_SCHEMA``) gives one row per
   (model, scorer, control): its accuracy on each probe in the file(s); rows of ``probe="mcqa"``
   (a science QA set scored like a probe) give its original-task accuracy ``orig``.
+- A sweep folder (``workbench sweep`` output) gives one row per (model, scorer, rule, control, seed) over all
+  its probe sets, so the random-weights controls of several seeds are several members; a swept inoculation
+  checkpoint keeps its trial's k, learning rate, epochs, seed and add-some setting.
 - An inoculation run (``workbench inoculate`` output) gives one row per finished trial (baseline
   included): per-probe accuracy from ``trials/<trial>/probe.parquet``, ``orig`` = ``S_orig``, and the
   trial's k, learning rate, epochs, seed and add-some setting.
@@ -11,8 +14,10 @@ scored model or inoculation checkpoint, ready for ``fit_pls``.
 With ``by_hops=True`` every probe column is split by ISA hop count (``hypernymy_h1``, ``hypernymy_h2``, ...).
 
 >>> population(predictions=["preds/minilm.parquet"], runs=["runs/inoc-hypernymy"])  # doctest: +SKIP
+>>> population(sweeps=["sweeps/s1"], by_hops=True)  # doctest: +SKIP
 """
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,19 +49,41 @@ def population(
     predictions: Sequence[str | Path] = (),
     runs: Sequence[str | Path] = (),
     by_hops: bool = False,
+    sweeps: Sequence[str | Path] = (),
 ) -> pl.DataFrame:
-    """One row per member of the population: ``KEY_COLUMNS``, then one accuracy column per probe
-    (``definitions``, ``hypernymy``, ``hyponymy``, ``synonymy``, ``wordsense``, or ``<probe>_h<k>``
-    with ``by_hops``) and ``orig``. A probe a member was not scored on is null.
+    """The population frame for ``fit_pls``: one row per scored model, sweep member and inoculation checkpoint.
 
+    Parameters
+    ----------
+    predictions : sequence of str or Path
+        Prediction files or folders (``workbench score --out``); one member per (model, scorer, control).
+    runs : sequence of str or Path
+        Inoculation run folders; one member per finished trial, baseline included.
+    by_hops : bool
+        One column per probe and ISA hop count (``hypernymy_h1``, ...) instead of one per probe.
+    sweeps : sequence of str or Path
+        Sweep folders (``workbench sweep --out``); one member per (model, scorer, rule, control, seed).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``KEY_COLUMNS``, then one accuracy column per probe (``definitions``, ``hypernymy``, ``hyponymy``,
+        ``synonymy``, ``wordsense``, or ``<probe>_h<k>`` with ``by_hops``) and ``orig``. A probe a member was not
+        scored on is null.
+
+    Examples
+    --------
     >>> population(runs=["runs/inoc"]).select("trial", "k", "hypernymy", "orig")  # doctest: +SKIP
+    >>> population(sweeps=["sweeps/s1"], by_hops=True)  # doctest: +SKIP
     """
-    if not predictions and not runs:
+    if not predictions and not runs and not sweeps:
         raise WorkbenchError(
-            "give prediction files (predictions=[...]) or inoculation runs (runs=[...]) to build a population from"
+            "give prediction files (predictions=[...]), inoculation runs (runs=[...]) or sweep folders (sweeps=[...]) "
+            "to build a population from"
         )
     parts = [_scored(read_predictions(Path(p)), by_hops) for p in _files(predictions)]
     parts += [_inoculated(Path(r), by_hops) for r in runs]
+    parts += [_swept(Path(s), by_hops) for s in sweeps]
     frame = pl.concat([p for p in parts if not p.is_empty()], how="diagonal_relaxed")
     frame = frame.group_by("unit", maintain_order=True).agg(
         [pl.col(c).drop_nulls().first() for c in KEY_COLUMNS if c != "unit"]
@@ -106,6 +133,31 @@ def _scored(preds: pl.DataFrame, by_hops: bool) -> pl.DataFrame:
         unit=pl.format("{} [{}, {}]", "model", "scorer", "control"),
         origin=pl.lit("scored"),
     )
+
+
+def _swept(folder: Path, by_hops: bool) -> pl.DataFrame:
+    records = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("units/*.json"))]
+    if not records:
+        raise WorkbenchError(f"{folder} holds no finished sweep units (units/*.json); run `workbench sweep` into it")
+    keys = ["model", "scorer", "rule", "control", "seed"]
+    preds = pl.concat(
+        [read_predictions(folder / "predictions" / f"{r['unit']}.parquet").with_columns(
+            pl.lit(r["seed"], pl.Int64).alias("seed"), pl.lit(r["model"]).alias("model")) for r in records],
+        how="vertical_relaxed",
+    )  # fmt: skip
+    wide = _accuracy_columns(preds, keys, by_hops)
+    trials = pl.DataFrame(
+        [{"model": r["model"], **json.loads(r["trial"])} for r in records if r.get("trial")],
+        schema={"model": pl.String, **{c: KEY_COLUMNS[c] for c in ("trial", "k", "lr", "epochs", "add_some")},
+                "seed": pl.Int64},
+    ).unique("model").rename({"seed": "trial_seed"})  # fmt: skip
+    wide = wide.join(trials, on="model", how="left").with_columns(
+        seed=pl.coalesce("trial_seed", "seed"),
+        origin=pl.when(pl.col("trial").is_null()).then(pl.lit("scored")).otherwise(pl.lit("inoculation")),
+        unit=pl.when(pl.col("control") == "none").then(pl.format("{} [{}, {}]", "model", "scorer", "rule"))
+        .otherwise(pl.format("{} [{}, {}, {} seed {}]", "model", "scorer", "rule", "control", "seed")),
+    )  # fmt: skip
+    return wide.drop("trial_seed", "rule")
 
 
 def _inoculated(run: Path, by_hops: bool) -> pl.DataFrame:

@@ -1,0 +1,242 @@
+"""Sweeps: a grid planned as a frame of units, run locally and on a local Ray, resumed after a kill, and read back
+as a population that PLS fits (tiny random BERTs with the offline MiniLM's tokenizer, toy probe and science sets)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from test_population import ANIMALS, TOOLS, _probes
+from tiny_models import tiny_multiple_choice_bert
+from typer.testing import CliRunner
+
+from workbench.analysis import PLSSpec, fit_pls, parse_model
+from workbench.analysis.populations import population
+from workbench.errors import SpecError, WorkbenchError
+from workbench.probes.formats import write_probes
+from workbench.sweep import plan_sweep, read_grid, run_sweep
+
+pytestmark = pytest.mark.model  # the tokenizer comes from the offline MiniLM
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _science(folder: Path, n: int = 12, seed: int = 3) -> Path:
+    import random
+
+    rng, lines = random.Random(seed), []
+    for i in range(n):
+        texts, answer = rng.sample(ANIMALS, 3), rng.randrange(4)
+        texts.insert(answer, rng.choice(TOOLS))
+        choices = [{"text": text, "label": "ABCD"[j]} for j, text in enumerate(texts)]
+        lines.append(json.dumps({"id": f"q{i}", "question": {"stem": "which one is a tool?", "choices": choices},
+                                 "answerKey": "ABCD"[answer]}))  # fmt: skip
+    folder.mkdir(parents=True)
+    (folder / "dev.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, minilm_path) -> dict:
+    root = tmp_path_factory.mktemp("sweep")
+    write_probes(pl.concat([_probes(8, "dev", 2), _probes(8, "test", 4)]), root / "probes")
+    return {
+        "root": root,
+        "tiny1": str(tiny_multiple_choice_bert(root / "tiny1", minilm_path, layers=1)),
+        "tiny2": str(tiny_multiple_choice_bert(root / "tiny2", minilm_path, layers=2)),
+        "probes": str(root / "probes"),
+        "orig": str(_science(root / "orig")),
+    }
+
+
+def _grid(inputs: dict) -> dict:
+    return {
+        "models": {"tiny1": inputs["tiny1"], "tiny2": {"path": inputs["tiny2"], "scorers": ["mcqa"]}},
+        "probes": {"toy": inputs["probes"]},
+        "orig": {"science": inputs["orig"]},
+        "controls": ["none", "random-weights"],
+        "seeds": [0, 1],
+    }
+
+
+@pytest.fixture(scope="module")
+def swept(inputs) -> Path:
+    """The whole grid swept once, uninterrupted, in this process."""
+    out = inputs["root"] / "whole"
+    run_sweep(plan_sweep(_grid(inputs), out=out, cache=False), cache=False, progress=False)
+    return out
+
+
+def test_a_plan_is_a_frame_of_units_with_one_model_load_per_model_control_and_seed(inputs, swept, monkeypatch):
+    plan = plan_sweep(_grid(inputs), out=inputs["root"] / "fresh", split="dev", cache=False)
+    # tiny1: none (first seed only) + random-weights x 2 seeds; tiny2: none, random-weights x 2; each x 2 sets
+    assert plan.height == 12 and not plan["done"].any()
+    assert plan.filter(pl.col("control") == "none")["seed"].unique().to_list() == [0]
+    assert plan["unit"][0] == "tiny1__toy__similarity-auto__none-s0"
+    import workbench.scoring
+
+    loads = []
+    original = workbench.scoring.load_model
+    monkeypatch.setattr(workbench.scoring, "load_model", lambda *a, **k: loads.append(a[:3]) or original(*a, **k))
+    summary = run_sweep(plan.filter(pl.col("model") == "tiny1"), cache=False, progress=False)  # split: the plan's
+    assert summary["status"].to_list() == ["scored"] * 6
+    assert len(loads) == 3  # one load per (model, control, seed), serving both probe sets
+    assert summary.filter(pl.col("probe_set") == "toy")["questions"].unique().to_list() == [16]  # dev only
+    again = run_sweep(plan, cache=False, progress=False)
+    assert again["status"].to_list() == ["skipped"] * 6 + ["scored"] * 6
+    assert plan_sweep(_grid(inputs), out=inputs["root"] / "fresh", split="dev", cache=False)["done"].all()
+    # another split of the probe sets is other predictions; the science sets keep their orig_split
+    other = plan_sweep(_grid(inputs), out=inputs["root"] / "fresh", split="test", cache=False)
+    assert other.filter(pl.col("done"))["orig"].all() and other["done"].sum() == 6
+
+
+def test_grid_mistakes_are_errors_that_name_the_fix(inputs, tmp_path):
+    with pytest.raises(SpecError, match="unknown keys"):
+        read_grid({"modles": {}})
+    with pytest.raises(SpecError, match="needs a path"):
+        read_grid({"models": {"m": {"scorers": ["mcqa"]}}, "probes": {"p": "x"}})
+    with pytest.raises(SpecError, match="no probe sets"):
+        read_grid({"models": {"m": "x"}})
+    with pytest.raises(SpecError, match="give the model its own"):
+        plan_sweep({**_grid(inputs), "controls": ["static-embeddings"], "models": {"t": inputs["tiny2"]},
+                    "scorers": ["mcqa"]}, out=tmp_path)  # fmt: skip
+    grid = tmp_path / "grid.toml"
+    grid.write_text(f'seeds = [0]\n[models]\nt = "{inputs["tiny1"]}"\n[probes]\np = "{inputs["probes"]}"\n')
+    assert plan_sweep(grid, out=tmp_path / "s").height == 1
+
+
+def test_a_sweep_killed_after_its_first_unit_resumes_to_identical_files(inputs, swept, cli):
+    out = inputs["root"] / "killed"
+    script = (
+        "import os, signal, sys\n"
+        "from workbench.sweep import plan_sweep, run_sweep\n"
+        f"plan = plan_sweep({_grid(inputs)!r}, out={str(out)!r}, cache=False)\n"
+        "run_sweep(plan, cache=False, progress=False, on_unit=lambda row: os.kill(os.getpid(), signal.SIGSTOP))\n"
+    )  # the sweep stops itself once its first unit is recorded, so the kill below lands mid-sweep, every time
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not list((out / "units").glob("*.json")) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+    finally:
+        process.kill()
+    assert process.wait() == -signal.SIGKILL
+    recorded = list((out / "units").glob("*.json"))
+    assert 0 < len(recorded) < 12
+    result = CliRunner().invoke(cli, ["sweep", "--out", str(out), "--model", f"tiny1={inputs['tiny1']}", "--probes",
+                         f"toy={inputs['probes']}", "--orig", f"science={inputs['orig']}", "--controls",
+                         "none,random-weights", "--seeds", "0,1", "--no-cache",
+                         "--model", f"tiny2={inputs['tiny2']}", "--where", "model = 'tiny1'"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "skipped" in result.output and "scored" in result.output
+    run_sweep(plan_sweep(_grid(inputs), out=out, cache=False), cache=False, progress=False)  # tiny2 as mcqa
+    files = sorted(path.name for path in (swept / "predictions").iterdir())
+    assert files == sorted(path.name for path in (out / "predictions").iterdir())
+    for name in files:
+        assert (swept / "predictions" / name).read_bytes() == (out / "predictions" / name).read_bytes()
+
+
+def test_the_population_of_a_sweep_and_an_inoculation_run_fits_a_path_model(inputs, swept, cli, tmp_path):
+    from workbench.inoculation import inoculate
+
+    run = inputs["root"] / "inoc"
+    write_probes(pl.concat([_probes(16, "train", 1), _probes(8, "dev", 2)]), inputs["root"] / "train-probes")
+    (inputs["root"] / "orig-train").mkdir()
+    for split in ("dev", "train"):
+        (inputs["root"] / "orig-train" / f"{split}.jsonl").write_text((Path(inputs["orig"]) / "dev.jsonl").read_text())
+    inoculate(inputs["tiny2"], inputs["root"] / "train-probes", inputs["root"] / "orig-train", ks=(8,),
+              lrs=(1e-3, 3e-3), epochs=(1,), out=run, batch_size=8, max_length=16, progress=False,
+              keep_checkpoints="all")  # fmt: skip
+    checkpoints = inputs["root"] / "checkpoints"
+    plan = plan_sweep({"runs": [str(run)], "probes": {"toy": inputs["probes"]}, "orig": {"science": inputs["orig"]}},
+                      out=checkpoints, cache=False)  # fmt: skip
+    assert plan["origin"].unique().to_list() == ["checkpoint"] and plan.height == 4  # 2 trials x 2 sets, mcqa
+    run_sweep(plan, cache=False, progress=False)
+
+    frame = population(sweeps=[swept, checkpoints])
+    assert frame.height == 6 + 2  # tiny1: none, rw s0, rw s1; tiny2: none, rw s0, rw s1; 2 checkpoints
+    assert frame.filter(pl.col("control") == "random-weights")["seed"].sort().to_list() == [0, 0, 1, 1]
+    inoculated = frame.filter(pl.col("origin") == "inoculation").sort("trial")
+    assert inoculated["k"].to_list() == [8, 8] and inoculated["lr"].to_list() == [1e-3, 3e-3]
+    preds = pl.read_parquet(swept / "predictions" / "tiny1__science__similarity-auto__random-weights-s1.parquet")
+    member = frame.filter((pl.col("model") == "tiny1") & (pl.col("seed") == 1)).row(0, named=True)
+    assert member["orig"] == pytest.approx(preds["correct"].mean())
+
+    table = tmp_path / "population.csv"
+    result = CliRunner().invoke(cli, ["population", "--sweep", str(swept), "--sweep", str(checkpoints), "--out",
+                                      str(table)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = "TAXONOMY =~ hypernymy\nDEFINITIONS =~ definitions\nSCIENCE =~ orig\nSCIENCE ~ TAXONOMY + DEFINITIONS"
+    fitted = fit_pls(pl.read_csv(table), parse_model(text), PLSSpec(bootstrap=0))
+    assert fitted.n_rows == 8 and fitted.paths.height == 2
+    (tmp_path / "model.txt").write_text(text)
+    model = tmp_path / "model.txt"
+    result = CliRunner().invoke(cli, ["pls", "--data", str(table), "--model", str(model), "--bootstrap", "20"])
+    assert result.exit_code == 0 and "GoF" in result.output, result.output
+    with pytest.raises(WorkbenchError, match="no finished sweep units"):
+        population(sweeps=[tmp_path])
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray (2 CPUs) for this module's Ray tests, shut down after them."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_a_sweep_on_a_local_ray_writes_the_files_a_local_sweep_writes(inputs, swept, local_ray):
+    out = inputs["root"] / "ray"
+    plan = plan_sweep(_grid(inputs), out=out, cache=False).filter(
+        (pl.col("model") == "tiny1") & (pl.col("control") == "random-weights") & (pl.col("seed") == 1)
+    )  # two units, one model load: one Ray trial
+    summary = run_sweep(plan, backend="ray", workers=2, cache=False, progress=False)
+    assert summary["status"].to_list() == ["scored", "scored"]
+    for name in plan["unit"]:
+        assert (out / "predictions" / f"{name}.parquet").read_bytes() == (
+            swept / "predictions" / f"{name}.parquet"
+        ).read_bytes()
+    assert (out / "ray").is_dir()
+    assert run_sweep(plan, backend="ray", cache=False, progress=False)["status"].to_list() == ["skipped"] * 2
+
+
+def test_decodability_relates_each_concept_s_decoded_class_to_its_cluster_s_strict_accuracy(inputs):
+    from types import SimpleNamespace
+
+    from workbench.analysis.decodability import association, decodability
+    from workbench.schema import PREDICTION_SCHEMA
+
+    words = ANIMALS + TOOLS
+    rows = [{**{name: None for name in PREDICTION_SCHEMA}, "id": f"{word}{i}", "probe": "hypernymy",
+             "cluster_id": f"hypernymy:{word}", "concept": f"{word}.n.01", "word": word,
+             "context": f"the {word} was there .", "choices": ["a", "b"], "answer": 0, "chain": [f"{word}.n.01", "x"],
+             "model": "tiny1", "scorer": "similarity", "control": "none", "correct": word in ANIMALS or i == 0}
+            for word in words for i in range(2)]  # fmt: skip
+    preds = pl.DataFrame(rows, schema=PREDICTION_SCHEMA)
+    graph = SimpleNamespace(concepts=pl.DataFrame({"name": [f"{w}.n.01" for w in words],
+                                                   "lexname": ["noun.animal" if w in ANIMALS else "noun.artifact"
+                                                               for w in words]}))  # fmt: skip
+    result = decodability(preds, inputs["tiny1"], graph, folds=3, n_boot=50, epochs=2, progress=False)
+    concepts = result["concepts"]
+    assert concepts.height == len(words) and set(concepts.columns) >= {"label", "decoded", "bits", "strict"}
+    assert concepts.filter(pl.col("label") == "noun.animal")["strict"].to_list() == [1.0] * len(ANIMALS)
+    summary = result["summary"].row(0, named=True)
+    assert summary["concepts"] == len(words) and summary["majority"] == 0.5 and summary["compression"] > 0
+    row = result["association"].row(0, named=True)
+    assert row["n_concepts"] == len(words) and row["gap_lo"] <= row["gap"] <= row["gap_hi"]
+    # decoded concepts all strict, undecoded none: a gap of 1 in every resample
+    made = pl.DataFrame({"probe": ["p"] * 6, "strict": [1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+                         "decoded": [True] * 3 + [False] * 3, "bits": [0.1, 0.2, 0.3, 2.0, 3.0, 4.0]})  # fmt: skip
+    exact = association(made, n_boot=100).row(0, named=True)
+    assert exact["gap"] == 1.0 and exact["gap_hi"] == 1.0 and exact["correlation"] > 0.8
+    with pytest.raises(WorkbenchError, match="one model"):
+        decodability(pl.concat([preds, preds.with_columns(model=pl.lit("other"))]), inputs["tiny1"], graph)

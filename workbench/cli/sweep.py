@@ -1,0 +1,97 @@
+"""``workbench sweep``: score a population of models on probe sets, planned first, resumable, locally or on Ray."""
+
+from pathlib import Path
+
+import typer
+
+from workbench.cli.inoculate import Backend
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    from workbench.errors import SpecError
+
+    pairs = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise SpecError(f"{option} {value!r} is not NAME=PATH; e.g. {option} minilm=/models/minilm")
+        pairs[name] = path
+    return pairs
+
+
+def sweep(
+    grid: Path | None = typer.Option(None, help="A grid file (TOML, YAML or JSON; see docs/SWEEP.md)."),
+    out: Path = typer.Option(..., help="The sweep folder: predictions/, units/; a killed sweep resumes from it."),
+    model: list[str] = typer.Option([], help="NAME=PATH of a model (folder, GGUF file or hub name); repeatable."),
+    probes: list[str] = typer.Option([], help="NAME=PATH of a probe file or folder; repeatable."),
+    orig: list[str] = typer.Option([], help="NAME=PATH of a science QA folder (the original task); repeatable."),
+    run: list[Path] = typer.Option([], help="An inoculation run whose kept checkpoints are units too; repeatable."),
+    scorers: str | None = typer.Option(None, help="Scorers, comma-separated (default: the grid's, else similarity)."),
+    rules: str | None = typer.Option(None, help="Rules, comma-separated (default: the grid's, else auto)."),
+    controls: str | None = typer.Option(None, help="Controls, comma-separated: none, random-weights, ..."),
+    seeds: str | None = typer.Option(None, help="Seeds of the controls, comma-separated (default 0)."),
+    where: str | None = typer.Option(
+        None, help="Keep only the units matching this SQL condition over the plan, e.g. \"control = 'none'\"."
+    ),
+    split: str | None = typer.Option(None, help="Score only this split of the probe sets (default: all)."),
+    orig_split: str = typer.Option("dev", help="The split of the science QA sets."),
+    max_questions: int | None = typer.Option(None, min=1, help="At most this many questions per unit (clusters)."),
+    batch_size: str = typer.Option("32", help="Inputs per forward pass, or auto."),
+    max_length: int | None = typer.Option(None, help="Most tokens per input."),
+    dtype: str | None = typer.Option(None, help="float32, bfloat16 or float16 (GPU)."),
+    device: str | None = typer.Option(None, help="cpu, cuda, cuda:N (default: cuda if there is a GPU)."),
+    cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
+    backend: Backend = typer.Option(Backend.local, help="Where units run: local (this machine) or ray (Ray Tune)."),
+    address: str | None = typer.Option(
+        None, "--ray-address", "--address", help="Join a Ray cluster (--backend ray): auto, or ray://HEAD:10001."
+    ),
+    workers: int = typer.Option(1, help="Model loads at once: local processes, or concurrent Ray trials."),
+    threads: int | None = typer.Option(None, help="Torch threads per worker (default: the cores shared out)."),
+    trial_gpus: float | None = typer.Option(None, help="GPUs each Ray model load requests (default: 1 if any)."),
+    trial_cpus: int | None = typer.Option(None, help="CPUs each Ray model load requests (default: --threads, else 1)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and stop."),
+) -> None:
+    """Score every model x probe set x scorer x rule x control x seed of a grid; one model load per model."""
+    import polars as pl
+
+    from workbench.cli.inoculate import _numbers
+    from workbench.cli.score import _whole
+    from workbench.io import check_output
+    from workbench.sweep import SweepSpec, plan_sweep, read_grid, run_sweep
+    from workbench.sweep.grid import _load
+
+    check_output(out, folder=True)
+    raw = _load(grid) if grid is not None else {}
+    for key, pairs in (("models", _pairs(model, "--model")), ("probes", _pairs(probes, "--probes")),
+                       ("orig", _pairs(orig, "--orig"))):  # fmt: skip
+        raw[key] = {**raw.get(key, {}), **pairs}
+    raw["runs"] = [*raw.get("runs", []), *map(str, run)]
+    for key, text in (("scorers", scorers), ("rules", rules), ("controls", controls)):
+        if text is not None:
+            raw[key] = [part.strip() for part in text.split(",") if part.strip()]
+    if seeds is not None:
+        raw["seeds"] = _numbers(seeds, int, "seeds")
+    spec = SweepSpec(
+        out=out, split=split, orig_split=orig_split, max_questions=max_questions,
+        batch_size=batch_size if batch_size == "auto" else _whole(batch_size), max_length=max_length, dtype=dtype,
+        device=device, cache=cache, backend=backend.value, address=address, workers=workers, threads=threads,
+        trial_gpus=trial_gpus, trial_cpus=trial_cpus,
+    )  # fmt: skip
+    plan = plan_sweep(read_grid(raw), spec)
+    if where is not None:
+        plan = plan.filter(pl.sql_expr(where))
+    typer.echo(f"sweep: {plan.height} units ({plan['done'].sum()} done), "
+               f"{plan.select('path', 'scorer', 'control', 'seed').n_unique()} model loads -> {out}")  # fmt: skip
+    if dry_run:
+        for row in plan.iter_rows(named=True):
+            typer.echo(f"  {'done' if row['done'] else 'todo'}  {row['unit']}")
+        return
+    summary = run_sweep(plan, spec)
+    for row in summary.iter_rows(named=True):
+        accuracy = "-" if row["accuracy"] is None else f"{row['accuracy']:.3f}"
+        typer.echo(f"  {row['status']:<7} {row['unit']:<60} {row['questions'] or 0:>6} q  accuracy {accuracy}")
+    typer.echo(f"predictions: {out / 'predictions'}; population: workbench population --sweep {out} --out pop.parquet")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sweep")(sweep)

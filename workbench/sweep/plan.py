@@ -1,0 +1,211 @@
+"""A sweep planned as data: one row per unit (model x probe set x scorer x rule x control x seed), filterable
+before it runs, each with the prediction file it writes and the key that says whether that file is up to date.
+
+A unit's ``key`` digests everything its predictions depend on: the model's files (through the workspace's digest
+cache, so a known model costs a few ``stat`` calls), the probe files, the scoring settings and the question
+sample. A unit is ``done`` when ``<out>/units/<unit>.json`` records the same key and its prediction file is
+there; a rerun skips it, so a killed sweep resumes where it stopped.
+
+>>> plan = plan_sweep("sweep.toml", out="sweeps/minilm")  # doctest: +SKIP
+>>> run_sweep(plan.filter(pl.col("control") == "none"))  # doctest: +SKIP
+"""
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from workbench.errors import SpecError, WorkbenchError
+from workbench.inoculation.backends import BACKENDS
+from workbench.schema import SPLITS
+from workbench.specs import resolve_spec
+from workbench.sweep.grid import read_grid
+
+PLAN_SCHEMA: dict[str, pl.DataType] = {
+    "unit": pl.String(),  # minilm__hypernymy__similarity-auto__none-s0: the file names
+    "model": pl.String(),  # the model's name in the grid (the predictions' model column)
+    "path": pl.String(),  # its folder, file or hub name
+    "origin": pl.String(),  # "model" or "checkpoint" (of an inoculation run)
+    "probe_set": pl.String(),
+    "probes": pl.String(),  # the probe file or folder (science QA folder for orig sets)
+    "orig": pl.Boolean(),  # a science QA set: the original task
+    "scorer": pl.String(),
+    "rule": pl.String(),
+    "control": pl.String(),
+    "seed": pl.Int64(),
+    "trial": pl.String(),  # a checkpoint's trial.json (k, lr, epochs, seed, add_some) as JSON, else null
+    "split": pl.String(),  # the split scored: the spec's split (null: all), or orig_split for science QA
+    "max_questions": pl.Int64(),  # the sample (whole clusters, data_seed), the same for every model
+    "data_seed": pl.Int64(),
+    "max_length": pl.Int64(),
+    "dtype": pl.String(),
+    "file": pl.String(),  # <out>/predictions/<unit>.parquet
+    "key": pl.String(),
+    "done": pl.Boolean(),
+}
+SCORING = ("max_questions", "data_seed", "max_length", "dtype")  # with split: what the plan fixes for every unit
+UNITS, PREDICTIONS = "units", "predictions"
+CHECKPOINT_SCORER = "mcqa"  # an inoculation checkpoint has its multiple-choice head
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """Where a sweep writes (``out``), what each unit scores (``split`` of the probe sets, ``orig_split`` of the
+    science QA sets, at most ``max_questions`` of each, sampled as whole clusters with ``data_seed``; ``max_length``,
+    ``dtype``: these are fixed in the plan's rows), how (``batch_size``, ``device``, ``threads``, the prediction
+    ``cache``) and where units run: ``backend`` ``local`` (``workers`` processes) or ``ray`` (``address``;
+    ``trial_gpus``, ``trial_cpus`` per model load), as inoculation's settings of the same names.
+
+    >>> SweepSpec(out="sweeps/s1", max_questions=400, backend="ray")  # doctest: +ELLIPSIS
+    SweepSpec(out='sweeps/s1', ...)
+    """
+
+    out: str | Path = "sweep"
+    split: str | None = None
+    orig_split: str = "dev"
+    max_questions: int | None = None
+    data_seed: int = 0
+    batch_size: int | str = 32
+    max_length: int | None = None
+    dtype: str | None = None
+    device: str | None = None
+    threads: int | None = None
+    cache: bool = True
+    backend: str = "local"
+    address: str | None = None
+    workers: int = 1
+    trial_gpus: float | None = None
+    trial_cpus: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise SpecError(f"backend={self.backend!r} is not allowed; choose one of {list(BACKENDS)}")
+        for name in ("split", "orig_split"):
+            if getattr(self, name) not in (*SPLITS, None) or (name == "orig_split" and self.orig_split is None):
+                raise SpecError(f"{name}={getattr(self, name)!r} is not a split; choose one of {list(SPLITS)}")
+        if not isinstance(self.workers, int) or self.workers < 1:
+            raise SpecError(f"workers={self.workers!r} is out of range; use a whole number >= 1")
+        if self.backend != "ray" and (self.address, self.trial_gpus, self.trial_cpus) != (None, None, None):
+            raise SpecError("address, trial_gpus and trial_cpus are for backend='ray'; set backend='ray' or drop them")
+
+
+def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrides) -> pl.DataFrame:
+    """Every unit of a sweep as a frame to inspect and filter before ``run_sweep``.
+
+    Parameters
+    ----------
+    grid : str, Path or dict
+        A TOML, YAML or JSON grid file, or the same as a dict (``workbench.sweep.grid``): ``models``,
+        ``probes``, ``orig`` (science QA), ``scorers``, ``rules``, ``controls``, ``seeds``, ``runs``.
+    spec : SweepSpec, optional
+        The sweep's settings; ``**overrides`` are ``SweepSpec`` fields (``out``, ``max_questions``, ...).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``PLAN_SCHEMA``: one row per unit, ``done`` for those an earlier run finished with the same inputs.
+
+    Examples
+    --------
+    >>> plan = plan_sweep({"models": {"minilm": minilm}, "probes": {"hypernymy": "probes/hypernymy"},
+    ...                    "controls": ["none", "random-weights"], "seeds": [0, 1]}, out="sweeps/s1")  # doctest: +SKIP
+    >>> plan.group_by("control").len()  # doctest: +SKIP
+    """
+    from workbench.scoring import ScoreSpec  # torch: only when a sweep is planned
+
+    spec = resolve_spec(SweepSpec, spec, overrides)
+    grid = read_grid(grid)
+    out = Path(spec.out)
+    sets = [(name, str(path), False) for name, path in grid["probes"].items()]
+    sets += [(name, str(path), True) for name, path in grid["orig"].items()]
+    for _, path, _ in sets:
+        if not Path(path).exists():
+            raise WorkbenchError(f"no probe set at {path}; build one with `workbench probes` or fix the grid")
+    members = [(name, entry["path"], "model", entry, None) for name, entry in grid["models"].items()]
+    members += [(name, path, "checkpoint", {"scorers": [CHECKPOINT_SCORER], "rules": ["auto"], "controls": ["none"]},
+                 trial) for run in grid["runs"] for name, path, trial in checkpoints(run)]  # fmt: skip
+    scoring = {name: getattr(spec, name) for name in SCORING}
+    rows = []
+    for name, path, origin, entry, trial in members:
+        for scorer in entry["scorers"]:
+            for rule in entry["rules"]:
+                for control in entry["controls"]:
+                    for seed in grid["seeds"] if control != "none" else grid["seeds"][:1]:
+                        try:
+                            ScoreSpec(scorer, rule=rule, control=control, seed=seed)
+                        except SpecError as err:
+                            raise SpecError(f"model {name!r}: {err} (give the model its own scorers, rules or "
+                                            "controls in the grid)") from None  # fmt: skip
+                        for probe_set, probes, orig in sets:
+                            unit = unit_name(name, probe_set, scorer, rule, control, seed)
+                            rows.append({
+                                "unit": unit, "model": name, "path": path, "origin": origin, "probe_set": probe_set,
+                                "probes": probes, "orig": orig, "scorer": scorer, "rule": rule, "control": control,
+                                "seed": seed, "trial": json.dumps(trial) if trial else None,
+                                "split": spec.orig_split if orig else spec.split, **scoring,
+                                "file": str(out / PREDICTIONS / f"{unit}.parquet"),
+                            })  # fmt: skip
+    plan = pl.DataFrame(rows, schema={name: PLAN_SCHEMA[name] for name in PLAN_SCHEMA if name not in ("key", "done")})
+    duplicated = plan.filter(pl.col("unit").is_duplicated())["unit"].unique().to_list()
+    if duplicated:
+        raise SpecError(f"units {duplicated[:3]} appear twice; give models and probe sets distinct names")
+    keys = [unit_key(row) for row in plan.iter_rows(named=True)]
+    plan = plan.with_columns(key=pl.Series(keys, dtype=pl.String))
+    return plan.with_columns(done=pl.Series([is_done(row) for row in plan.iter_rows(named=True)], dtype=pl.Boolean))
+
+
+def unit_name(model: str, probe_set: str, scorer: str, rule: str, control: str, seed: int) -> str:
+    """The unit's file name: ``minilm__hypernymy__similarity-auto__none-s0`` (``/`` of checkpoints becomes ``+``)."""
+    text = f"{model}__{probe_set}__{scorer}-{rule}__{control}-s{seed}"
+    return re.sub(r"[^A-Za-z0-9._+=-]", "+", text)
+
+
+def checkpoints(run: str | Path) -> list[tuple[str, str, dict]]:
+    """The checkpoints an inoculation run kept, as ``(name, folder, trial)``: ``best/k<k>`` and, with
+    ``keep_checkpoints="all"``, ``trials/<trial>/model``; ``trial`` is the checkpoint's ``trial.json``."""
+    run = Path(run)
+    if not (run / "trials.parquet").is_file():
+        raise WorkbenchError(f"{run} is not an inoculation run (no trials.parquet); give a `workbench inoculate --out`")
+    found = {}
+    for info in sorted([*run.glob("best/k*/trial.json"), *run.glob("trials/*/model/trial.json")]):
+        trial = json.loads(info.read_text(encoding="utf-8"))
+        found[trial["trial"]] = (f"{run.name}/{trial['trial']}", str(info.parent), trial)
+    if not found:
+        raise WorkbenchError(f"{run} kept no checkpoints (keep_checkpoints='none'?); rerun it keeping best or all")
+    return [found[name] for name in sorted(found)]
+
+
+def unit_key(unit: dict) -> str:
+    """A digest of what ``unit``'s predictions depend on: model and probe files, scoring settings, sample."""
+    from workbench.scoring.fingerprints import file_digests, model_files, model_folder
+
+    model = Path(unit["path"]).expanduser()
+    folder = None if model.is_file() else model_folder(unit["path"])  # a single-file model (GGUF) is its own file
+    files = [model] if model.is_file() else model_files(folder, weights=unit["control"] != "random-weights") \
+        if folder else []  # fmt: skip
+    probes = Path(unit["probes"])
+    probe_files = sorted(p for p in probes.rglob("*") if p.is_file() and not p.name.startswith(".")) \
+        if probes.is_dir() else [probes]  # fmt: skip
+    digests = file_digests([*files, *probe_files])
+    names = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "split", *SCORING)
+    settings = {name: unit[name] for name in names}
+    settings["path"] = None if files else unit["path"]  # a hub name not in the local cache: its name only
+    text = json.dumps([settings, [(p.name, digests[p]) for p in files], [digests[p] for p in probe_files]])
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def record_path(file: str | Path) -> Path:
+    """Where a unit's record sits: ``<out>/units/<unit>.json`` for ``<out>/predictions/<unit>.parquet``."""
+    file = Path(file)
+    return file.parent.parent / UNITS / f"{file.stem}.json"
+
+
+def is_done(unit: dict) -> bool:
+    """Whether ``unit``'s prediction file is there and was written for the same key."""
+    record = record_path(unit["file"])
+    if not (record.is_file() and Path(unit["file"]).is_file()):
+        return False
+    return json.loads(record.read_text(encoding="utf-8")).get("key") == unit["key"]
