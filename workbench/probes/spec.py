@@ -23,9 +23,9 @@ PAPER: dict[str, dict] = {
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 148662, "train_pool": 0.18,
         "family_mix": {
-            "random": 0.087, "sister_1": 0.638, "sister_2": 0.11, "isa_up_1": 0.049, "isa_up_2": 0.037,
-            "isa_up_3": 0.028, "isa_up_4": 0.017, "isa_down_1": 0.025, "isa_down_2": 0.008, "isa_down_3": 0.001,
-            "isa_down_4": 0.0003,
+            "isa_down_1": 0.0403, "isa_down_2": 0.0206, "isa_down_3": 0.0033, "isa_down_4": 0.0018,
+            "isa_up_1": 0.0428, "isa_up_2": 0.0493, "isa_up_3": 0.0424, "isa_up_4": 0.0299, "random": 0.0374,
+            "sister_1": 0.6172, "sister_2": 0.115,
         },
     },
     "synonymy": {
@@ -41,20 +41,24 @@ PAPER: dict[str, dict] = {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 35094, "train_pool": 0.2,
-        "hop_mix": {1: 0.745, 2: 0.17, 3: 0.043, 4: 0.024, 5: 0.017},
+        "hop_mix": {
+            1: 0.6835, 2: 0.211, 3: 0.0543, 4: 0.0298, 5: 0.0214,
+        },
         "family_mix": {
-            "random": 0.409, "sister_1": 0.401, "sister_2": 0.104, "isa_down_1": 0.069, "isa_down_2": 0.013,
-            "isa_down_3": 0.003, "isa_down_4": 0.001,
+            "isa_down_1": 0.138, "isa_down_2": 0.0407, "isa_down_3": 0.0145, "isa_down_4": 0.0086, "random": 0.3506,
+            "sister_1": 0.3497, "sister_2": 0.0978,
         },
     },
     "hyponymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 35243, "train_pool": 0.45,
-        "hop_mix": {1: 0.92, 2: 0.08},
+        "hop_mix": {
+            1: 0.9262, 2: 0.0738,
+        },
         "family_mix": {
-            "random": 0.103, "sister_1": 0.437, "sister_2": 0.184, "isa_up_1": 0.108, "isa_up_2": 0.08,
-            "isa_up_3": 0.059, "isa_up_4": 0.029,
+            "isa_up_1": 0.0955, "isa_up_2": 0.1074, "isa_up_3": 0.092, "isa_up_4": 0.0528, "random": 0.0881,
+            "sister_1": 0.3951, "sister_2": 0.1691,
         },
     },
     "wordsense": {"perturbations": 1, "min_senses": 1},

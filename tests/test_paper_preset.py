@@ -1,0 +1,161 @@
+"""The paper preset builds the paper's population of questions (docs/REPRODUCTION.md, "What the paper preset is").
+
+Each rule of ``ProbeSpec.PAPER`` rests on a fact of R&S 2020 or of the released files
+(../shared/data/semantic_fragments); the first tests pin those facts on the released files, the others build the
+preset on real WordNet and check it against the released train files and against WordNet itself.
+"""
+
+import json
+import math
+
+import polars as pl
+import pytest
+
+from workbench.knowledge.wordnet import open_wordnet
+from workbench.probes import ProbeSpec, build_probes
+from workbench.probes.formats import read_probes
+from workbench.probes.reproduction import release_comparison
+from workbench.probes.stats import table4
+
+pytestmark = pytest.mark.wordnet
+PROBES = ("definitions", "hypernymy", "hyponymy")
+TABLE4 = {  # R&S 2020 Table 4: unique (Q, A) pairs, with perturbations, average cluster size, synsets
+    "definitions": (31380, 148662, 10, 15159),
+    "hypernymy": (19705, 35094, 5, 7849),
+    "hyponymy": (6697, 35243, 11, 3452),
+    "synonymy": (28254, 91069, 6, 15632),
+}
+
+
+def released_rows(released_dir, name: str) -> list[dict]:
+    return [json.loads(line) for line in (released_dir / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("probe", ["definitions", "hypernymy", "synonymy"])
+def test_released_random_perturbations_are_one_per_question(released_dir, probe):
+    """Rule ``draws="disjoint"``, its random set: a released id ends in a running perturbation index except for the
+    random-distractor rows, whose ids have no index (one random set per question), so the share of index-less ids
+    is exactly the share of random rows."""
+    rows = released_rows(released_dir, f"{probe}_train")
+    without_index = sum(len(row["id"].split("-")) == 3 for row in rows)
+    random_rows = sum(row["notes"]["distractor_type"] == "random" for row in rows)
+    assert without_index == random_rows > 0
+
+
+def test_released_sister_draws_are_the_ceiling_of_a_quarter_of_the_family(released_dir, wordnet_graph):
+    """Rule ``draws="disjoint"``: a question's k-th sister-1 set has running index k, and the indices stay below
+    ceil(|SISTER_1| / 4) (cleats.n.01's 26 siblings give indices 0-6); capped at 101 (``max_draws``)."""
+    taxonomy = wordnet_graph.taxonomy_for(False)
+    index_of = {name: number for number, name in enumerate(wordnet_graph.names)}
+    fits, total = 0, 0
+    for row in released_rows(released_dir, "definitions_train"):
+        parts = row["id"].split("-")
+        if len(parts) != 5 or row["notes"]["distractor_type"] != "sister" or parts[3] != "1":
+            continue
+        siblings = len(taxonomy.sisters(index_of[row["notes"]["gold_synset"]], 1))
+        total += 1
+        fits += int(parts[4]) < min(101, math.ceil(siblings / 4))
+    assert total > 1500 and fits / total >= 0.95
+
+
+def test_released_train_files_spread_3000_questions_over_many_clusters(released_dir):
+    """Rule ``train_pool``: the released train files hold 3,000 questions over 1,327-2,712 clusters (mean 1.1-2.3
+    questions), which no split of whole clusters gives: train is a random draw of questions."""
+    for probe in PROBES:
+        frame = read_probes(released_dir / f"{probe}_train.jsonl")
+        assert frame.height == 3000 and frame["cluster_id"].n_unique() > 1300
+
+
+@pytest.fixture(scope="module")
+def paper(wordnet_graph) -> dict[str, pl.DataFrame]:
+    return {probe: build_probes(ProbeSpec.paper(probe), wordnet_graph, progress=False) for probe in PROBES}
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_the_preset_draws_like_the_released_train_file(paper, released_dir, probe):
+    """3,000 questions of our train split beside the released train file: parts of speech, hops and distractor kinds
+    within 0.05 total variation, as many clusters within 15 %, partial-input baselines within 0.05."""
+    tables = release_comparison(paper[probe], read_probes(released_dir / f"{probe}_train.jsonl"))
+    distances = dict(tables["distances"].iter_rows())
+    assert max(distances.values()) <= 0.05, distances
+    clusters = dict(zip(tables["clusters"]["set"], tables["clusters"]["clusters"]))
+    assert abs(clusters["ours"] - clusters["released"]) <= 0.15 * clusters["released"], clusters
+    ours, released = (
+        tables["baselines"].filter(pl.col("set") == side).row(0, named=True) for side in ("ours", "released")
+    )
+    for name in ("ChoiceOnly", "ChoiceToChoice", "QuestionToChoice"):
+        assert abs(ours[name] - released[name]) <= 0.05, (name, ours[name], released[name])
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_the_whole_set_has_table4s_size_and_synsets(paper, probe):
+    """Rule ``size``: the whole set is a uniform sample of Table 4's "with perturbations" questions; its concepts
+    then come within 15 % of Table 4's synsets (the rows of train concepts not drawn into train are left out)."""
+    whole = build_probes(ProbeSpec.paper(probe, train_pool=None), progress=False)
+    stats = table4(whole).row(0, named=True)
+    _, with_perturbations, _, synsets = TABLE4[probe]
+    assert stats["with_perturbations"] == with_perturbations
+    assert abs(stats["concepts"] - synsets) <= 0.15 * synsets, stats
+    train = paper[probe].filter(pl.col("split") == "train")
+    assert train.height == 3000
+    splits = paper[probe].group_by("cluster_id").agg(pl.col("split").n_unique())
+    assert splits["split"].max() == 1  # no cluster straddles two splits
+
+
+def test_disjoint_sets_of_one_question_never_share_a_distractor(paper):
+    """Rule ``draws="disjoint"``: the sets a question draws from one family are disjoint (as the paper's running
+    index deals the shuffled family out), apart from the random concepts that top a short set up."""
+    rows = paper["definitions"].filter(pl.col("distractor_family") == "sister", pl.col("n_random_fill") == 0)
+    groups = rows.group_by("concept", "context", "question", "distractor_family", "distractor_depth").agg(
+        pl.col("distractor_concepts").flatten()
+    )
+    repeated = groups.filter(pl.col("distractor_concepts").list.n_unique() < pl.col("distractor_concepts").list.len())
+    assert groups.height > 1000 and repeated.height == 0
+
+
+def links_up(concept, goal) -> int | None:
+    """Shortest number of hypernym links from ``concept`` up to ``goal`` (class links, as the preset follows)."""
+    frontier, seen, depth = {concept}, {concept}, 0
+    while frontier:
+        if goal in frontier:
+            return depth
+        frontier = {parent for node in frontier for parent in node.hypernyms()} - seen
+        seen |= frontier
+        depth += 1
+    return None
+
+
+def test_paper_questions_are_right_by_wordnet(paper):
+    """Every gold answer right and no distractor also right, read from WordNet through NLTK: hypernymy golds exactly
+    ``hops`` links up and no distractor above the concept; definitions golds the concept's gloss, no distractor's."""
+    wn = open_wordnet()
+    for row in paper["hypernymy"].sample(600, seed=1).iter_rows(named=True):
+        concept = wn.synset(row["concept"])
+        assert links_up(concept, wn.synset(row["gold_concept"])) == row["hops"], row["id"]
+        above = set(concept.closure(lambda synset: synset.hypernyms() + synset.instance_hypernyms()))
+        assert not any(wn.synset(name) in above for name in row["distractor_concepts"]), row["id"]
+    for row in paper["definitions"].sample(600, seed=1).iter_rows(named=True):
+        gloss = wn.synset(row["concept"]).definition().strip().casefold()
+        assert row["choices"][row["answer"]].strip().casefold() == gloss, row["id"]
+        others = [choice for number, choice in enumerate(row["choices"]) if number != row["answer"]]
+        assert all(choice.strip().casefold() != gloss for choice in others), row["id"]
+
+
+def test_paper_stems_vary_within_a_cluster(paper):
+    """Rules ``sentences="all"`` and ``phrasings=2``: the released files have more than one stem in 67-94 % of their
+    multi-question clusters (a question per example sentence, phrased two ways); so do ours."""
+    for probe in PROBES:
+        clusters = paper[probe].group_by("cluster_id").agg(pl.len(), pl.col("question").n_unique().alias("stems"))
+        several = clusters.filter(pl.col("len") > 1)
+        assert (several["stems"] > 1).mean() >= 0.6, probe
+
+
+def test_a_named_concept_gets_its_whole_population_of_questions(wordnet_graph):
+    """Picked in the explorer, a concept shows every question of its: the ``size`` sample thins whole builds only,
+    so naming a concept gives the same questions with or without it."""
+    named = build_probes(ProbeSpec.paper("hyponymy", concepts=("dog.n.01",)), wordnet_graph, progress=False)
+    unsampled = build_probes(
+        ProbeSpec.paper("hyponymy", concepts=("dog.n.01",), size=None), wordnet_graph, progress=False
+    )
+    assert named.height > 50 and named.equals(unsampled)
+    assert named["concept"].unique().to_list() == ["dog.n.01"]
