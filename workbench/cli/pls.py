@@ -19,7 +19,10 @@ def pls(
         ..., help="The population table: .csv or .parquet, one row per model, one column per score."
     ),
     model: Path = typer.Option(
-        ..., help="The model in text form: 'LATENT =~ col + col' and 'TARGET ~ SOURCE + SOURCE' lines."
+        ...,
+        help="The model in text form (docs/PLS.md): 'LATENT =~ col + col' (reflective, mode A), 'LATENT <~ col + col'"
+        " (formative, mode B), 'TARGET ~ SOURCE + SOURCE' (paths); nom(col) / ord(col) make an indicator nominal or"
+        " ordinal (non-metric PLS, optimal scaling).",
     ),
     scheme: Scheme = typer.Option(Scheme.path, help="Inner weighting scheme."),
     bootstrap: int = typer.Option(
@@ -32,7 +35,8 @@ def pls(
         False, "--json", help="Print path coefficients, R², GoF, loadings, weights and reliability as JSON."
     ),
 ) -> None:
-    """Fit a PLS path model (mode A, SPEC §8) and print its paths, R², GoF and block reliability."""
+    """Fit a PLS path model (SPEC §8: mode A or mode B blocks, numeric, ordinal or nominal indicators) and print its
+    paths, R², GoF and block reliability."""
     from workbench.analysis import PLSSpec, fit_pls, parse_model
     from workbench.errors import WorkbenchError
 
