@@ -10,6 +10,7 @@ from workbench.schema import PROBES
 FAMILIES = ("random", "sister", "isa")
 MAX_HOPS = 5
 MAX_DEPTH = 5
+PARTS_OF_SPEECH = ("n", "v", "a", "r")  # WordNet's; adjective satellites ('s') count as adjectives
 SENTENCES = ("one", "all")
 DRAWS = ("sample", "disjoint")
 DRAW_FAMILIES = ("sister", "isa", "isa_up", "isa_down")
@@ -21,7 +22,7 @@ PAPER: dict[str, dict] = {
     "definitions": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
-        "size": 148662, "train_pool": 0.18,
+        "size": 148662, "train_pool": 0.3, "pos_mix": {"n": 0.407, "v": 0.55, "a": 0.036, "r": 0.007},
         "family_mix": {
             "isa_down_1": 0.0403, "isa_down_2": 0.0206, "isa_down_3": 0.0033, "isa_down_4": 0.0018,
             "isa_up_1": 0.0428, "isa_up_2": 0.0493, "isa_up_3": 0.0424, "isa_up_4": 0.0299, "random": 0.0374,
@@ -31,16 +32,17 @@ PAPER: dict[str, dict] = {
     "synonymy": {
         "sentences": "one", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.5,
+        "pos_mix": {"n": 0.875, "v": 0.105, "a": 0.019, "r": 0.001},
         "family_mix": {
-            "random": 0.163, "sister_1": 0.363, "sister_2": 0.052, "isa_up_1": 0.109, "isa_up_2": 0.103,
-            "isa_up_3": 0.085, "isa_up_4": 0.07, "isa_down_1": 0.044, "isa_down_2": 0.01, "isa_down_3": 0.002,
-            "isa_down_4": 0.0003,
+            "isa_down_1": 0.1331, "isa_down_2": 0.0655, "isa_down_3": 0.0262, "isa_down_4": 0.0052,
+            "isa_up_1": 0.0841, "isa_up_2": 0.0891, "isa_up_3": 0.0762, "isa_up_4": 0.0648, "random": 0.114,
+            "sister_1": 0.2906, "sister_2": 0.0512,
         },
     },
     "hypernymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
-        "size": 35094, "train_pool": 0.2,
+        "size": 35094, "train_pool": 0.2, "pos_mix": {"n": 0.705, "v": 0.295},
         "hop_mix": {
             1: 0.6835, 2: 0.211, 3: 0.0543, 4: 0.0298, 5: 0.0214,
         },
@@ -52,7 +54,7 @@ PAPER: dict[str, dict] = {
     "hyponymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
-        "size": 35243, "train_pool": 0.45,
+        "size": 35243, "train_pool": 0.45, "pos_mix": {"n": 0.555, "v": 0.445},
         "hop_mix": {
             1: 0.9262, 2: 0.0738,
         },
@@ -140,7 +142,8 @@ class ProbeSpec:
     family, every disjoint set of four the family holds, the last one topped up from the random pool, at most
     ``max_draws`` of a family, until the question has ``perturbations`` family sets).
     ``size`` makes the whole set a uniform random sample of that many questions (with perturbations) out of all
-    the settings give. ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
+    the settings give; ``pos_mix`` (part of speech -> share; ``s`` counts as ``a``) draws that sample part of speech
+    by part of speech at these shares. ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
     ``family_mix`` (kind such as ``random``, ``sister_1``, ``isa_up_2`` -> weight) draws the kind of each of a
     question's perturbations from these weights, among the kinds the concept has; with ``draws="disjoint"`` the
     question keeps the number of perturbations the disjoint sets give, and each kind's are disjoint.
@@ -172,6 +175,7 @@ class ProbeSpec:
     draws: str = "sample"
     max_draws: tuple[tuple[str, int], ...] = ()
     size: int | None = None
+    pos_mix: tuple[tuple[str, float], ...] = ()
     hop_mix: tuple[tuple[int, float], ...] = ()
     family_mix: tuple[tuple[str, float], ...] = ()
     train_pool: float | None = None
@@ -228,6 +232,9 @@ class ProbeSpec:
             raise SpecError(f"train_pool={pool!r} is out of range; use a share of the concepts in (0, 1]")
         hop_keys = lambda key: isinstance(key, int) and not isinstance(key, bool) and 0 <= key <= MAX_HOPS  # noqa: E731
         object.__setattr__(self, "hop_mix", _mix("hop_mix", self.hop_mix, hop_keys, "1"))
+        object.__setattr__(self, "pos_mix", _mix("pos_mix", self.pos_mix, PARTS_OF_SPEECH.__contains__, "'n'"))
+        if self.pos_mix and self.size is None:
+            raise SpecError("pos_mix shares out the size sample; give size too (the number of questions to draw)")
         object.__setattr__(self, "family_mix", _mix("family_mix", self.family_mix, _is_kind, "'sister_1'"))
         depths = self.depths.items() if isinstance(self.depths, dict) else self.depths
         object.__setattr__(self, "depths", tuple(sorted((family, depth) for family, depth in depths)))

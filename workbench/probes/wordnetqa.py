@@ -3,6 +3,7 @@
 import random
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from itertools import accumulate
 
 from workbench.distractors import N_DISTRACTORS, candidates, draw_disjoint
 from workbench.knowledge.graph import Graph, Taxonomy
@@ -50,6 +51,11 @@ class _Lexicon:
             "definition": self.gloss[concept],
             "lemmas": ", ".join(lemmas),
         }
+
+
+def pos_key(pos: str) -> str:
+    """A part of speech as ``pos_mix`` counts it: adjective satellites are adjectives."""
+    return "a" if pos == "s" else pos
 
 
 def eligible(lexicon: _Lexicon, spec: ProbeSpec, taxonomy: Taxonomy) -> list[int]:
@@ -205,10 +211,29 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], set[int] | None,
     for concept in counting:
         offsets[concept] = total
         total += _Concept(build, concept).rows(spec)
-    rows = set(random.Random(f"{spec.seed}:{spec.probe}:size").sample(range(total), min(spec.size, total)))
+    rng = random.Random(f"{spec.seed}:{spec.probe}:size")
     order, starts = list(offsets), list(offsets.values())
+    spans = dict(zip(order, zip(starts, [*starts[1:], total])))
+    if not spec.pos_mix:
+        rows = set(_sample_spans(rng, list(spans.values()), spec.size))
+    else:  # each part of speech's share of the sample, drawn uniformly among that part of speech's rows
+        rows = set()
+        for pos, share in spec.pos_mix:
+            mine = [span for concept, span in spans.items() if pos_key(build.lexicon.pos[concept]) == pos]
+            rows.update(_sample_spans(rng, mine, round(spec.size * share)))
     drafted = sorted({order[bisect_right(starts, row) - 1] for row in rows})
     return drafted, rows, offsets
+
+
+def _sample_spans(rng: random.Random, spans: list[tuple[int, int]], k: int) -> list[int]:
+    """``k`` row indices drawn uniformly (without replacement) from the union of the [start, end) ``spans``."""
+    cumulative = list(accumulate(end - start for start, end in spans))
+    total = cumulative[-1] if cumulative else 0
+    picked = []
+    for local in rng.sample(range(total), min(k, total)):
+        span = bisect_right(cumulative, local)
+        picked.append(spans[span][0] + local - (cumulative[span - 1] if span else 0))
+    return picked
 
 
 def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> list[Draft]:
