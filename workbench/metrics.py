@@ -39,6 +39,35 @@ def identity_keys(preds: pl.DataFrame) -> list[str]:
     return [*MODEL_KEYS, *(key for key in STAGE_KEYS if key in preds.columns)]
 
 
+QUESTION_CONTENT = ("probe", "id", "context", "question", "choices", "answer")
+"""What a question is: two rows with these equal are one question, whatever file or model they came from."""
+
+
+def with_question_key(preds: pl.DataFrame) -> pl.DataFrame:
+    """``preds`` with a ``question_key`` column unique per question of each model, by construction.
+
+    The key is the JSON of the question's content (``QUESTION_CONTENT``: probe, id, context, stem, choices and
+    answer, those the frame has) followed by ``#N``, the row's occurrence among rows of the same model identity
+    with that content. Ids alone do not tell questions apart: the released training files reuse one id for different questions
+    (``hypernymy_train.jsonl``: 935 rows share an id). Equal content and equal occurrence is the same question
+    in two prediction files of one probe set, however their rows are ordered.
+
+    >>> with_question_key(preds)["question_key"].n_unique() == preds.height  # one model
+    True
+    """
+    if missing := [name for name in ("probe", "id") if name not in preds.columns]:
+        raise WorkbenchError(f"the frame lacks the columns {missing}; conform it to workbench.schema first")
+    content = pl.struct(*(name for name in QUESTION_CONTENT if name in preds.columns)).struct.json_encode()
+    keys = [key for key in identity_keys(preds) if key in preds.columns]
+    occurrence = pl.int_range(pl.len()).over(content, *keys)
+    return preds.with_columns(question_key=content + "#" + occurrence.cast(pl.String))
+
+
+def n_questions(preds: pl.DataFrame) -> int:
+    """How many distinct questions ``preds`` holds (``with_question_key``), over all its models."""
+    return with_question_key(preds)["question_key"].n_unique()
+
+
 def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
     """One short, unique display label per model identity in ``preds``.
 
@@ -442,12 +471,12 @@ def partial_clusters(preds: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
     left out would have failed it. Columns: ``cluster_id``, ``scored``, ``in_probes``; empty when all are whole.
     """
     _check(preds, ["cluster_id", "id"])
-    if missing := [name for name in ("cluster_id", "id") if name not in probes.columns]:
+    if missing := [name for name in ("cluster_id", *QUESTION_CONTENT) if name not in probes.columns]:
         raise WorkbenchError(
             f"the probe frame lacks the columns {missing}; pass what workbench.probes.formats.read_probes returns"
         )
-    scored = preds.group_by("cluster_id").agg(scored=pl.col("id").n_unique())
-    full = probes.group_by("cluster_id").agg(in_probes=pl.col("id").n_unique())
+    scored = with_question_key(preds).group_by("cluster_id").agg(scored=pl.col("question_key").n_unique())
+    full = with_question_key(probes).group_by("cluster_id").agg(in_probes=pl.col("question_key").n_unique())
     return scored.join(full, on="cluster_id").filter(pl.col("scored") < pl.col("in_probes")).sort("cluster_id")
 
 

@@ -260,7 +260,7 @@ def _headline(preds: pl.DataFrame) -> str:
     labels = metrics.model_labels(preds)["label"].to_list()
     probes = sorted(preds["probe"].unique().to_list())
     return (
-        f"{preds['id'].n_unique()} questions in {preds['cluster_id'].n_unique()} clusters "
+        f"{metrics.n_questions(preds)} questions in {preds['cluster_id'].n_unique()} clusters "
         f"({', '.join(probes)}); {len(labels)} model{'s' if len(labels) != 1 else ''}: {', '.join(labels)}"
     )
 

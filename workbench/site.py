@@ -147,7 +147,7 @@ def publish(
                 path.write_text(f"WB.loaded({json.dumps(name)}, {_json(value)});\n", encoding="utf-8")
         (staging / "index.html").write_text(page, encoding="utf-8")
         manifest = {"generator": "workbench publish", "title": title, "sections": keys}
-        manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": preds["id"].n_unique()}
+        manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": metrics.n_questions(preds)}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return out / "index.html"
 
@@ -277,6 +277,11 @@ def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Sec
     return Section("atlas", "Taxonomy atlas", text, {"wb-atlas": spec}, files, {"atlas": data})
 
 
+_content = pl.struct("probe", "id", "question", "choices", "answer").struct.json_encode()
+_key = _content + "#" + pl.int_range(pl.len()).over(_content, "label").cast(pl.String)
+"""A drill-down row's question: its content and occurrence per model (ids repeat in the released files)."""
+
+
 def concept_section(drill: pl.DataFrame) -> Section:
     """Find a concept; see its cluster: every question, its choices and gold, each model's pick and scores.
 
@@ -303,8 +308,8 @@ def concept_section(drill: pl.DataFrame) -> Section:
         pl.when(pl.element().is_finite()).then(pl.element().round_sig_figs(6))
     )
     questions = (
-        drill.with_columns(finite, model=pl.col("label").replace_strict(labels, range(len(labels))))
-        .group_by("id", maintain_order=True)
+        drill.with_columns(finite, model=pl.col("label").replace_strict(labels, range(len(labels))), question_key=_key)
+        .group_by("question_key", maintain_order=True)
         .agg(
             pl.col("concept", "probe", "row", "column", "question", "choices", "answer").first(),
             pl.col("model", "pred", "correct", "scores"),
@@ -337,7 +342,8 @@ def concept_section(drill: pl.DataFrame) -> Section:
 def statistics_section(preds: pl.DataFrame, probes: pl.DataFrame | None) -> Section:
     """The probe set's statistics (SPEC Table 4; questions per probe x hops and distractors), of ``probes`` when
     given, else of the questions scored; a warning when the predictions cut clusters of ``probes`` short."""
-    frame = probes if probes is not None else preds.unique("id", maintain_order=True)
+    first = metrics.with_question_key(preds).filter(pl.col("question_key").is_first_distinct())
+    frame = probes if probes is not None else first
     source = "the probe set given" if probes is not None else "the questions scored"
     warning = metrics.partial_cluster_warning(preds, probes)
     text = "".join([
