@@ -48,9 +48,9 @@ def with_question_key(preds: pl.DataFrame) -> pl.DataFrame:
 
     The key is the JSON of the question's content (``QUESTION_CONTENT``: probe, id, context, stem, choices and
     answer, those the frame has) followed by ``#N``, the row's occurrence among rows of the same model identity
-    with that content. Ids alone do not tell questions apart: the released training files reuse one id for different questions
-    (``hypernymy_train.jsonl``: 935 rows share an id). Equal content and equal occurrence is the same question
-    in two prediction files of one probe set, however their rows are ordered.
+    with that content. Ids alone do not tell questions apart: the released training files reuse one id for
+    different questions (``hypernymy_train.jsonl``: 935 rows share an id). Equal content and equal occurrence is
+    the same question in two prediction files of one probe set, however their rows are ordered.
 
     >>> with_question_key(preds)["question_key"].n_unique() == preds.height  # one model
     True
