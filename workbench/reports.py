@@ -21,7 +21,7 @@ from workbench.analysis import atlas, difficulty
 from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
-from workbench.io import write_text
+from workbench.io import REPORT_MARKER, write_text
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
 """The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
@@ -189,6 +189,7 @@ def html_report(
         ]
     bundle = vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
     return _PAGE.format(
+        marker=REPORT_MARKER,
         title=html.escape(title),
         bundle=bundle.replace("</script", "<\\/script"),
         body="\n".join(body),
@@ -376,6 +377,7 @@ _PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+{marker}
 <title>{title}</title>
 <style>
   body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}

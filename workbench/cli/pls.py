@@ -60,8 +60,12 @@ def population(
 ) -> None:
     """Assemble the population: one row per scored model and inoculation checkpoint, probe accuracies and orig."""
     from workbench.analysis import population as build
-    from workbench.io import atomic_path, write_parquet
+    from workbench.errors import WorkbenchError
+    from workbench.io import atomic_path, check_output, write_parquet
 
+    check_output(out, inputs=(*predictions, *runs))
+    if out.suffix not in (".parquet", ".csv"):
+        raise WorkbenchError(f"the output {out} should end in .parquet or .csv (what is written); rename it")
     frame = build(predictions=predictions, runs=runs, by_hops=by_hops)
     if out.suffix == ".csv":
         with atomic_path(out) as tmp:

@@ -25,7 +25,7 @@ def publish(
     from workbench.probes.formats import read_probes
     from workbench.site import publish as publish_site
 
-    check_output(out, folder=True)
+    check_output(out, folder=True, inputs=(*preds, probes))
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
     if (warning := partial_cluster_warning(frame, probe_set)) is not None:

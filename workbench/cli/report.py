@@ -17,6 +17,7 @@ def report(
     probes: Path | None = typer.Option(
         None, help="The probe set the predictions came from: warns loudly about clusters scored only in part."
     ),
+    force: bool = typer.Option(False, help="Replace --html even if it holds something other than a report."),
 ) -> None:
     """Instance and strict cluster accuracy, per probe and per heat-map cell, of prediction files."""
     from workbench.io import check_output, read_predictions
@@ -25,7 +26,7 @@ def report(
     from workbench.reports import json_report, text_report, write_html_report
 
     if html is not None:
-        check_output(html)
+        check_output(html, inputs=(*preds, probes), kind="report", force=force)
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
     if (warning := partial_cluster_warning(frame, probe_set)) is not None:

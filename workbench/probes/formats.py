@@ -154,7 +154,7 @@ def write_probe_sets(sets: dict[str, pl.DataFrame], out_dir: str | Path, fmt: st
         raise SpecError(f"fmt={fmt!r} is not a probe format; use one of {FORMATS}")
     frames = {name: _checked_for_writing(frame, fmt) for name, frame in sets.items()}
     out_dir = Path(out_dir)
-    _check_replaceable(out_dir)
+    check_probe_folder(out_dir)
     writer = write_parquet if fmt == "parquet" else write_jsonl
     paths = []
     with exclusive(out_dir), staged_folder(out_dir) as staging:
@@ -179,8 +179,10 @@ def _checked_for_writing(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
     return frame
 
 
-def _check_replaceable(out_dir: Path) -> None:
-    """``out_dir`` is new, or holds nothing but probe sets (split files, folders of them)."""
+def check_probe_folder(out_dir: str | Path) -> None:
+    """``out_dir`` is new, or holds nothing but probe sets (split files, folders of them): what writing a probe set
+    may replace. ``workbench probes build`` checks it before building, ``write_probe_sets`` before writing."""
+    out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise WorkbenchError(
             f"the output {out_dir} is a file; give a folder for the probe set (new, or one holding a probe set)"
