@@ -91,6 +91,8 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is not None and (lines := _taxonomy_lines(taxonomy)):
         parts += ["", *lines]
+    elif taxonomy is None:
+        parts += ["", atlas.ATLAS_SKIPPED]
     coefficients, note = difficulty.fit_models(preds)
     parts += ["", _DIFFICULTY_TITLE]
     if coefficients is None:

@@ -159,10 +159,11 @@ def standard_sections(
     concepts, the probe's statistics."""
     drill = metrics.drilldown(preds)  # every question row, with label, cell labels, gold and pick; most wrong first
     taxonomy = atlas_section(preds, n_boot, seed)  # None without WordNet concepts (or without WordNet)
+    skipped = Section("atlas-skipped", "Taxonomy atlas", f"<p>{html.escape(atlas.ATLAS_SKIPPED)}.</p>")
     return [
         heatmap_section(preds, drill),
         cluster_section(preds, n_boot, seed),
-        *([taxonomy] if taxonomy is not None else []),
+        taxonomy if taxonomy is not None else skipped,
         concept_section(drill),
         statistics_section(preds, probes),
     ]
@@ -314,7 +315,7 @@ def concept_section(drill: pl.DataFrame) -> Section:
             pl.col("concept", "probe", "row", "column", "question", "choices", "answer").first(),
             pl.col("model", "pred", "correct", "scores"),
         )
-        .sort("concept", "probe", "row", "column", "id")
+        .sort("concept", "probe", "row", "column", "question_key")
         .join(index.select("concept", "block"), on="concept", maintain_order="left")
     )
     files: dict[str, object] = {"concepts": index.select("concept", "block", "questions", "models").rows()}
