@@ -259,6 +259,7 @@ def _tree_order(table: pl.DataFrame, groups: list[str]) -> pl.DataFrame:
         parts.append(pl.DataFrame({"node": order, "order": range(len(order))}).with_columns(
             pl.lit(value).alias(name) for name, value in zip(groups, key, strict=True)
         ))  # fmt: skip
+    schema = {name: table.schema[name] for name in groups}
     if not parts:  # no node holds enough clusters
-        return pl.DataFrame(schema={"node": pl.String, "order": pl.Int64, **{name: table.schema[name] for name in groups}})
-    return pl.concat(parts).cast({name: table.schema[name] for name in groups})
+        return pl.DataFrame(schema={"node": pl.String, "order": pl.Int64, **schema})
+    return pl.concat(parts).cast(schema)
