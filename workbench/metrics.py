@@ -73,7 +73,8 @@ def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
 
     The label is the model name (``model_label`` of a path: files scored before labels were short hold
     paths), followed by whichever of scorer, rule, control and stage vary among identities that share that
-    name, and by a fingerprint prefix only if still needed.
+    name, and by a fingerprint prefix only if still needed. Line breaks and other control characters become
+    spaces: a label is one line (Vega-Lite copies a facet's labels into expressions, where U+2028 is illegal).
 
     >>> model_labels(preds)["label"].to_list()
     ['bert-base / mcqa', 'bert-base / mlm', 'roberta-base']
@@ -87,7 +88,7 @@ def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
         parts.append("fingerprint")
 
     def part(key: str, short: bool) -> pl.Expr:
-        text = pl.col(key).cast(pl.String).fill_null("")
+        text = pl.col(key).cast(pl.String).fill_null("").str.replace_all(r"[\p{Cc}\u2028\u2029]", " ")
         if key == "model" and short:
             return text.map_elements(model_label, return_dtype=pl.String)
         if key in STAGE_KEYS:

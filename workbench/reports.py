@@ -169,7 +169,7 @@ def html_report(
         specs.append((_DIFFICULTY_TITLE, charts.coefficient_plot(coefficients)))
     scripts = []
     for index, (heading, chart) in enumerate(specs):
-        spec = json.dumps(chart.to_dict(), sort_keys=True).replace("</", "<\\/")
+        spec = script_json(chart.to_dict(), sort_keys=True)
         body += [f"<h2>{html.escape(heading)}</h2>", f'<div id="chart-{index}"></div>']
         scripts.append(f'vegaEmbed("#chart-{index}", {spec}, {{"actions": false}}).catch(console.error);')
     body.append("<h2>Accuracy % (questions) per cell</h2>")
@@ -197,6 +197,19 @@ def html_report(
         body="\n".join(body),
         scripts="\n".join(scripts),
     )
+
+
+def script_json(value: object, **options) -> str:
+    """``value`` as JSON that no text can break out of inside a page's ``<script>``: ASCII only (U+2028 and U+2029
+    escaped) and ``<``, ``>``, ``&`` written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (JSON only has them inside
+    strings), so ``</script>`` or ``<!--<script>`` in a model name, concept or question cannot end or comment out
+    the script. ``options`` go to ``json.dumps``.
+
+    >>> script_json({"model": "</script><!--<script>"})
+    '{"model": "\\u003c/script\\u003e\\u003c!--\\u003cscript\\u003e"}'
+    """
+    text = json.dumps(value, ensure_ascii=True, **options)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def write_html_report(preds: pl.DataFrame, path: str | Path, **options) -> Path:

@@ -35,6 +35,7 @@ from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import cluster_verdicts
 from workbench.probes.stats import hops_by_family, table4
+from workbench.reports import script_json
 
 FIRST_QUESTIONS = 100
 """Questions the table shows before any cell is clicked (those most models got wrong), held in the page itself."""
@@ -374,19 +375,20 @@ def _page(sections: Sequence[Section], title: str, headline: str) -> str:
         headline=html.escape(headline),
         nav=nav,
         body=body,
-        page=_json({"charts": specs, **data}).replace("</", "<\\/"),
+        page=_json({"charts": specs, **data}),
     )
 
 
 def _headline(preds: pl.DataFrame) -> str:
     labels = metrics.model_labels(preds)["label"].to_list()
     models = f"{len(labels)} model{'s' if len(labels) != 1 else ''}: {', '.join(labels)}"
-    return f"{preds['id'].n_unique():,} questions in {preds['cluster_id'].n_unique():,} clusters; {models}"
+    return f"{metrics.n_questions(preds):,} questions in {preds['cluster_id'].n_unique():,} clusters; {models}"
 
 
 def _json(value: object) -> str:
-    """Compact JSON, ASCII only (the data files are read whatever encoding a host declares)."""
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    """Compact JSON, ASCII only (the data files are read whatever encoding a host declares), that no text can break
+    out of a ``<script>`` (``reports.script_json``)."""
+    return script_json(value, separators=(",", ":"), allow_nan=False)
 
 
 def _percent(column: str) -> pl.Expr:
