@@ -34,8 +34,20 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, path)
+    except OSError as err:  # a full disk, a quota, a vanished folder: nothing was replaced
+        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; free some space or write elsewhere "
+                             "(the old file, if any, is untouched)") from err  # fmt: skip
+    except pl.exceptions.PolarsError as err:
+        if "os error" not in str(err).lower():
+            raise
+        raise WorkbenchError(f"cannot write {path}: {_one_line(err)}; free some space or write elsewhere "
+                             "(the old file, if any, is untouched)") from err  # fmt: skip
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split())
 
 
 @contextlib.contextmanager
