@@ -104,3 +104,23 @@ def test_probes_build_refuses_a_folder_of_other_files_before_building(tmp_path, 
     monkeypatch.setattr(probes, "build_probes", lambda *_, **__: pytest.fail("built before checking"))
     refused(workbench("probes", "build", "--probe", "hypernymy", "--out", tmp_path), "not probe files")
     assert (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+def test_serve_names_a_host_that_is_not_this_machines_and_a_negative_preheat(tmp_path):
+    refused(workbench("serve", "--host", "8.8.8.8", "--port", "0"), "--host 8.8.8.8 is not an address of this machine")
+    refused(workbench("serve", "--host", "8.8.8.8"), "--host 8.8.8.8 is not an address of this machine")
+    refused(workbench("serve", "--preheat", "-3"), "--preheat -3 is not a number of kernels")
+
+
+def test_the_machines_own_addresses_are_on_the_host_allowlist():
+    psutil = pytest.importorskip("psutil")  # an independent reading of the interfaces
+    import ipaddress
+    import socket
+
+    from workbench.cli.serve import allowed_hosts
+
+    own = {ipaddress.ip_address(address.address.split("%")[0]) for addresses in psutil.net_if_addrs().values()
+           for address in addresses if address.family in (socket.AF_INET, socket.AF_INET6)}  # fmt: skip
+    expected = {f"[{a}]" if a.version == 6 else str(a) for a in own if not (a.is_loopback or a.is_link_local)}
+    assert expected <= set(allowed_hosts("0.0.0.0", []))
+    assert "8.8.8.8" not in allowed_hosts("0.0.0.0", [])

@@ -31,6 +31,8 @@ STAGE_KEYS = ("stage", "k_examples")
 CELL_KEYS = ("probe", "hops", "distractor_family", "distractor_depth")
 """One heat-map cell: probe x hop count k x distractor family x depth k'."""
 
+MAX_BOOT = 100_000
+"""Most bootstrap resamples asked for: intervals settle long before (1,000 is plenty); more only exhausts memory."""
 _BOOT_CHUNK = 4_000_000  # resampled units held in memory at once
 
 
@@ -414,12 +416,19 @@ def _check(preds: pl.DataFrame, columns: Sequence[str]) -> None:
         raise WorkbenchError(f"{unscored} predictions have no `correct` value; score them or drop them.")
 
 
+def check_n_boot(n_boot: int, least: int = 0) -> None:
+    """A ``SpecError`` naming ``n_boot`` unless it lies in ``least``..``MAX_BOOT``."""
+    if not least <= n_boot <= MAX_BOOT:
+        raise SpecError(
+            f"n_boot={n_boot!r} must lie between {least} and {MAX_BOOT:,} bootstrap resamples (1,000 is plenty)"
+        )
+
+
 def _group_keys(preds: pl.DataFrame, by: Sequence[str], n_boot: int, ci: float) -> list[str]:
     """Identity keys plus ``by``, after checking the frame and the bootstrap settings."""
     if isinstance(by, str):
         by = (by,)
-    if n_boot < 1:
-        raise SpecError(f"n_boot={n_boot!r} must be at least 1.")
+    check_n_boot(n_boot, least=1)
     if not 0 < ci < 1:
         raise SpecError(f"ci={ci!r} must lie strictly between 0 and 1 (e.g. 0.95).")
     keys = [*identity_keys(preds), *(key for key in by if key not in identity_keys(preds))]

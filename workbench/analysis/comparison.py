@@ -89,6 +89,7 @@ def compare(
     --------
     >>> compare(minilm, minilm_random).filter(pl.col("scope") == "overall").select("diff", "p_mcnemar")
     """
+    metrics.check_n_boot(n_boot)
     both = paired(a, b)
     rng = np.random.default_rng(seed)
     rows = [{"scope": "overall", "row": "", "column": "", **_scope(both, n_boot, rng, ci)}]
