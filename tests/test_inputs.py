@@ -72,3 +72,13 @@ def test_deep_json_and_lone_surrogates_are_one_line_naming_the_file_and_line(rec
     lone = json.dumps(record).replace('"stem": "', '"stem": "\\ud800', 1)
     with pytest.raises(ProbeFormatError, match=r"line 3: a lone surrogate escape '\\ud800'"):
         read_probes(_jsonl(tmp_path, record, record, lone))
+
+
+def test_a_huge_n_boot_is_one_line_naming_it(released_dir, tmp_path):
+    from fake_scores import predictions_of
+
+    preds = tmp_path / "p.parquet"
+    predictions_of(read_probes(released_dir / "dictionary_qa_test.jsonl").head(30)).write_parquet(preds)
+    for command in (("publish", preds, "--out", tmp_path / "site"), ("report", preds), ("compare", preds, preds)):
+        refused(workbench(*command, "--n-boot", "99999999999"), "n_boot=99999999999 must lie between")
+    assert not (tmp_path / "site").exists()
