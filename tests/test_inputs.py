@@ -82,3 +82,17 @@ def test_a_huge_n_boot_is_one_line_naming_it(released_dir, tmp_path):
     for command in (("publish", preds, "--out", tmp_path / "site"), ("report", preds), ("compare", preds, preds)):
         refused(workbench(*command, "--n-boot", "99999999999"), "n_boot=99999999999 must lie between")
     assert not (tmp_path / "site").exists()
+
+
+def test_a_probe_set_that_is_not_the_predictions_is_refused_or_warned_of(released_dir, tmp_path):
+    from fake_scores import predictions_of
+
+    hypo = read_probes(released_dir / "hyponymy_test.jsonl").head(40)
+    preds = tmp_path / "hypo.parquet"
+    predictions_of(hypo).write_parquet(preds)
+    other = released_dir / "hypernymy_test.jsonl"
+    refused(workbench("publish", preds, "--probes", other, "--out", tmp_path / "site"), "holds none of the 40")
+    refused(workbench("report", preds, "--probes", other), "scored on another probe set")
+    hypo.head(30).write_parquet(tmp_path / "part.parquet")
+    code, _, err = workbench("report", preds, "--probes", tmp_path / "part.parquet", "--n-boot", "10")
+    assert code == 0 and "WARNING: 10 of 40 questions predicted are not in" in err

@@ -490,6 +490,26 @@ def partial_clusters(preds: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
     return scored.join(full, on="cluster_id").filter(pl.col("scored") < pl.col("in_probes")).sort("cluster_id")
 
 
+def probe_set_check(preds: pl.DataFrame, probes: pl.DataFrame | None, name: object = "the probe set") -> str | None:
+    """Whether ``probes`` (called ``name``) is the probe set ``preds`` came from: a ``WorkbenchError`` when it holds
+    none of their questions (``with_question_key``), a warning line when it lacks some, else None."""
+    if probes is None:
+        return None
+    known = with_question_key(probes)["question_key"].implode()
+    found = with_question_key(preds).select(pl.col("question_key").is_in(known))["question_key"]
+    if not found.any():
+        raise WorkbenchError(
+            f"{name} holds none of the {found.len()} questions predicted: the predictions were scored on another "
+            "probe set; give the one they came from (or leave --probes out)"
+        )
+    if not found.all():
+        return (
+            f"WARNING: {(~found).sum()} of {found.len()} questions predicted are not in {name}: it is not quite the "
+            "probe set they came from, so its statistics and partial-cluster check are not theirs"
+        )
+    return None
+
+
 def partial_cluster_warning(preds: pl.DataFrame, probes: pl.DataFrame | None) -> str | None:
     """A loud one-line warning when ``preds`` cut clusters of ``probes`` short, else None."""
     if probes is None:
