@@ -20,8 +20,8 @@ def publish(
     """Write a self-contained static site: heat map (click a cell to list its questions), cluster bars with
     intervals, the taxonomy atlas of WordNet concepts (click a node to zoom in and list its concepts), each
     concept's cluster, the probe's statistics. Opens from file://, a share or any static host."""
-    from workbench.io import check_output, read_predictions
     from workbench import metrics
+    from workbench.io import check_output, read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
     from workbench.site import publish as publish_site

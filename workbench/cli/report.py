@@ -20,8 +20,8 @@ def report(
     force: bool = typer.Option(False, help="Replace --html even if it holds something other than a report."),
 ) -> None:
     """Instance and strict cluster accuracy, per probe and per heat-map cell, of prediction files."""
-    from workbench.io import check_output, read_predictions
     from workbench import metrics
+    from workbench.io import check_output, read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
     from workbench.reports import json_report, text_report, write_html_report
