@@ -244,5 +244,26 @@ def read_predictions(*paths: str | Path) -> pl.DataFrame:
             frame = pl.read_parquet(path)
         except (pl.exceptions.PolarsError, OSError) as err:
             raise WorkbenchError(f"{path} is not a readable Parquet file: {err}") from err
-        frames.append(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"))
+        frames.append(_checked_predictions(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"), path))
     return pl.concat(frames)
+
+
+def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """``frame`` if every row is a consistent prediction, else a one-line error naming the file and the first bad row:
+    a damaged file must not be reported as numbers."""
+    if frame.is_empty():
+        raise WorkbenchError(f"{path} holds no predictions; score a probe set again (workbench score ... --out FILE)")
+    size = pl.col("choices").list.len()
+    problems = {
+        "answer is not the index of a choice": ~pl.col("answer").is_between(0, size - 1),
+        "pred is not the index of a choice": ~pl.col("pred").is_between(0, size - 1),
+        "correct is not pred == answer": pl.col("correct") != (pl.col("pred") == pl.col("answer")),
+        "no model named": pl.col("model").is_null() | pl.col("fingerprint").is_null(),
+    }
+    flagged = frame.select(*(expr.fill_null(True).alias(name) for name, expr in problems.items()))
+    for name in problems:
+        if (bad := flagged[name].arg_true()).len():
+            raise WorkbenchError(
+                f"{path}, row {bad[0] + 1}: {name} ({bad.len()} rows like it); the file is damaged: score again"
+            )
+    return frame

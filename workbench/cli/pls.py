@@ -59,7 +59,7 @@ def population(
     out: Path = typer.Option(..., help="Where to write the population table (.parquet or .csv)."),
 ) -> None:
     """Assemble the population: one row per scored model and inoculation checkpoint, probe accuracies and orig."""
-    from workbench.analysis import population as build
+    from workbench.analysis.population import population as build
     from workbench.errors import WorkbenchError
     from workbench.io import atomic_path, check_output, write_parquet
 
