@@ -73,20 +73,25 @@ def test_an_output_suffix_says_what_is_written(files, tmp_path, minilm_path):
 
 def test_devices_fifos_and_sockets_are_no_outputs(files, tmp_path):
     import socket
+    import stat
 
     from workbench.errors import WorkbenchError
     from workbench.io import write_text
 
-    fifo, sock = tmp_path / "fifo.html", tmp_path / "sock.html"
+    device, fifo, sock = tmp_path / "null.html", tmp_path / "fifo.html", tmp_path / "sock.html"
+    try:  # a null device of the test's own: a failing check must never replace the machine's /dev/null
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
     os.mkfifo(fifo)
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(sock))
-    for target in (Path("/dev/null"), fifo, sock):
+    for target in (device, fifo, sock):
         refused(workbench("report", files / "a.parquet", "--html", target), "is a device, socket or pipe")
         with pytest.raises(WorkbenchError, match="device, socket or pipe"):
             write_text("x", target)  # the atomic rename itself never replaces one
     server.close()
-    assert Path("/dev/null").is_char_device() and fifo.is_fifo() and sock.is_socket()
+    assert device.is_char_device() and fifo.is_fifo() and sock.is_socket()
 
 
 def test_a_second_score_to_one_output_is_refused_while_the_first_runs(files, tmp_path, minilm_path):
