@@ -257,8 +257,8 @@ def checked_questions(frame: pl.DataFrame, path: str | Path) -> pl.DataFrame:
         "answer is not the index of a choice": ~pl.col("answer").is_between(0, pl.col("choices").list.len() - 1),
         "two choices have the same text": pl.col("choices").list.eval(pl.element().str.strip_chars()).list.n_unique()
         < pl.col("choices").list.len(),
-        f"hops or distractor_depth outside 0..{MAX_HOPS}": ~pl.col("hops").is_between(0, MAX_HOPS)
-        | ~pl.col("distractor_depth").is_between(0, MAX_HOPS),
+        f"hops or distractor_depth outside 0..{MAX_HOPS}": ~pl.col("hops").fill_null(0).is_between(0, MAX_HOPS)
+        | ~pl.col("distractor_depth").fill_null(0).is_between(0, MAX_HOPS),  # missing: not known, not wrong
     }
     flagged = frame.with_row_index("_row", offset=1).select(
         "_row", "id", *(expr.fill_null(True).alias(name) for name, expr in problems.items())
