@@ -135,7 +135,7 @@ def written_kind(path: str | Path) -> str | None:
             head = handle.read(4096)
         if head.startswith(b"PAR1"):
             columns = set(pl.read_parquet_schema(path))
-        elif REPORT_MARKER.encode() in head:
+        elif REPORT_MARKER.encode() in head or b"<title>Probe Workbench report</title>" in head:  # or an older one
             return "report"
         else:
             return None
