@@ -1,5 +1,7 @@
 """Paired comparisons: exact McNemar, Holm across cells, cluster-level paired bootstrap, checked by hand."""
 
+import json
+
 import polars as pl
 import pytest
 
@@ -133,3 +135,27 @@ def test_questions_pair_by_probe_and_id_since_released_files_reuse_ids_across_pr
     a2, b2 = (frame.with_columns(probe=pl.lit(other)) for frame in (a, b))
     table = compare(pl.concat([a, a2]), pl.concat([b, b2]), n_boot=0)
     assert table["n"][0] == 2 * a.height == 2 * sum(len(cluster) for cluster in PATTERN)
+
+
+def test_questions_pair_by_content_and_occurrence_since_released_files_repeat_ids(released_dir, tmp_path):
+    from fake_scores import predictions_of
+    from typer.testing import CliRunner
+
+    from workbench.cli import make_app
+    from workbench.probes.formats import read_probes
+    from workbench.reports import _headline
+
+    probes = read_probes(released_dir / "hypernymy_train.jsonl")
+    assert probes["id"].n_unique() < probes.height  # the released file repeats ids
+    a = predictions_of(probes, "minilm")
+    a.write_parquet(tmp_path / "a.parquet")
+    rows = json.loads(CliRunner().invoke(make_app(), ["compare", str(tmp_path / "a.parquet"),
+                                                      str(tmp_path / "a.parquet"), "--n-boot", "20", "--json"]).output)
+    overall = rows[0]  # a file against itself: every question once, no difference
+    assert overall["n"] == probes.height and overall["diff"] == 0 and not any(row["significant"] for row in rows)
+    b = predictions_of(probes, "random", seed=1, skill=0.2)
+    table = compare(a, b.reverse(), n_boot=0)  # row order does not matter
+    assert table["n"][0] == probes.height
+    assert table["accuracy_a"][0] == pytest.approx(a["correct"].mean())
+    assert table["accuracy_b"][0] == pytest.approx(b["correct"].mean())
+    assert _headline(pl.concat([a, b])).startswith(f"{probes.height} questions")  # the report's header

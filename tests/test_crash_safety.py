@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -32,6 +33,24 @@ def _timed(*args: str, env: dict | None = None) -> float:
     run = subprocess.run([sys.executable, "-m", "workbench", *args], env=env or ENV, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     return time.monotonic() - started
+
+
+def _kill_when(args: list[str], ready, stderr: Path, timeout: float = 300) -> bool:
+    """Start the CLI with ``args``; SIGKILL it as soon as ``ready()`` (observed progress, not a guessed time). True if
+    it was killed; a run that ended first must have succeeded (its stderr is in the failure message)."""
+    with stderr.open("w") as err:
+        process = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=err,
+                                   env=ENV)  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and not ready():
+        assert time.monotonic() < deadline, "no progress in time: " + stderr.read_text()[-2000:]
+        time.sleep(0.02)
+    if process.poll() is None:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        return True
+    assert process.returncode == 0, stderr.read_text()[-2000:]
+    return False
 
 
 def _kill_at_random(process: subprocess.Popen, rng: random.Random, longest: float) -> bool:
@@ -112,18 +131,18 @@ def test_a_killed_inoculation_run_resumes_to_the_uninterrupted_trials(tmp_path, 
     rng = random.Random(3)
     (orig / "dev.jsonl").write_text("".join(_arc_line(i, rng) + "\n" for i in range(16)))
     grid = {"ks": (8, 16), "lrs": (1e-3, 3e-3), "epochs": (1,), "batch_size": 8, "max_length": 16, "progress": False}
-    started = time.monotonic()
     inoculate(model, probes, orig, out=tmp_path / "straight", **grid)
-    took = time.monotonic() - started + 4.0  # the CLI's own start-up
     args = ["inoculate", "--model", str(model), "--probes", str(probes), "--orig", str(orig),
             "--out", str(tmp_path / "killed"), "--k", "8,16", "--lr", "1e-3,3e-3", "--epochs", "1",
             "--batch-size", "8", "--max-length", "16"]  # fmt: skip
-    rng, killed = random.Random(2), 0
-    for _ in range(2):
-        killed += _kill_at_random(_start(*args), rng, took)
-        if (tmp_path / "killed" / "trials.parquet").exists():
-            load_run(tmp_path / "killed")  # always a complete, readable table
-    assert killed >= 1
+    def finished() -> int:  # trials recorded so far (the table is always complete and readable)
+        table = tmp_path / "killed" / "trials.parquet"
+        return load_run(tmp_path / "killed").height if table.exists() else 0
+
+    killed = 0
+    for stage in (1, 3):  # kill once the first trial is recorded, then (resumed) once the third is
+        killed += _kill_when(args, lambda stage=stage: finished() >= stage, tmp_path / f"stderr-{stage}.txt")
+    assert killed >= 1  # the first kill comes after trial 1 of 4: mid-run
     inoculate(model, probes, orig, out=tmp_path / "killed", **grid)
     columns = ["trial", "S_new", "S_orig", "status"]
     straight, resumed = load_run(tmp_path / "straight").sort("trial"), load_run(tmp_path / "killed").sort("trial")

@@ -196,3 +196,18 @@ def test_progress_in_a_log_file_is_a_few_lines_not_thousands(tmp_path):
         subprocess.run([sys.executable, "-c", code], stderr=out, check=True)
     updates = log.read_text().count("\r") + log.read_text().count("\n")
     assert 1 <= updates <= 4, log.read_text()
+
+
+def test_a_damaged_weight_file_is_one_clear_error(tiny_model, tmp_path):
+    """Random bytes, a truncated or an empty model.safetensors, a garbage pytorch_model.bin: 'unexpected error'."""
+    weights = (tiny_model / "model.safetensors").read_bytes()
+    damaged = {"random": os.urandom(5000), "truncated": weights[: len(weights) // 2], "empty": b""}
+    for kind, data in damaged.items():
+        folder = _copy_without(tiny_model, tmp_path / kind, "")
+        (folder / "model.safetensors").write_bytes(data)
+        with pytest.raises(WorkbenchError, match=rf"the weight file of .*{kind} cannot be read .* damaged or trunc"):
+            load_model(folder, "mcqa")
+    folder = _copy_without(tiny_model, tmp_path / "bin", "*.safetensors")
+    (folder / "pytorch_model.bin").write_bytes(os.urandom(5000))
+    with pytest.raises(WorkbenchError, match="the weight file of .*bin cannot be read"):
+        load_model(folder, "mcqa")

@@ -145,6 +145,9 @@ def test_an_installed_wheel_serves_refuses_foreign_hosts_caps_culls_and_stops_on
         status, _, body = request(port, "/", host=f"rebound.example.com:{port}")  # DNS rebinding: a foreign name
         assert status == 403 and "Unknown host name" in body and "kernelId" not in body
         assert request(port, "/api/kernels/x", host="rebound.example.com")[0] == 403
+        for path in ("/voila/templates/.../../", "/voila/templates/", "/logout"):  # were 500 with a traceback
+            assert request(port, path)[0] in (403, 404), path
+        assert "Traceback" not in log.read_text()
 
         status, _, page = request(port, "/")  # the one visitor the cap allows gets the preheated kernel
         served = time.time()

@@ -199,9 +199,12 @@ def test_dashboard_app_draws_two_prediction_files_side_by_side(home, tmp_path):
     (tmp_path / "predictions").mkdir()
     first = pl.read_parquet(prediction_files(home)[0])
     first.write_parquet(tmp_path / "predictions" / "a-minilm.parquet")
-    first.with_columns(model=pl.lit("flipped"), fingerprint=pl.lit("f"), correct=~pl.col("correct")).write_parquet(
+    wrong = (pl.col("answer") + 1) % pl.col("choices").list.len()  # a wrong pick where the first was right
+    first.with_columns(
+        model=pl.lit("flipped"), fingerprint=pl.lit("f"), pred=pl.when("correct").then(wrong).otherwise("answer")
+    ).with_columns(correct=pl.col("pred") == pl.col("answer")).write_parquet(
         tmp_path / "predictions" / "b-flipped.parquet"
-    )
+    )  # consistent: a file whose correct is not pred == answer is refused as damaged
     app = apps.dashboard(tmp_path)
     board = app.panels["dashboard"]
     assert "facet" not in board.heat.spec  # the app opens with the first file

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from workbench.schema import PREDICTION_SCHEMA, conform
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; move it into place only if the block succeeds."""
     path = Path(path)
+    _refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -32,8 +34,20 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, path)
+    except OSError as err:  # a full disk, a quota, a vanished folder: nothing was replaced
+        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; free some space or write elsewhere "
+                             "(the old file, if any, is untouched)") from err  # fmt: skip
+    except pl.exceptions.PolarsError as err:
+        if "os error" not in str(err).lower():
+            raise
+        raise WorkbenchError(f"cannot write {path}: {_one_line(err)}; free some space or write elsewhere "
+                             "(the old file, if any, is untouched)") from err  # fmt: skip
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split())
 
 
 @contextlib.contextmanager
@@ -61,10 +75,32 @@ def staged_folder(path: str | Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def check_output(path: str | Path, folder: bool = False) -> Path:
-    """Fail before any work when ``path`` cannot take the output: a file where a folder is wanted (or the
-    reverse), or a place this process cannot write. Returns ``path``."""
+OUTPUT_SUFFIXES = {"predictions": (".parquet",), "report": (".html", ".htm")}
+"""The file names each kind of output may have: a suffix says what the file holds, so another is refused."""
+REPORT_MARKER = '<meta name="generator" content="Probe Workbench report">'
+"""The line in every HTML report ``workbench report --html`` writes: what it may replace without ``--force``."""
+
+
+def check_output(
+    path: str | Path,
+    folder: bool = False,
+    *,
+    inputs: tuple[str | Path | None, ...] = (),
+    kind: str | None = None,
+    force: bool = False,
+) -> Path:
+    """Fail before any work when ``path`` cannot take the output; returns ``path``.
+
+    Refused: a file where a folder is wanted (or the reverse), a place this process cannot write, a device,
+    socket or FIFO, one of the command's own ``inputs``, a name whose suffix is not the ``kind``'s
+    (``OUTPUT_SUFFIXES``), and (unless ``force``) an existing file that is not an output of that ``kind``
+    (``written_kind``): replacing a prediction file with a report, or a probe file with predictions, loses data.
+    """
     path = Path(path)
+    _refuse_special(path)
+    for given in (Path(item) for item in inputs if item is not None):
+        if _same(path, given) or (given.is_dir() and given.resolve() in path.resolve().parents):
+            raise WorkbenchError(f"the output {path} is also an input of this command; write the output elsewhere")
     if folder and path.exists() and not path.is_dir():
         raise WorkbenchError(f"the output {path} is a file; give a folder (new, or the one an earlier run wrote)")
     if not folder and path.is_dir():
@@ -75,7 +111,58 @@ def check_output(path: str | Path, folder: bool = False) -> Path:
             raise WorkbenchError(f"cannot write {path}: {existing} is a file, not a folder; choose another path")
     elif existing is not None and not os.access(existing, os.W_OK | os.X_OK):
         raise WorkbenchError(f"cannot write {path}: {existing} is not writable by this user; choose another path")
+    if kind is not None:
+        found = written_kind(path) if path.is_file() and path.stat().st_size else kind
+        if found != kind and not force:
+            raise WorkbenchError(
+                f"{path} already holds {found or 'a file the workbench did not write as ' + kind}; "
+                "choose another name, or pass --force to replace it"
+            )
+        if path.suffix.lower() not in (suffixes := OUTPUT_SUFFIXES[kind]):
+            raise WorkbenchError(
+                f"the output {path} should end in {' or '.join(suffixes)}, the format written; "
+                f"name it e.g. {path.with_suffix(suffixes[0])}"
+            )
     return path
+
+
+def written_kind(path: str | Path) -> str | None:
+    """What the workbench wrote at ``path``: ``predictions``, ``probes``, ``table`` (other Parquet), ``report``
+    (an HTML report, by ``REPORT_MARKER``), or None (not a file the workbench writes)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+        if head.startswith(b"PAR1"):
+            columns = set(pl.read_parquet_schema(path))
+        elif REPORT_MARKER.encode() in head or b"<title>Probe Workbench report</title>" in head:  # or an older one
+            return "report"
+        else:
+            return None
+    except (OSError, pl.exceptions.PolarsError):
+        return None
+    if {"scores", "pred", "fingerprint"} <= columns:
+        return "predictions"
+    if {"choices", "answer", "cluster_id"} <= columns:
+        return "probes"
+    return "table"
+
+
+def _refuse_special(path: Path) -> None:
+    """Devices, sockets and FIFOs are no outputs: the atomic rename would replace them with a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise WorkbenchError(f"the output {path} is a device, socket or pipe, not a file; give a file name")
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
 
 
 class LockedError(WorkbenchError):
@@ -157,5 +244,26 @@ def read_predictions(*paths: str | Path) -> pl.DataFrame:
             frame = pl.read_parquet(path)
         except (pl.exceptions.PolarsError, OSError) as err:
             raise WorkbenchError(f"{path} is not a readable Parquet file: {err}") from err
-        frames.append(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"))
+        frames.append(_checked_predictions(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"), path))
     return pl.concat(frames)
+
+
+def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """``frame`` if every row is a consistent prediction, else a one-line error naming the file and the first bad row:
+    a damaged file must not be reported as numbers."""
+    if frame.is_empty():
+        raise WorkbenchError(f"{path} holds no predictions; score a probe set again (workbench score ... --out FILE)")
+    size = pl.col("choices").list.len()
+    problems = {
+        "answer is not the index of a choice": ~pl.col("answer").is_between(0, size - 1),
+        "pred is not the index of a choice": ~pl.col("pred").is_between(0, size - 1),
+        "correct is not pred == answer": pl.col("correct") != (pl.col("pred") == pl.col("answer")),
+        "no model named": pl.col("model").is_null() | pl.col("fingerprint").is_null(),
+    }
+    flagged = frame.select(*(expr.fill_null(True).alias(name) for name, expr in problems.items()))
+    for name in problems:
+        if (bad := flagged[name].arg_true()).len():
+            raise WorkbenchError(
+                f"{path}, row {bad[0] + 1}: {name} ({bad.len()} rows like it); the file is damaged: score again"
+            )
+    return frame

@@ -31,6 +31,8 @@ STAGE_KEYS = ("stage", "k_examples")
 CELL_KEYS = ("probe", "hops", "distractor_family", "distractor_depth")
 """One heat-map cell: probe x hop count k x distractor family x depth k'."""
 
+MAX_BOOT = 100_000
+"""Most bootstrap resamples asked for: intervals settle long before (1,000 is plenty); more only exhausts memory."""
 _BOOT_CHUNK = 4_000_000  # resampled units held in memory at once
 
 
@@ -39,12 +41,42 @@ def identity_keys(preds: pl.DataFrame) -> list[str]:
     return [*MODEL_KEYS, *(key for key in STAGE_KEYS if key in preds.columns)]
 
 
+QUESTION_CONTENT = ("probe", "id", "context", "question", "choices", "answer")
+"""What a question is: two rows with these equal are one question, whatever file or model they came from."""
+
+
+def with_question_key(preds: pl.DataFrame) -> pl.DataFrame:
+    """``preds`` with a ``question_key`` column unique per question of each model, by construction.
+
+    The key is the JSON of the question's content (``QUESTION_CONTENT``: probe, id, context, stem, choices and
+    answer, those the frame has) followed by ``#N``, the row's occurrence among rows of the same model identity
+    with that content. Ids alone do not tell questions apart: the released training files reuse one id for
+    different questions (``hypernymy_train.jsonl``: 935 rows share an id). Equal content and equal occurrence is
+    the same question in two prediction files of one probe set, however their rows are ordered.
+
+    >>> with_question_key(preds)["question_key"].n_unique() == preds.height  # one model
+    True
+    """
+    if missing := [name for name in ("probe", "id") if name not in preds.columns]:
+        raise WorkbenchError(f"the frame lacks the columns {missing}; conform it to workbench.schema first")
+    content = pl.struct(*(name for name in QUESTION_CONTENT if name in preds.columns)).struct.json_encode()
+    keys = [key for key in identity_keys(preds) if key in preds.columns]
+    occurrence = pl.int_range(pl.len()).over(content, *keys)
+    return preds.with_columns(question_key=content + "#" + occurrence.cast(pl.String))
+
+
+def n_questions(preds: pl.DataFrame) -> int:
+    """How many distinct questions ``preds`` holds (``with_question_key``), over all its models."""
+    return with_question_key(preds)["question_key"].n_unique()
+
+
 def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
     """One short, unique display label per model identity in ``preds``.
 
     The label is the model name (``model_label`` of a path: files scored before labels were short hold
     paths), followed by whichever of scorer, rule, control and stage vary among identities that share that
-    name, and by a fingerprint prefix only if still needed.
+    name, and by a fingerprint prefix only if still needed. Line breaks and other control characters become
+    spaces: a label is one line (Vega-Lite copies a facet's labels into expressions, where U+2028 is illegal).
 
     >>> model_labels(preds)["label"].to_list()
     ['bert-base / mcqa', 'bert-base / mlm', 'roberta-base']
@@ -58,7 +90,7 @@ def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
         parts.append("fingerprint")
 
     def part(key: str, short: bool) -> pl.Expr:
-        text = pl.col(key).cast(pl.String).fill_null("")
+        text = pl.col(key).cast(pl.String).fill_null("").str.replace_all(r"[\p{Cc}\u2028\u2029]", " ")
         if key == "model" and short:
             return text.map_elements(model_label, return_dtype=pl.String)
         if key in STAGE_KEYS:
@@ -384,12 +416,19 @@ def _check(preds: pl.DataFrame, columns: Sequence[str]) -> None:
         raise WorkbenchError(f"{unscored} predictions have no `correct` value; score them or drop them.")
 
 
+def check_n_boot(n_boot: int, least: int = 0) -> None:
+    """A ``SpecError`` naming ``n_boot`` unless it lies in ``least``..``MAX_BOOT``."""
+    if not least <= n_boot <= MAX_BOOT:
+        raise SpecError(
+            f"n_boot={n_boot!r} must lie between {least} and {MAX_BOOT:,} bootstrap resamples (1,000 is plenty)"
+        )
+
+
 def _group_keys(preds: pl.DataFrame, by: Sequence[str], n_boot: int, ci: float) -> list[str]:
     """Identity keys plus ``by``, after checking the frame and the bootstrap settings."""
     if isinstance(by, str):
         by = (by,)
-    if n_boot < 1:
-        raise SpecError(f"n_boot={n_boot!r} must be at least 1.")
+    check_n_boot(n_boot, least=1)
     if not 0 < ci < 1:
         raise SpecError(f"ci={ci!r} must lie strictly between 0 and 1 (e.g. 0.95).")
     keys = [*identity_keys(preds), *(key for key in by if key not in identity_keys(preds))]
@@ -442,13 +481,33 @@ def partial_clusters(preds: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
     left out would have failed it. Columns: ``cluster_id``, ``scored``, ``in_probes``; empty when all are whole.
     """
     _check(preds, ["cluster_id", "id"])
-    if missing := [name for name in ("cluster_id", "id") if name not in probes.columns]:
+    if missing := [name for name in ("cluster_id", *QUESTION_CONTENT) if name not in probes.columns]:
         raise WorkbenchError(
             f"the probe frame lacks the columns {missing}; pass what workbench.probes.formats.read_probes returns"
         )
-    scored = preds.group_by("cluster_id").agg(scored=pl.col("id").n_unique())
-    full = probes.group_by("cluster_id").agg(in_probes=pl.col("id").n_unique())
+    scored = with_question_key(preds).group_by("cluster_id").agg(scored=pl.col("question_key").n_unique())
+    full = with_question_key(probes).group_by("cluster_id").agg(in_probes=pl.col("question_key").n_unique())
     return scored.join(full, on="cluster_id").filter(pl.col("scored") < pl.col("in_probes")).sort("cluster_id")
+
+
+def probe_set_check(preds: pl.DataFrame, probes: pl.DataFrame | None, name: object = "the probe set") -> str | None:
+    """Whether ``probes`` (called ``name``) is the probe set ``preds`` came from: a ``WorkbenchError`` when it holds
+    none of their questions (``with_question_key``), a warning line when it lacks some, else None."""
+    if probes is None:
+        return None
+    known = with_question_key(probes)["question_key"].implode()
+    found = with_question_key(preds).select(pl.col("question_key").is_in(known))["question_key"]
+    if not found.any():
+        raise WorkbenchError(
+            f"{name} holds none of the {found.len()} questions predicted: the predictions were scored on another "
+            "probe set; give the one they came from (or leave --probes out)"
+        )
+    if not found.all():
+        return (
+            f"WARNING: {(~found).sum()} of {found.len()} questions predicted are not in {name}: it is not quite the "
+            "probe set they came from, so its statistics and partial-cluster check are not theirs"
+        )
+    return None
 
 
 def partial_cluster_warning(preds: pl.DataFrame, probes: pl.DataFrame | None) -> str | None:

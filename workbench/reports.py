@@ -21,7 +21,7 @@ from workbench.analysis import atlas, difficulty
 from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
-from workbench.io import write_text
+from workbench.io import REPORT_MARKER, write_text
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
 """The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
@@ -91,6 +91,8 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is not None and (lines := _taxonomy_lines(taxonomy)):
         parts += ["", *lines]
+    elif taxonomy is None:
+        parts += ["", atlas.ATLAS_SKIPPED]
     coefficients, note = difficulty.fit_models(preds)
     parts += ["", _DIFFICULTY_TITLE]
     if coefficients is None:
@@ -167,7 +169,7 @@ def html_report(
         specs.append((_DIFFICULTY_TITLE, charts.coefficient_plot(coefficients)))
     scripts = []
     for index, (heading, chart) in enumerate(specs):
-        spec = json.dumps(chart.to_dict(), sort_keys=True).replace("</", "<\\/")
+        spec = script_json(chart.to_dict(), sort_keys=True)
         body += [f"<h2>{html.escape(heading)}</h2>", f'<div id="chart-{index}"></div>']
         scripts.append(f'vegaEmbed("#chart-{index}", {spec}, {{"actions": false}}).catch(console.error);')
     body.append("<h2>Accuracy % (questions) per cell</h2>")
@@ -189,11 +191,25 @@ def html_report(
         ]
     bundle = vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
     return _PAGE.format(
+        marker=REPORT_MARKER,
         title=html.escape(title),
         bundle=bundle.replace("</script", "<\\/script"),
         body="\n".join(body),
         scripts="\n".join(scripts),
     )
+
+
+def script_json(value: object, **options) -> str:
+    """``value`` as JSON that no text can break out of inside a page's ``<script>``: ASCII only (U+2028 and U+2029
+    escaped) and ``<``, ``>``, ``&`` written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (JSON only has them inside
+    strings), so ``</script>`` or ``<!--<script>`` in a model name, concept or question cannot end or comment out
+    the script. ``options`` go to ``json.dumps``.
+
+    >>> script_json({"model": "</script><!--<script>"})
+    '{"model": "\\u003c/script\\u003e\\u003c!--\\u003cscript\\u003e"}'
+    """
+    text = json.dumps(value, ensure_ascii=True, **options)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def write_html_report(preds: pl.DataFrame, path: str | Path, **options) -> Path:
@@ -260,7 +276,7 @@ def _headline(preds: pl.DataFrame) -> str:
     labels = metrics.model_labels(preds)["label"].to_list()
     probes = sorted(preds["probe"].unique().to_list())
     return (
-        f"{preds['id'].n_unique()} questions in {preds['cluster_id'].n_unique()} clusters "
+        f"{metrics.n_questions(preds)} questions in {preds['cluster_id'].n_unique()} clusters "
         f"({', '.join(probes)}); {len(labels)} model{'s' if len(labels) != 1 else ''}: {', '.join(labels)}"
     )
 
@@ -376,6 +392,7 @@ _PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+{marker}
 <title>{title}</title>
 <style>
   body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}

@@ -35,6 +35,7 @@ from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import cluster_verdicts
 from workbench.probes.stats import hops_by_family, table4
+from workbench.reports import script_json
 
 FIRST_QUESTIONS = 100
 """Questions the table shows before any cell is clicked (those most models got wrong), held in the page itself."""
@@ -147,7 +148,7 @@ def publish(
                 path.write_text(f"WB.loaded({json.dumps(name)}, {_json(value)});\n", encoding="utf-8")
         (staging / "index.html").write_text(page, encoding="utf-8")
         manifest = {"generator": "workbench publish", "title": title, "sections": keys}
-        manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": preds["id"].n_unique()}
+        manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": metrics.n_questions(preds)}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return out / "index.html"
 
@@ -159,10 +160,11 @@ def standard_sections(
     concepts, the probe's statistics."""
     drill = metrics.drilldown(preds)  # every question row, with label, cell labels, gold and pick; most wrong first
     taxonomy = atlas_section(preds, n_boot, seed)  # None without WordNet concepts (or without WordNet)
+    skipped = Section("atlas-skipped", "Taxonomy atlas", f"<p>{html.escape(atlas.ATLAS_SKIPPED)}.</p>")
     return [
         heatmap_section(preds, drill),
         cluster_section(preds, n_boot, seed),
-        *([taxonomy] if taxonomy is not None else []),
+        taxonomy if taxonomy is not None else skipped,
         concept_section(drill),
         statistics_section(preds, probes),
     ]
@@ -277,6 +279,11 @@ def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Sec
     return Section("atlas", "Taxonomy atlas", text, {"wb-atlas": spec}, files, {"atlas": data})
 
 
+_content = pl.struct("probe", "id", "question", "choices", "answer").struct.json_encode()
+_key = _content + "#" + pl.int_range(pl.len()).over(_content, "label").cast(pl.String)
+"""A drill-down row's question: its content and occurrence per model (ids repeat in the released files)."""
+
+
 def concept_section(drill: pl.DataFrame) -> Section:
     """Find a concept; see its cluster: every question, its choices and gold, each model's pick and scores.
 
@@ -303,13 +310,13 @@ def concept_section(drill: pl.DataFrame) -> Section:
         pl.when(pl.element().is_finite()).then(pl.element().round_sig_figs(6))
     )
     questions = (
-        drill.with_columns(finite, model=pl.col("label").replace_strict(labels, range(len(labels))))
-        .group_by("id", maintain_order=True)
+        drill.with_columns(finite, model=pl.col("label").replace_strict(labels, range(len(labels))), question_key=_key)
+        .group_by("question_key", maintain_order=True)
         .agg(
             pl.col("concept", "probe", "row", "column", "question", "choices", "answer").first(),
             pl.col("model", "pred", "correct", "scores"),
         )
-        .sort("concept", "probe", "row", "column", "id")
+        .sort("concept", "probe", "row", "column", "question_key")
         .join(index.select("concept", "block"), on="concept", maintain_order="left")
     )
     files: dict[str, object] = {"concepts": index.select("concept", "block", "questions", "models").rows()}
@@ -337,7 +344,8 @@ def concept_section(drill: pl.DataFrame) -> Section:
 def statistics_section(preds: pl.DataFrame, probes: pl.DataFrame | None) -> Section:
     """The probe set's statistics (SPEC Table 4; questions per probe x hops and distractors), of ``probes`` when
     given, else of the questions scored; a warning when the predictions cut clusters of ``probes`` short."""
-    frame = probes if probes is not None else preds.unique("id", maintain_order=True)
+    first = metrics.with_question_key(preds).filter(pl.col("question_key").is_first_distinct())
+    frame = probes if probes is not None else first
     source = "the probe set given" if probes is not None else "the questions scored"
     warning = metrics.partial_cluster_warning(preds, probes)
     text = "".join([
@@ -367,19 +375,20 @@ def _page(sections: Sequence[Section], title: str, headline: str) -> str:
         headline=html.escape(headline),
         nav=nav,
         body=body,
-        page=_json({"charts": specs, **data}).replace("</", "<\\/"),
+        page=_json({"charts": specs, **data}),
     )
 
 
 def _headline(preds: pl.DataFrame) -> str:
     labels = metrics.model_labels(preds)["label"].to_list()
     models = f"{len(labels)} model{'s' if len(labels) != 1 else ''}: {', '.join(labels)}"
-    return f"{preds['id'].n_unique():,} questions in {preds['cluster_id'].n_unique():,} clusters; {models}"
+    return f"{metrics.n_questions(preds):,} questions in {preds['cluster_id'].n_unique():,} clusters; {models}"
 
 
 def _json(value: object) -> str:
-    """Compact JSON, ASCII only (the data files are read whatever encoding a host declares)."""
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    """Compact JSON, ASCII only (the data files are read whatever encoding a host declares), that no text can break
+    out of a ``<script>`` (``reports.script_json``)."""
+    return script_json(value, separators=(",", ":"), allow_nan=False)
 
 
 def _percent(column: str) -> pl.Expr:

@@ -71,15 +71,28 @@ def tree_paths(graph: Graph, concepts: Iterable[str]) -> pl.DataFrame:
 
 
 def wordnet_rows(preds: pl.DataFrame, graph: Graph | None = None) -> pl.DataFrame:
-    """The rows of ``preds`` whose concept is a WordNet synset of ``graph`` (GCIDE senses are left out)."""
+    """The rows of ``preds`` whose concept is a WordNet synset of ``graph``. GCIDE senses are left out: those of a
+    ``gcide`` source and every ``wordsense`` (DictionaryQA) question, whose sense ids such as ``tone.n.10`` can
+    spell a WordNet name by chance."""
     graph = wordnet_graph(graph)
-    return preds.filter(pl.col("source") != "gcide", pl.col("concept").is_in(graph.concepts["name"].implode()))
+    return preds.filter(*_not_gcide(), pl.col("concept").is_in(graph.concepts["name"].implode()))
+
+
+ATLAS_SKIPPED = (
+    "No taxonomy atlas: none of the concepts is a WordNet synset (GCIDE senses, as DictionaryQA's, have no place in "
+    "WordNet's taxonomy; or WordNet is not installed: workbench data setup)"
+)
+"""What a report or site says in place of the atlas when ``placed`` finds nothing to place."""
+
+
+def _not_gcide() -> list[pl.Expr]:
+    return [pl.col("source") != "gcide", pl.col("probe") != "wordsense"]
 
 
 def placed(preds: pl.DataFrame) -> tuple[Graph, pl.DataFrame] | None:
     """WordNet and the rows of ``preds`` it places (``wordnet_rows``), or None when there are none or WordNet is not
     installed: what an optional atlas (a report key, a site section) asks before drawing one."""
-    if preds.filter(pl.col("source") != "gcide").is_empty():
+    if preds.filter(*_not_gcide()).is_empty():
         return None  # GCIDE senses only: no need to load WordNet
     try:
         graph = wordnet_graph()
@@ -246,4 +259,7 @@ def _tree_order(table: pl.DataFrame, groups: list[str]) -> pl.DataFrame:
         parts.append(pl.DataFrame({"node": order, "order": range(len(order))}).with_columns(
             pl.lit(value).alias(name) for name, value in zip(groups, key, strict=True)
         ))  # fmt: skip
-    return pl.concat(parts).cast({name: table.schema[name] for name in groups})
+    schema = {name: table.schema[name] for name in groups}
+    if not parts:  # no node holds enough clusters
+        return pl.DataFrame(schema={"node": pl.String, "order": pl.Int64, **schema})
+    return pl.concat(parts).cast(schema)

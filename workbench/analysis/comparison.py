@@ -1,6 +1,8 @@
 """Paired comparison of two prediction frames: is model A really better than model B, overall and per cell?
 
-Both frames are joined on the questions both scored (``id``). Differences of instance accuracy and of strict
+Both frames are joined on the questions both scored, by ``metrics.with_question_key``: the question's content
+(probe, id, context, stem, choices, answer) and its occurrence among equal rows, a key unique by construction
+(ids alone are not: the released training files reuse them). Differences of instance accuracy and of strict
 cluster accuracy (B minus A) get a paired bootstrap interval that resamples **clusters** (the questions of one
 concept are not independent), and each scope an exact McNemar test on the discordant questions (A right and B
 wrong, or the reverse: a two-sided binomial test at 1/2). P-values across the heat-map cells are Holm-adjusted
@@ -43,8 +45,8 @@ COMPARISON_SCHEMA: dict[str, pl.DataType] = {
 
 
 def paired(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
-    """One row per question both frames scored (the same ``probe`` and ``id``): cluster, heat-map ``row``/``column``
-    and ``correct_a``/``correct_b``."""
+    """One row per question both frames scored (the same ``metrics.with_question_key``: content and occurrence, not
+    the id, which the released files repeat): cluster, heat-map ``row``/``column`` and ``correct_a``/``correct_b``."""
     for name, frame in (("A", a), ("B", b)):
         models = frame.select(metrics.identity_keys(frame)).unique()
         if models.height != 1:
@@ -52,11 +54,11 @@ def paired(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
                 f"{name} holds {models.height} model identities; compare two frames of one model each "
                 "(filter by model, scorer, rule, control)"
             )
-    question = ["probe", "id"]  # ids are unique within a probe set only: the released files reuse them across probes
-    keep = list(dict.fromkeys([*question, "cluster_id", *metrics.CELL_KEYS, "correct"]))
-    both = a.select(keep).join(b.select(*question, "correct"), on=question, suffix="_b")
+    a, b = metrics.with_question_key(a), metrics.with_question_key(b)
+    keep = list(dict.fromkeys(["question_key", "cluster_id", *metrics.CELL_KEYS, "correct"]))
+    both = a.select(keep).join(b.select("question_key", "correct"), on="question_key", suffix="_b")
     if both.is_empty():
-        raise WorkbenchError("A and B share no question (probe, id); score the same probe set with both models")
+        raise WorkbenchError("A and B share no question (same probe, id, text, choices); score one probe set with both")
     both = both.rename({"correct": "correct_a"})
     return both.with_columns(*metrics.cell_labels())
 
@@ -87,6 +89,7 @@ def compare(
     --------
     >>> compare(minilm, minilm_random).filter(pl.col("scope") == "overall").select("diff", "p_mcnemar")
     """
+    metrics.check_n_boot(n_boot)
     both = paired(a, b)
     rng = np.random.default_rng(seed)
     rows = [{"scope": "overall", "row": "", "column": "", **_scope(both, n_boot, rng, ci)}]

@@ -36,7 +36,7 @@ def baselines(
     from workbench.probes.formats import read_probes
 
     if out is not None:
-        check_output(out)  # before the work: a folder or an unwritable place fails now
+        check_output(out, inputs=(*probes, model, predictions))  # before the work: an input or a device fails now
     frame = pl.concat([read_probes(path) for path in probes])
     model_preds = read_predictions(predictions) if predictions is not None else None
     options = {"batch_size": batch_size, "device": device} if model is not None else {}

@@ -84,9 +84,10 @@ def zero_shot(
     """Score statements with the model's own MLM head restricted to the candidates (MC-MLM)."""
     import polars as pl
 
-    from workbench.io import write_parquet
+    from workbench.io import check_output, write_parquet
     from workbench.olmpics import zero_shot as run
 
+    check_output(out, inputs=(*probes, Path(model)))
     frame = _read(probes).filter(pl.col("split") == split)
     predictions = run(frame, model)
     if predictions is None:
@@ -120,8 +121,10 @@ def curves(
     control: str = typer.Option("none", help="none, or random-weights (the same architecture untrained)."),
 ) -> None:
     """Learning curves with the encoder frozen; writes the curves and prints the oLMpics results table."""
-    from workbench.io import write_parquet
+    from workbench.io import check_output, write_parquet
     from workbench.olmpics import CurveSpec, load_masked_lm, results_table, run_curves
+
+    check_output(out, inputs=(*probes, Path(model)))
 
     spec = CurveSpec(
         _numbers(ns, "ns"),

@@ -68,8 +68,12 @@ def population(
     """Assemble the population: one row per scored model, sweep member and inoculation checkpoint, with its probe
     accuracies and orig (then: workbench pls --data OUT)."""
     from workbench.analysis.populations import population as build
-    from workbench.io import atomic_path, write_parquet
+    from workbench.errors import WorkbenchError
+    from workbench.io import atomic_path, check_output, write_parquet
 
+    check_output(out, inputs=(*predictions, *runs, *sweeps))
+    if out.suffix not in (".parquet", ".csv"):
+        raise WorkbenchError(f"the output {out} should end in .parquet or .csv (what is written); rename it")
     frame = build(predictions=predictions, runs=runs, by_hops=by_hops, sweeps=sweeps)
     if out.suffix == ".csv":
         with atomic_path(out) as tmp:

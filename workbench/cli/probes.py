@@ -83,14 +83,15 @@ def build(
     from workbench.errors import SpecError
     from workbench.io import check_output
     from workbench.probes import ProbeSpec, build_probes
-    from workbench.probes.formats import write_probe_sets
+    from workbench.probes.formats import check_probe_folder, write_probe_sets
 
     names = list(PROBES) if probe == "all" else [part.strip() for part in probe.split(",") if part.strip()]
     if not names:
         raise SpecError(
             f"--probe {probe!r} names no probe; choose one or more of {', '.join(PROBES)} (comma-separated), or 'all'"
         )
-    check_output(out, folder=True)
+    check_output(out, folder=True, inputs=(templates,))
+    check_probe_folder(out)  # a folder of other files is refused now, not after the building
     given = {
         "max_hops": max_hops,
         "families": distractors,

@@ -20,14 +20,17 @@ def publish(
     """Write a self-contained static site: heat map (click a cell to list its questions), cluster bars with
     intervals, the taxonomy atlas of WordNet concepts (click a node to zoom in and list its concepts), each
     concept's cluster, the probe's statistics. Opens from file://, a share or any static host."""
+    from workbench import metrics
     from workbench.io import check_output, read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
     from workbench.site import publish as publish_site
 
-    check_output(out, folder=True)
+    check_output(out, folder=True, inputs=(*preds, probes))
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
+    if (mismatch := metrics.probe_set_check(frame, probe_set, probes)) is not None:
+        typer.echo(mismatch, err=True)
     if (warning := partial_cluster_warning(frame, probe_set)) is not None:
         typer.echo(warning, err=True)  # the site shows it too
     page = publish_site(frame, out, probe_set, title=title, n_boot=n_boot, seed=seed)

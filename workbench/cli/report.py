@@ -17,17 +17,21 @@ def report(
     probes: Path | None = typer.Option(
         None, help="The probe set the predictions came from: warns loudly about clusters scored only in part."
     ),
+    force: bool = typer.Option(False, help="Replace --html even if it holds something other than a report."),
 ) -> None:
     """Instance and strict cluster accuracy, per probe and per heat-map cell, of prediction files."""
+    from workbench import metrics
     from workbench.io import check_output, read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
     from workbench.reports import json_report, text_report, write_html_report
 
     if html is not None:
-        check_output(html)
+        check_output(html, inputs=(*preds, probes), kind="report", force=force)
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
+    if (mismatch := metrics.probe_set_check(frame, probe_set, probes)) is not None:
+        typer.echo(mismatch, err=True)
     if (warning := partial_cluster_warning(frame, probe_set)) is not None:
         typer.echo(warning, err=True)
     if as_json:

@@ -73,17 +73,19 @@ def score(
         "pip install 'probe-workbench[gpu]'); replaces --device.",
     ),
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
+    force: bool = typer.Option(False, help="Replace --out even if it holds something other than predictions."),
 ) -> None:
     """Score every question of a probe file with a model; write one prediction row per question."""
     import polars as pl
 
     from workbench.errors import WorkbenchError
-    from workbench.io import check_output, write_parquet
+    from workbench.io import check_output, exclusive, write_parquet
     from workbench.probes.formats import read_probes
     from workbench.probes.select import sample_clusters
     from workbench.scoring import score as score_probes
 
-    check_output(out)  # before any scoring: a folder or an unwritable place fails now, not after the work
+    # before any scoring: a folder, an input, another kind of file or an unwritable place fails now, not after the work
+    check_output(out, inputs=(probes, prompts, Path(model)), kind="predictions", force=force)
     frame = read_probes(probes)
     if split is not None:
         available = sorted(frame["split"].unique().to_list())
@@ -91,23 +93,24 @@ def score(
         if frame.is_empty():
             raise WorkbenchError(f"{probes} has no questions in split {split!r}; its splits are {available}")
     frame = sample_clusters(frame, max_questions, seed)
-    predictions = score_probes(
-        frame,
-        model,
-        scorer=scorer.value,
-        control=control.value,
-        rule=rule,
-        seed=seed,
-        batch_size=batch_size if batch_size == "auto" else _whole(batch_size),
-        max_length=max_length,
-        device=device,
-        dtype=dtype.value,
-        device_map=device_map,
-        cache=cache,
-        prompts=prompts,
-        name=name,
-    )
-    write_parquet(predictions, out)
+    with exclusive(out):  # a second run to the same --out is refused at once, naming this one
+        predictions = score_probes(
+            frame,
+            model,
+            scorer=scorer.value,
+            control=control.value,
+            rule=rule,
+            seed=seed,
+            batch_size=batch_size if batch_size == "auto" else _whole(batch_size),
+            max_length=max_length,
+            device=device,
+            dtype=dtype.value,
+            device_map=device_map,
+            cache=cache,
+            prompts=prompts,
+            name=name,
+        )
+        write_parquet(predictions, out)
     if rule == "all":
         accuracies = predictions.group_by("rule", maintain_order=True).agg(pl.col("correct").mean())
         shown = ", ".join(f"{name} {accuracy:.3f}" for name, accuracy in accuracies.iter_rows())

@@ -5,6 +5,8 @@ culled; the server answers only to its own host names (docs/SHARING.md).
 """
 
 import contextlib
+import errno
+import fcntl
 import ipaddress
 import json
 import os
@@ -12,6 +14,7 @@ import secrets
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -46,19 +49,25 @@ def is_loopback(address: str) -> bool:
 
 
 def check_port(port: int, address: str = "127.0.0.1") -> int:
-    """``port`` if a server can listen on it on ``address`` now; else a ``WorkbenchError`` naming it (never another)."""
+    """``port`` if a server can listen on it on ``address`` now (0: a free one there); else a ``WorkbenchError`` naming
+    it (never another port) or the address, if it is not this machine's."""
     from workbench.errors import WorkbenchError
 
-    if not 1 <= port <= 65535:
+    if not 0 <= port <= 65535:
         raise WorkbenchError(f"--port {port} is not a TCP port; choose one from 1 to 65535 (or 0 for any free one)")
     with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as sock:
         try:
             sock.bind((address, port))
         except OSError as err:
+            if err.errno == errno.EADDRNOTAVAIL:
+                raise WorkbenchError(
+                    f"--host {address} is not an address of this machine; give one of its own "
+                    f"({', '.join(machine_addresses()) or '127.0.0.1'}), or 0.0.0.0 (--public) for all"
+                ) from None
             raise WorkbenchError(
                 f"port {port} on {address} is busy ({err.strerror}); stop what uses it, or choose another --port"
             ) from None
-    return port
+        return sock.getsockname()[1]
 
 
 def free_port() -> int:
@@ -95,10 +104,24 @@ def allowed_hosts(address: str, extra: list[str]) -> list[str]:
         names = {socket.gethostname(), socket.getfqdn()}
         with contextlib.suppress(OSError):
             names |= {info[4][0] for name in tuple(names) for info in socket.getaddrinfo(name, None)}
-        if not ipaddress.ip_address(address).is_unspecified:
-            names.add(address)
+        names |= set(machine_addresses()) if ipaddress.ip_address(address).is_unspecified else {address}
         hosts += sorted(f"[{name}]" if ":" in name else name for name in names)
     return list(dict.fromkeys(host.lower() for host in [*hosts, *extra]))
+
+
+def machine_addresses() -> list[str]:
+    """This machine's own IP addresses (its interfaces', IPv4 and IPv6; loopback and link-local left out), read
+    from the kernel: what visitors type when the machine has no name they can resolve."""
+    found = set()
+    for _, name in socket.if_nameindex():
+        with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            request = struct.pack("256s", name.encode()[:15])
+            found.add(socket.inet_ntoa(fcntl.ioctl(sock.fileno(), 0x8915, request)[20:24]))  # SIOCGIFADDR
+    with contextlib.suppress(OSError), open("/proc/net/if_inet6", encoding="ascii") as table:
+        for line in table:
+            found.add(str(ipaddress.ip_address(bytes.fromhex(line.split()[0]))))
+    kept = [ipaddress.ip_address(a) for a in found]
+    return sorted(str(a) for a in kept if not (a.is_loopback or a.is_link_local or a.is_unspecified))
 
 
 def machine_name() -> str:
@@ -195,11 +218,14 @@ def serve(
     preheat: int = typer.Option(0, help="Kernels to start ahead with the app already run, so visitors wait less."),
 ) -> None:
     """Serve one Voilà app and print its URL; Ctrl-C stops it. Local (127.0.0.1) unless --host or --public."""
+    from workbench.errors import WorkbenchError
     from workbench.paths import workspace
 
+    if preheat < 0:
+        raise WorkbenchError(f"--preheat {preheat} is not a number of kernels; give 0 (none) or more")
     address = "0.0.0.0" if public else host
     token = check_token(address, token)
-    port = check_port(port, address) if port else free_port()
+    port = check_port(port, address)
     notebook = stage_app(app.value, workspace())
     hosts = allowed_hosts(address, allow_host)
     shown = address if is_loopback(address) or not ipaddress.ip_address(address).is_unspecified else machine_name()

@@ -17,6 +17,7 @@ import tornado.web
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 from traitlets import Integer, List, Unicode
 from voila.app import Voila
+from voila.static_file_handler import TemplateStaticFileHandler
 from voila.tornado.handler import TornadoVoilaHandler
 
 TOKEN_ENV = "WORKBENCH_SERVE_TOKEN"
@@ -133,6 +134,26 @@ class ForeignHostHandler(tornado.web.RequestHandler):
         )
 
 
+class TemplateFileHandler(TemplateStaticFileHandler):
+    """Voilà's template files, where a path without ``TEMPLATE/static/FILE`` (``/voila/templates/.../../``) is a
+    quiet 404 instead of a 500 with a traceback in the log."""
+
+    def parse_url_path(self, url_path: str) -> str:
+        try:
+            return super().parse_url_path(url_path)
+        except ValueError:
+            raise tornado.web.HTTPError(404) from None
+
+
+class NoLogoutHandler(tornado.web.RequestHandler):
+    """``/logout``: jupyter_server's page needs assets this server does not have (a 500); there is no session to end
+    (the token is in the URL or a cookie), so the answer is a quiet 404."""
+
+    def prepare(self) -> None:
+        self.set_status(404)
+        self.finish(page("Not found", "There is nothing to log out of: close the page."))
+
+
 class WorkbenchVoila(Voila):
     """Voilà whose routes answer only the allowlisted host names, with the kernel cap and the token from the env."""
 
@@ -146,8 +167,9 @@ class WorkbenchVoila(Voila):
         self.voila_configuration.multi_kernel_manager_class = CappedKernelManager
 
     def init_handlers(self) -> list:
-        return [(rule[0], CappedVoilaHandler, *rule[2:]) if rule[1] is TornadoVoilaHandler else rule
-                for rule in super().init_handlers()]  # fmt: skip
+        replaced = {TornadoVoilaHandler: CappedVoilaHandler, TemplateStaticFileHandler: TemplateFileHandler}
+        rules = [(rule[0], replaced.get(rule[1], rule[1]), *rule[2:]) for rule in super().init_handlers()]
+        return [(r"/logout", NoLogoutHandler), *rules]
 
     def start(self) -> None:
         """Voilà's ``start`` with the handlers under tornado's host routing: another ``Host:`` gets a 403 page."""

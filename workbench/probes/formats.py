@@ -154,7 +154,7 @@ def write_probe_sets(sets: dict[str, pl.DataFrame], out_dir: str | Path, fmt: st
         raise SpecError(f"fmt={fmt!r} is not a probe format; use one of {FORMATS}")
     frames = {name: _checked_for_writing(frame, fmt) for name, frame in sets.items()}
     out_dir = Path(out_dir)
-    _check_replaceable(out_dir)
+    check_probe_folder(out_dir)
     writer = write_parquet if fmt == "parquet" else write_jsonl
     paths = []
     with exclusive(out_dir), staged_folder(out_dir) as staging:
@@ -179,8 +179,10 @@ def _checked_for_writing(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
     return frame
 
 
-def _check_replaceable(out_dir: Path) -> None:
-    """``out_dir`` is new, or holds nothing but probe sets (split files, folders of them)."""
+def check_probe_folder(out_dir: str | Path) -> None:
+    """``out_dir`` is new, or holds nothing but probe sets (split files, folders of them): what writing a probe set
+    may replace. ``workbench probes build`` checks it before building, ``write_probe_sets`` before writing."""
+    out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise WorkbenchError(
             f"the output {out_dir} is a file; give a folder for the probe set (new, or one holding a probe set)"
@@ -237,8 +239,38 @@ def _read_parquet(path: Path, split: str | None = None) -> pl.DataFrame:
         frame = pl.read_parquet(path)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise ProbeFormatError(f"{path} is not a readable Parquet file ({err}); rewrite it with write_probes") from err
-    frame = conform(frame, PROBE_SCHEMA, what=f"probe file {path}")
+    frame = checked_questions(conform(frame, PROBE_SCHEMA, what=f"probe file {path}"), path)
     return frame if split is None else frame.with_columns(split=pl.lit(split))
+
+
+MAX_HOPS = 1000
+"""More ISA hops (or distractor depth) than any taxonomy has: a larger number is a damaged file."""
+
+
+def checked_questions(frame: pl.DataFrame, path: str | Path) -> pl.DataFrame:
+    """``frame`` (``PROBE_SCHEMA``) if every row is a well-formed question, else a one-line ``ProbeFormatError``
+    naming the file, the first bad row (1-based) and its id: at least two choices, an ``answer`` among them,
+    no two identical choice texts (a gold copied into a distractor moves or duplicates the gold), hops and
+    distractor depth in 0..``MAX_HOPS``."""
+    problems = {
+        "fewer than two choices": pl.col("choices").list.len() < 2,
+        "answer is not the index of a choice": ~pl.col("answer").is_between(0, pl.col("choices").list.len() - 1),
+        "two choices have the same text": pl.col("choices").list.eval(pl.element().str.strip_chars()).list.n_unique()
+        < pl.col("choices").list.len(),
+        f"hops or distractor_depth outside 0..{MAX_HOPS}": ~pl.col("hops").fill_null(0).is_between(0, MAX_HOPS)
+        | ~pl.col("distractor_depth").fill_null(0).is_between(0, MAX_HOPS),  # missing: not known, not wrong
+    }
+    flagged = frame.with_row_index("_row", offset=1).select(
+        "_row", "id", *(expr.fill_null(True).alias(name) for name, expr in problems.items())
+    )
+    for name in problems:
+        bad = flagged.filter(pl.col(name))
+        if not bad.is_empty():
+            raise ProbeFormatError(
+                f"{path}, row {bad['_row'][0]} (id {bad['id'][0]!r}): {name}; fix or drop the question "
+                f"({bad.height} row{'s' if bad.height > 1 else ''} like it)"
+            )
+    return frame
 
 
 def _read_folder(folder: Path) -> pl.DataFrame:
@@ -323,7 +355,7 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
             CustomProbeWarning,
             stacklevel=3,
         )
-    return conform(pl.DataFrame(rows, schema=PROBE_SCHEMA), PROBE_SCHEMA)
+    return checked_questions(conform(pl.DataFrame(rows, schema=PROBE_SCHEMA), PROBE_SCHEMA), path)
 
 
 def _arc_record_of(line: str, source: _Source, number: int) -> dict[str, Any]:
@@ -332,6 +364,14 @@ def _arc_record_of(line: str, source: _Source, number: int) -> dict[str, Any]:
         record = json.loads(line)
     except json.JSONDecodeError as err:
         raise source.error(number, f"not valid JSON ({err.msg} at column {err.colno})", f"write {ARC_HINT}") from err
+    except RecursionError:
+        raise source.error(number, "JSON nested too deep to read", f"write {ARC_HINT}") from None
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise source.error(
+            number, f"a lone surrogate escape {err.object[err.start:err.end]!r} is no character", "fix that escape"
+        ) from None
     if not isinstance(record, dict):
         raise source.error(number, f"a JSON {type(record).__name__}, not an object", f"write {ARC_HINT}")
     question = record.get("question")
@@ -352,6 +392,8 @@ def _arc_record_of(line: str, source: _Source, number: int) -> dict[str, Any]:
     if "answerKey" not in record:
         raise source.error(number, "no answerKey", "add the label of the gold choice as answerKey")
     labels = [str(c["label"]) for c in choices]
+    if len(set(labels)) < len(labels):
+        raise source.error(number, f"choice labels {labels} repeat", "give every choice its own label (A, B, ...)")
     if str(record["answerKey"]) not in labels:
         raise source.error(
             number,
@@ -374,7 +416,7 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
     answer = [str(c["label"]) for c in record["question"]["choices"]].index(str(record["answerKey"]))
     word = notes.get("surface_form", notes.get("word", ""))
     concept = notes.get("gold_synset", "")
-    hops = int(notes.get("hops") or 0)
+    hops = _whole(notes.get("hops") or 0, "hops")
     chain = [part for part in CHAIN_SEPARATOR.split(notes.get("chain") or "") if part]
     kind = notes.get("distractor_type", "senses" if probe == "wordsense" else "random")
     if kind not in RELEASED_FAMILIES:
@@ -406,10 +448,22 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
         "hops": hops,
         "chain": chain[:1] if hops == 0 else chain,
         "distractor_family": family,
-        "distractor_depth": int(notes.get("distractor_hops") or 0),
+        "distractor_depth": _whole(notes.get("distractor_hops") or 0, "distractor_hops"),
         "distractor_concepts": distractors,
         "n_random_fill": 0 if family == "random" else n_random_fill,
     }
+
+
+def _whole(value: Any, field: str) -> int:
+    """A whole number of ``notes`` in 0..``MAX_HOPS`` (a float such as 1e30 or 1.5 is refused, not rounded)."""
+    number = float(value) if isinstance(value, str) else value
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise ValueError(f"{field} {value!r} is not a whole number")
+    if not 0 <= number <= MAX_HOPS:
+        raise ValueError(f"{field} {value!r} is outside 0..{MAX_HOPS}")
+    if number != int(number):
+        raise ValueError(f"{field} {value!r} is not a whole number")
+    return int(number)
 
 
 def _released_context(stem: str, word: str) -> str:

@@ -14,6 +14,7 @@ this scheme itself changing), old entries are simply not found and are computed 
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 
 import torch
@@ -54,13 +55,13 @@ def file_digests(paths: list[Path], store: Path | None = None) -> dict[Path, str
     """The SHA-256 of each file, read from ``store`` (default: the workspace's) where its size and mtime are
     unchanged, computed (and stored) otherwise."""
     store = store or cache_dir("predictions") / DIGESTS
-    known = json.loads(store.read_text(encoding="utf-8")) if store.exists() else {}
+    known = _stored_digests(store)
     digests, changed = {}, False
     for path in paths:
         key, status = str(path.resolve()), path.stat()
         stamp = [status.st_size, status.st_mtime_ns]
         entry = known.get(key)
-        if entry is None or entry[:2] != stamp:
+        if not _sound(entry) or entry[:2] != stamp:
             with path.open("rb") as handle:
                 entry = [*stamp, hashlib.file_digest(handle, "sha256").hexdigest()]
             known[key], changed = entry, True
@@ -68,6 +69,29 @@ def file_digests(paths: list[Path], store: Path | None = None) -> dict[Path, str
     if changed:
         write_text(json.dumps(known, indent=0, sort_keys=True), store)
     return digests
+
+
+def _stored_digests(store: Path) -> dict:
+    """The digests kept in ``store``; a damaged store (truncated, not JSON, not a mapping) is dropped with a warning
+    and rebuilt by the next write: it only saves reading files again."""
+    if not store.exists():
+        return {}
+    try:
+        known = json.loads(store.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        known = None
+    if not isinstance(known, dict):
+        warnings.warn(f"{store} was damaged; the model files' digests are computed afresh and stored again")
+        return {}
+    return known
+
+
+def _sound(entry: object) -> bool:
+    """A stored digest entry: [size, mtime_ns, sha256 hex]."""
+    return (
+        isinstance(entry, list) and len(entry) == 3 and all(isinstance(part, int) for part in entry[:2])
+        and isinstance(entry[2], str) and len(entry[2]) == 64
+    )  # fmt: skip
 
 
 def model_fingerprint(

@@ -300,7 +300,26 @@ def load_network(
                 f"{name} ({config.model_type}) has no {what} architecture in transformers "
                 f"({str(err).splitlines()[0]}); choose another model."
             ) from err
+        except Exception as err:
+            if not _unreadable_weights(err):
+                raise
+            raise WorkbenchError(
+                f"the weight file of {name} cannot be read ({type(err).__name__}: {str(err).splitlines()[0][:120]}); "
+                "it is damaged or truncated: download or save the model again"
+            ) from err
     return Loaded(network.eval(), tokenizer, config, missing)
+
+
+def _unreadable_weights(err: Exception) -> bool:
+    """Whether ``err`` is what safetensors or ``torch.load`` raise on a damaged, truncated or empty weight file."""
+    import pickle
+
+    kind = type(err).__name__
+    return (
+        kind == "SafetensorError"
+        or isinstance(err, (pickle.UnpicklingError, EOFError))
+        or (isinstance(err, RuntimeError) and "PytorchStreamReader" in str(err))
+    )
 
 
 def fingerprint(network: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, control: str) -> str:

@@ -1,0 +1,98 @@
+"""Nothing silently wrong on input: malformed questions, damaged numbers and text are one line naming the file and
+row (issue 28; docs/RELIABILITY.md). The commands run in-process (``inprocess.workbench``)."""
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from inprocess import refused, workbench
+
+from workbench.errors import ProbeFormatError
+from workbench.probes.formats import read_probes
+
+
+@pytest.fixture(scope="module")
+def record(released_dir) -> dict:
+    """The first released hypernymy test question, as its JSON record."""
+    return json.loads((released_dir / "hypernymy_test.jsonl").open(encoding="utf-8").readline())
+
+
+def _jsonl(folder: Path, *records: dict | str) -> Path:
+    path = folder / "hypernymy_test.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _damaged(record: dict, change) -> dict:
+    copy = json.loads(json.dumps(record))
+    change(copy)
+    return copy
+
+
+def test_malformed_questions_are_one_line_naming_the_row(record, tmp_path, minilm_path):
+    def same_labels(r):
+        for choice in r["question"]["choices"]:
+            choice["label"] = "0"
+        r["answerKey"] = "0"
+
+    def same_texts(r):
+        for choice in r["question"]["choices"]:
+            choice["text"] = "a dog"
+
+    cases = {
+        "choice labels ['0', '0', '0', '0', '0'] repeat": same_labels,
+        "two choices have the same text": same_texts,
+        "hops 1e+30 is outside 0..1000": lambda r: r["notes"].update(hops=1e30),
+        "distractor_hops 1.5 is not a whole number": lambda r: r["notes"].update(distractor_hops=1.5),
+    }
+    score = ("score", "--model", minilm_path, "--scorer", "similarity", "--out", tmp_path / "p.parquet")
+    for expected, change in cases.items():
+        path = _jsonl(tmp_path, record, _damaged(record, change))
+        with pytest.raises(ProbeFormatError, match="line 2|row 2"):
+            read_probes(path)
+        refused(workbench(*score, "--probes", path), expected)
+    assert not (tmp_path / "p.parquet").exists()
+
+
+def test_a_parquet_probe_set_with_an_answer_out_of_range_is_refused(released_dir, tmp_path, minilm_path):
+    probes = read_probes(released_dir / "dictionary_qa_test.jsonl").head(20)
+    probes.with_columns(answer=pl.when(pl.int_range(pl.len()) == 7).then(99).otherwise("answer")).write_parquet(
+        tmp_path / "test.parquet"
+    )
+    score = ("score", "--model", minilm_path, "--scorer", "similarity", "--out", tmp_path / "p.parquet")
+    refused(workbench(*score, "--probes", tmp_path / "test.parquet"), "row 8 (id ")
+    refused(workbench(*score, "--probes", tmp_path / "test.parquet"), "answer is not the index of a choice")
+
+
+def test_deep_json_and_lone_surrogates_are_one_line_naming_the_file_and_line(record, tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(ProbeFormatError, match=r"hypernymy_test.jsonl, line 2: JSON nested too deep"):
+        read_probes(_jsonl(tmp_path, record, deep))
+    lone = json.dumps(record).replace('"stem": "', '"stem": "\\ud800', 1)
+    with pytest.raises(ProbeFormatError, match=r"line 3: a lone surrogate escape '\\ud800'"):
+        read_probes(_jsonl(tmp_path, record, record, lone))
+
+
+def test_a_huge_n_boot_is_one_line_naming_it(released_dir, tmp_path):
+    from fake_scores import predictions_of
+
+    preds = tmp_path / "p.parquet"
+    predictions_of(read_probes(released_dir / "dictionary_qa_test.jsonl").head(30)).write_parquet(preds)
+    for command in (("publish", preds, "--out", tmp_path / "site"), ("report", preds), ("compare", preds, preds)):
+        refused(workbench(*command, "--n-boot", "99999999999"), "n_boot=99999999999 must lie between")
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_probe_set_that_is_not_the_predictions_is_refused_or_warned_of(released_dir, tmp_path):
+    from fake_scores import predictions_of
+
+    hypo = read_probes(released_dir / "hyponymy_test.jsonl").head(40)
+    preds = tmp_path / "hypo.parquet"
+    predictions_of(hypo).write_parquet(preds)
+    other = released_dir / "hypernymy_test.jsonl"
+    refused(workbench("publish", preds, "--probes", other, "--out", tmp_path / "site"), "holds none of the 40")
+    refused(workbench("report", preds, "--probes", other), "scored on another probe set")
+    hypo.head(30).write_parquet(tmp_path / "part.parquet")
+    code, _, err = workbench("report", preds, "--probes", tmp_path / "part.parquet", "--n-boot", "10")
+    assert code == 0 and "WARNING: 10 of 40 questions predicted are not in" in err
