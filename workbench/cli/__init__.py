@@ -18,6 +18,7 @@ VERB_MODULES = (
     "pls",
     "olmpics",
     "edge",
+    "interop",
 )
 
 
