@@ -140,6 +140,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    load_before = os.getloadavg()
     probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)
     model = load_model(smollm2_gguf(), "causal")
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,7 +151,9 @@ def main() -> None:
     n = probes.height
     report = {
         "machine": machine(),
-        "load": os.getloadavg(),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - ours_s - harness_s - mini_s)),
         "questions": n,
         "clusters": probes["cluster_id"].n_unique(),
         "seed": args.seed,
