@@ -133,3 +133,14 @@ def test_export_refuses_prompts_whose_choice_is_not_after_a_space(few, tmp_path)
     with pytest.raises(WorkbenchError, match="choice template"):
         export_lm_eval(few, tmp_path / "tasks", prompts=prompts)
     assert not (tmp_path / "tasks").exists()
+
+
+def test_a_causal_lm_inoculates_on_minus_log_p_of_the_gold_answer(few):
+    from workbench.inoculation import TrainSpec, fit, score_frame
+    from workbench.inoculation.train import load_for_training
+
+    network, tokenizer = load_for_training(dequantised(smollm2_gguf()))  # a fresh copy: training changes it
+    history = fit(network, tokenizer, few, TrainSpec(lr=1e-4, epochs=2, batch_size=4, threads=1), progress=False)
+    assert history["loss"][-1] < history["loss"][0]  # the gold's summed NLL falls on the questions it saw
+    preds = score_frame(network, tokenizer, few, progress=False)
+    assert set(preds["scorer"]) == {"causal"} and set(preds["rule"]) == {"sum"}
