@@ -50,11 +50,25 @@ def cluster_sample(frame: pl.DataFrame, questions: int, seed: int) -> pl.DataFra
     return frame.filter(pl.col("cluster_id").is_in(keep.implode()))
 
 
+class Clock:
+    """Wall and process CPU seconds of a block (CPU seconds move less with other processes' load on the cores)."""
+
+    def __enter__(self) -> "Clock":
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+CPU: dict[str, float] = {}
+
+
 def run_ours(probes: pl.DataFrame, model, batch_size: int, threads: int, folder: Path) -> tuple[pl.DataFrame, float]:
     cache = PredictionCache(folder / "ours.sqlite")
-    start = time.perf_counter()
-    summed = score(probes, model, "causal", rule="sum", batch_size=batch_size, threads=threads, cache=cache)
-    seconds = time.perf_counter() - start
+    with Clock() as clock:
+        summed = score(probes, model, "causal", rule="sum", batch_size=batch_size, threads=threads, cache=cache)
+    seconds, CPU["ours"] = clock.wall, clock.cpu
     per_char = score(probes, model, "causal", rule="mean-char", batch_size=batch_size, threads=threads, cache=cache)
     return pl.concat([summed, per_char]), seconds
 
@@ -69,11 +83,15 @@ def run_lm_eval(probes: pl.DataFrame, model, batch_size: int, folder: Path) -> t
     harness = HFLM(pretrained=model.network, tokenizer=model.tokenizer, batch_size=batch_size, device="cpu")
     tracker = EvaluationTracker(output_path=str(folder / "lm_eval"))
     tasks = TaskManager(include_path=str(folder / "tasks"))
-    start = time.perf_counter()
-    results = simple_evaluate(
-        model=harness, tasks=["workbench_hypernymy"], task_manager=tasks, log_samples=True, evaluation_tracker=tracker
-    )
-    seconds = time.perf_counter() - start
+    with Clock() as clock:
+        results = simple_evaluate(
+            model=harness,
+            tasks=["workbench_hypernymy"],
+            task_manager=tasks,
+            log_samples=True,
+            evaluation_tracker=tracker,
+        )
+    seconds, CPU["lm_eval"] = clock.wall, clock.cpu
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
     tracker.save_results_samples("workbench_hypernymy", samples["workbench_hypernymy"])
@@ -89,16 +107,16 @@ def run_minicons(probes: pl.DataFrame, model, batch_size: int) -> tuple[pl.DataF
         probes.select("probe", "question", pl.col("choices").alias("choice")).explode("choice"), load_prompts()
     )
     prompts, choices = pairs["prompt"].to_list(), pairs["choice"].to_list()
-    start = time.perf_counter()
     values: list[float] = []
-    for at in range(0, len(prompts), batch_size):
-        values += lm.conditional_score(
-            prompts[at : at + batch_size],
-            choices[at : at + batch_size],
-            separator=" ",
-            reduction=lambda x: x.sum(0).item(),
-        )
-    seconds = time.perf_counter() - start
+    with Clock() as clock:
+        for at in range(0, len(prompts), batch_size):
+            values += lm.conditional_score(
+                prompts[at : at + batch_size],
+                choices[at : at + batch_size],
+                separator=" ",
+                reduction=lambda x: x.sum(0).item(),
+            )
+    seconds, CPU["minicons"] = clock.wall, clock.cpu
     sizes = probes["choices"].list.len().to_list()
     scores = np.split(np.array(values), np.cumsum(sizes)[:-1])
     preds = probes.with_columns(scores=pl.Series([list(row) for row in scores], dtype=pl.List(pl.Float64)))
@@ -117,9 +135,9 @@ def prefix_contribution(probes: pl.DataFrame, model, batch_size: int, threads: i
     torch.set_num_threads(threads)
     with torch.inference_mode():
         for path in ("shared", "scratch"):
-            start = time.perf_counter()
-            causal.token_logprobs(model, features, batch_size, path=path)
-            seconds[path] = time.perf_counter() - start
+            with Clock() as clock:
+                causal.token_logprobs(model, features, batch_size, path=path)
+            seconds[path], seconds[f"{path}_cpu"] = clock.wall, clock.cpu
     scratch = causal.padded_tokens([len(item["input_ids"]) - 1 for item in features], batch_size)
     return {"questions": probes.height, **seconds, "token_ratio": causal.prefix_saving(features, batch_size),
             "scratch_padded_tokens": scratch}  # fmt: skip
@@ -161,6 +179,8 @@ def main() -> None:
         "batch_size": args.batch_size,
         "seconds": {"ours": ours_s, "lm_eval": harness_s, "minicons": mini_s},
         "questions_per_s": {"ours": n / ours_s, "lm_eval": n / harness_s, "minicons": n / mini_s},
+        "cpu_seconds": CPU,
+        "questions_per_cpu_s": {name: n / value for name, value in CPU.items()},
         "accuracy": {
             "ours_sum": ours.filter(pl.col("rule") == "sum")["correct"].mean(),
             "ours_mean_char": ours.filter(pl.col("rule") == "mean-char")["correct"].mean(),
