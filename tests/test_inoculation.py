@@ -328,14 +328,14 @@ def test_malformed_orig_file_is_reported_before_training(tiny_model, probes_dir,
         inoculate(tiny_model, probes_dir, orig, ks=(8,), out=tmp_path / "run", **FAST)
 
 
-def test_model_without_a_multiple_choice_class_is_a_clear_error_before_anything_is_written(
+def test_model_without_a_multiple_choice_or_causal_lm_class_is_a_clear_error_before_anything_is_written(
     probes_dir, orig_dir, tmp_path
 ):
-    from transformers import GPT2Config
+    from transformers import ViTConfig  # a causal LM (GPT-2, Llama) is inoculated with the causal loss instead
 
-    model = tmp_path / "gpt2"
-    GPT2Config(n_layer=1, n_embd=8, n_head=2).save_pretrained(model)
-    with pytest.raises(WorkbenchError, match=r"is a gpt2 model .*no multiple-choice class"):
+    model = tmp_path / "vit"
+    ViTConfig(num_hidden_layers=1, hidden_size=8, num_attention_heads=2).save_pretrained(model)
+    with pytest.raises(WorkbenchError, match=r"is a vit model .*neither a multiple-choice nor a causal-LM class"):
         inoculate(model, probes_dir, orig_dir, ks=(8,), out=tmp_path / "run", **FAST)
     assert not (tmp_path / "run").exists()
 

@@ -197,7 +197,7 @@ def test_causal_runs_each_prompt_once_for_all_its_choices(tiny_lm, tmp_path):
     prompt_rows: list[int] = []
 
     def hook(module, args, kwargs):
-        if kwargs.get("past_key_values") is None:  # the prompt pass; the choices' pass reuses its cache
+        if kwargs.get("cache") is None:  # the prompt pass; the choices' pass reuses its cache
             prompt_rows.append(len(kwargs["input_ids"]))
 
     model.network.register_forward_pre_hook(hook, with_kwargs=True)
@@ -210,7 +210,7 @@ def forward_kinds(model) -> list[tuple[bool, int]]:
     calls: list[tuple[bool, int]] = []
     model.network.register_forward_pre_hook(
         lambda module, args, kwargs: calls.append(
-            (kwargs.get("past_key_values") is not None, len(kwargs["input_ids"]))
+            (kwargs.get("cache") is not None, len(kwargs["input_ids"]))
         ),
         with_kwargs=True,
     )

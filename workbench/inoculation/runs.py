@@ -56,6 +56,7 @@ from workbench.io import check_output, exclusive, write_parquet, write_text
 from workbench.probes.formats import read_probes
 from workbench.probes.select import sample_clusters
 from workbench.progress import ProgressBar
+from workbench.scoring.gguf import dequantised, gguf_file
 from workbench.specs import resolve_spec
 
 __all__ = [
@@ -622,6 +623,8 @@ def _grid(name: str, values: Sequence, kind: type) -> tuple:
 
 def _model_folder(model_run: str | Path) -> Path:
     path = Path(model_run)
+    if gguf_file(path) is not None:  # a causal LM as a .gguf file: its weights dequantised once in the workspace
+        return dequantised(gguf_file(path))
     if (path / "model" / "config.json").is_file():
         return path / "model"
     if (path / "config.json").is_file() and not (path / "trials.parquet").is_file():

@@ -28,6 +28,7 @@ import polars as pl
 import torch
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.inoculation.causal_lm import causal_collate, causal_items, causal_loss, is_causal_lm, score_causal
 from workbench.progress import ProgressBar
 from workbench.schema import PROBE_SCHEMA, conform
 from workbench.scoring.models import check_device, check_dtype, load_network, quiet_transformers, torch_threads
@@ -139,7 +140,10 @@ def check_multiple_choice(model: str | Path) -> Path:
 
     Reads only ``config.json``, so a run can refuse a wrong model before it writes anything.
     """
-    from transformers.models.auto.modeling_auto import MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES,
+    )
 
     path = Path(model)
     file = path / "config.json"
@@ -155,21 +159,31 @@ def check_multiple_choice(model: str | Path) -> Path:
             f"{file} is not readable JSON ({err}); give a model folder written by save_pretrained"
         ) from err
     model_type = config.get("model_type") if isinstance(config, dict) else None
-    if model_type not in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
+    if (
+        model_type not in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES
+        and model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    ):
         raise WorkbenchError(
             f"{path} is a {model_type or 'model of unknown type'} model "
             f"({', '.join(config.get('architectures') or ['no architectures listed'])}), "
-            "and transformers has no multiple-choice class for it; "
-            "use an encoder with one (BERT, MiniLM, RoBERTa, DeBERTa, ELECTRA, ...)"
+            "and transformers has neither a multiple-choice nor a causal-LM class for it; "
+            "use an encoder with a multiple-choice class (BERT, MiniLM, RoBERTa, DeBERTa, ELECTRA, ...) or a causal LM"
         )
     return path
 
 
 def load_for_training(model: str | Path, seed: int = 0) -> tuple[torch.nn.Module, object]:
-    """``AutoModelForMultipleChoice`` and tokenizer from a local folder; a missing head is initialised from ``seed``."""
-    from transformers import AutoModelForMultipleChoice
+    """``AutoModelForMultipleChoice`` and tokenizer from a local folder (a missing head is initialised from
+    ``seed``), or ``AutoModelForCausalLM`` for a causal LM, which is trained on −log p(gold | prompt)."""
+    from transformers import AutoModelForCausalLM, AutoModelForMultipleChoice
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES
 
-    loaded = load_network(check_multiple_choice(model), AutoModelForMultipleChoice, seed=seed, what="multiple-choice")
+    folder = check_multiple_choice(model)
+    model_type = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
+    if model_type in MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES:
+        loaded = load_network(folder, AutoModelForMultipleChoice, seed=seed, what="multiple-choice")
+    else:
+        loaded = load_network(folder, AutoModelForCausalLM, seed=seed, what="causal-LM")
     return loaded.network, loaded.tokenizer
 
 
@@ -261,12 +275,17 @@ def backward(
     The step's loss is the mean over all its questions: each micro-batch's mean is weighted by its share of them,
     so ``accumulate`` micro-batches of b questions give the gradient of one batch of ``accumulate * b``.
     """
-    total = sum(len(batch["labels"]) for batch in micro)
+    total = sum(len(batch["input_ids"]) for batch in micro)
     device = next(network.parameters()).device
     step_loss = torch.zeros((), device=device)
     for batch in micro:
         with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
-            loss = loss_of(choice_logits(network, batch), batch["labels"]) * (len(batch["labels"]) / total)
+            mean = (
+                causal_loss(network, batch)
+                if "targets" in batch
+                else loss_of(choice_logits(network, batch), batch["labels"])
+            )
+            loss = mean * (len(batch["input_ids"]) / total)
         (scaler.scale(loss) if scaler is not None else loss).backward()
         step_loss += loss.detach()
     return step_loss
@@ -319,7 +338,7 @@ def fit(
                 on_step(step + 1, total)
 
         pending = None
-        for step, (epoch, micro) in enumerate(_ahead(_batches(tokenizer, frame, spec, device))):
+        for step, (epoch, micro) in enumerate(_ahead(_batches(network, tokenizer, frame, spec, device))):
             if stop is not None and stop.is_set():
                 raise Cancelled(f"{desc}: stopped by the caller at step {step}")
             optimizer.zero_grad(set_to_none=True)
@@ -357,22 +376,29 @@ def _optimizer(network: torch.nn.Module, spec: TrainSpec, device: torch.device, 
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _linear(step, warmup, total))
 
 
-def _batches(tokenizer, frame: pl.DataFrame, spec: TrainSpec, device: torch.device) -> Iterator[tuple[int, list]]:
+def _batches(
+    network: torch.nn.Module, tokenizer, frame: pl.DataFrame, spec: TrainSpec, device: torch.device
+) -> Iterator[tuple[int, list]]:
     """Each optimizer step's epoch and micro-batches, on ``device``: a seeded permutation per epoch, each question
-    tokenized when first drawn (so tokenizing overlaps training, see ``_ahead``) and kept for later epochs."""
+    tokenized when first drawn (so tokenizing overlaps training, see ``_ahead``) and kept for later epochs; a causal
+    LM's questions are prompt + gold choice sequences (``causal_lm``)."""
     questions, choices, answers = (frame[name].to_list() for name in ("question", "choices", "answer"))
     pad, per_step, items = tokenizer.pad_token_id or 0, spec.batch_size * spec.accumulate, {}
+    causal = is_causal_lm(network)
     generator = torch.Generator().manual_seed(spec.seed)
     for epoch in range(spec.epochs):
         order = torch.randperm(frame.height, generator=generator).tolist()
         for start in range(0, len(order), per_step):
             chunk = order[start : start + per_step]
             new = [i for i in chunk if i not in items]
-            if new:
+            if new and causal:
+                items.update(zip(new, causal_items(network, tokenizer, frame[new], spec.max_length)))
+            elif new:
                 rows = [questions[i] for i in new], [choices[i] for i in new], [answers[i] for i in new]
                 items.update(zip(new, _tokenize(tokenizer, *rows, spec.max_length)))
             micro = [chunk[at : at + spec.batch_size] for at in range(0, len(chunk), spec.batch_size)]
-            yield epoch, [_to(collate([items[i] for i in part], pad), device) for part in micro]
+            join = causal_collate if causal else collate
+            yield epoch, [_to(join([items[i] for i in part], pad), device) for part in micro]
 
 
 def _ahead(steps: Iterator) -> Iterator:
@@ -453,10 +479,13 @@ def score_frame(
     progress: bool = True,
 ) -> pl.DataFrame:
     """A ``PREDICTION_SCHEMA`` frame for ``frame`` from the trained ``network``, through ``workbench.scoring.score``
-    (scorer ``mcqa``, no cache: every trial's weights are new). Same logits as ``predict``."""
+    (scorer ``mcqa``, no cache: every trial's weights are new; same logits as ``predict``); a causal LM through the
+    causal scorer's ``sum`` rule (``causal_lm.score_causal``)."""
     from workbench.scoring import Model, score
     from workbench.scoring.models import fingerprint
 
+    if is_causal_lm(network):
+        return score_causal(network, tokenizer, frame, max_length, name, progress)
     network.eval()
     model = Model(
         name=name, scorer="mcqa", control="none", network=network, tokenizer=tokenizer, max_length=max_length,

@@ -112,7 +112,7 @@ def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int)
         if not prefixes[batch[0]]:
             break  # one-token prompts: their prefix is empty, and length_batches puts them last
         out = model.network(**pad([{"input_ids": list(prefixes[row])} for row in batch], model), use_cache=True, **keep)
-        cache = out.past_key_values
+        cache = getattr(out, "cache", None) or out.past_key_values
         if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
             return None
         rows = torch.tensor(batch, device=device)
@@ -137,6 +137,8 @@ def continuation_logprobs(
     """Run ``inputs`` in length-sorted batches, after their prefix's cache (``past``, row ``group``) if
     given; each unit's continuation tokens are the last ones its input predicts."""
     device = model.device
+    # transformers 5.2x renamed the past key/values argument to ``cache`` (the old name warns, then goes)
+    past_name = "cache" if "cache" in inspect.signature(model.network.forward).parameters else "past_key_values"
     values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(features)
     for batch in length_batches([len(ids) for ids in inputs], batch_size):
         padded = pad([{"input_ids": inputs[row]} for row in batch], model)
@@ -155,8 +157,8 @@ def continuation_logprobs(
             input_ids=padded["input_ids"],
             attention_mask=mask,
             position_ids=start.unsqueeze(1) + torch.arange(width, device=device),
-            past_key_values=cache,
             use_cache=False,
+            **{past_name: cache},
         ).logits
         targets = [features[row]["continuation"] for row in batch]
         count = max(len(tokens) for tokens in targets)

@@ -26,6 +26,9 @@ from workbench.paths import cache_dir
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 OTHER_SUFFIXES = (".json", ".txt", ".model", ".tiktoken")  # config, tokenizer, generation and index files
 DIGESTS = "file_digests.json"
+GGUF_RECORD = "gguf.json"
+"""Written beside weights dequantised from a GGUF file (``workbench.scoring.gguf``): it holds the file's digest,
+which then stands for the weights in the fingerprint."""
 
 
 def model_folder(source: str | Path) -> Path | None:
@@ -42,10 +45,11 @@ def model_folder(source: str | Path) -> Path | None:
 
 def model_files(folder: Path, weights: bool = True) -> list[Path]:
     """The files that decide a model's outputs: config and tokenizer files, and (``weights``) the weight files
-    transformers loads (the ``*.safetensors`` if there are any, else the ``*.bin``)."""
+    transformers loads (the ``*.safetensors`` if there are any, else the ``*.bin``; for weights dequantised from a
+    GGUF file, its ``GGUF_RECORD``, which names the file's digest, stands for them)."""
     files = sorted(path for path in folder.iterdir() if path.is_file() and not path.name.startswith("."))
     chosen = [path for path in files if path.name.endswith(OTHER_SUFFIXES)]
-    if weights:
+    if weights and not (folder / GGUF_RECORD).exists():
         safetensors = [path for path in files if path.name.endswith(".safetensors")]
         chosen += safetensors or [path for path in files if path.name.endswith(".bin")]
     return sorted(chosen)

@@ -44,6 +44,7 @@ from transformers.utils import logging as hf_logging
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.scoring.fingerprints import model_fingerprint, model_folder
+from workbench.scoring.gguf import dequantised, gguf_file
 
 SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq")
 LM_SCORERS = ("causal", "seq2seq")  # scorers that read a language model's likelihood of each choice
@@ -159,7 +160,7 @@ def load_model(
     dtype: str | None = None,
     device_map: str | None = None,
 ) -> Model:
-    """Load ``name`` (a local folder or a hub name in the local HF cache) for ``scorer``.
+    """Load ``name`` (a local folder, a ``.gguf`` file, or a hub name in the local HF cache) for ``scorer``.
 
     ``seed`` initialises what the checkpoint lacks (a multiple-choice head) and, for the
     random-weights control, every weight, so the same call gives the same weights.
@@ -369,8 +370,13 @@ def model_source(name: str | Path, weights: bool = True) -> str:
     A folder needs ``config.json``, tokenizer files (one of ``TOKENIZER_FILES``; without them transformers would
     fall back to a tokenizer that reads every word as [UNK] and still report a plausible accuracy) and, when
     ``weights``, a weight file. A hub name must be in the local cache, or the hub must answer within
-    ``HUB_TIMEOUT_S`` (never minutes of retries). Every failure is a ``WorkbenchError`` naming the fix.
+    ``HUB_TIMEOUT_S`` (never minutes of retries). A ``.gguf`` file, or a folder holding one, gives the folder of
+    its dequantised weights in the workspace (``workbench.scoring.gguf``). Every failure is a ``WorkbenchError``
+    naming the fix.
     """
+    single = gguf_file(name)
+    if single is not None:
+        return str(dequantised(single))
     path = Path(name).expanduser()
     if path.is_dir():
         _check_folder(path, weights)
@@ -386,7 +392,7 @@ def model_source(name: str | Path, weights: bool = True) -> str:
         state = "is not a folder" if path.exists() else "does not exist"
         raise WorkbenchError(
             f"model path {text} {state}; check the path (a folder with config.json, the weights and "
-            "the tokenizer files, as written by save_pretrained)"
+            "the tokenizer files, as written by save_pretrained, or a .gguf file)"
         )
     _check_hub(text)
     return text

