@@ -6,6 +6,7 @@ to load the cached graph and to build (``build_probes(spec, graph)``), and its p
 
   full     ProbeSpec(probe, max_hops=5, max_depth=3, perturbations=None)   every family and depth
   default  ProbeSpec(probe)  (max_hops=3, max_depth=3, perturbations=2)
+  paper    ProbeSpec.paper(probe)   the paper preset (docs/REPRODUCTION.md), what `workbench probes build` builds
 
 Targets (full setting): the five builds together under 60 s and under 2 GB peak memory. Besides
 the per-probe subprocesses, one more subprocess builds all five in one process and keeps every frame
@@ -16,6 +17,8 @@ eligible concepts in each source that explain the differences.
 
     .venv/bin/python bench/bench_probes.py [--settings full,default] [--repeats 1] [--json]
     .venv/bin/python bench/bench_probes.py --profile hypernymy      # cProfile of one full build
+    .venv/bin/python bench/bench_probes.py --baseline 05bcb50 --repeats 3   # the paper preset, all five in one
+        process, built by this tree and by a checkout of another commit, alternately, in the same run
 """
 
 import argparse
@@ -33,6 +36,7 @@ PROBES = ("definitions", "hypernymy", "hyponymy", "synonymy", "wordsense")
 SETTINGS = {
     "full": {"max_hops": 5, "max_depth": 3, "perturbations": None},
     "default": {},
+    "paper": None,  # ProbeSpec.paper(probe)
 }
 TARGET_SECONDS = 60.0
 TARGET_MB = 2000.0  # 2 GB, decimal
@@ -55,7 +59,7 @@ def peak_mb() -> float:
 def make_spec(probe: str, setting: str):
     from workbench.probes import ProbeSpec
 
-    return ProbeSpec(probe, **SETTINGS[setting])
+    return ProbeSpec.paper(probe) if SETTINGS[setting] is None else ProbeSpec(probe, **SETTINGS[setting])
 
 
 def describe(frame) -> dict:
@@ -252,9 +256,15 @@ def gcide_package_examples_only() -> dict:
     }
 
 
-def run_child(*args: str) -> dict:
+def run_child(*args: str, root: Path = REPO) -> dict:
+    """Run a child of this script with the workbench of ``root`` (this tree, or a baseline checkout) importable."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", *args], capture_output=True, text=True, cwd=REPO
+        [sys.executable, str(Path(__file__).resolve()), "--child", *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
     )
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
@@ -408,6 +418,35 @@ def profile(probe: str, setting: str, top: int) -> None:
     stats.sort_stats("cumulative").print_stats(top)
 
 
+def baseline(rev: str, repeats: int) -> None:
+    """The paper preset's five builds in one process, by this tree and by ``rev`` (a temporary git worktree),
+    alternately ``repeats`` times: the median of each, their ratio and peak memory."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        other = Path(folder) / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", str(other), rev], cwd=REPO, check=True,
+                       capture_output=True)  # fmt: skip
+        try:
+            runs: dict[str, list[dict]] = {"this tree": [], rev: []}
+            for repeat in range(repeats):
+                for name, root in (("this tree", REPO), (rev, other)):
+                    runs[name].append(run_child("together", "paper", root=root))
+                    print(f"{name} run {repeat + 1}: {runs[name][-1]['work_s']:.1f} s", file=sys.stderr)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=REPO, check=False)
+    info = machine()
+    print(f"machine: {info['cpu']}, {info['cores']} cores; {info['date']}; load before: {os.getloadavg()[0]:.2f}")
+    medians = {}
+    for name, reps in runs.items():
+        medians[name] = statistics.median(run["work_s"] for run in reps)
+        peak = max(run["rss_peak_mb"] for run in reps)
+        rows = reps[0]["rows"]
+        print(f"  {name:<12} paper preset, five probes in one process: {medians[name]:6.1f} s (median of "
+              f"{len(reps)}), peak {peak:,.0f} MB, {rows:,} questions")  # fmt: skip
+    print(f"  ratio this tree / {rev}: {medians['this tree'] / medians[rev]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--settings", default="full,default", help="comma-separated: full, default")
@@ -417,6 +456,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     parser.add_argument("--profile", metavar="PROBE", help="cProfile one build (setting: the first of --settings)")
     parser.add_argument("--top", type=int, default=20, help="functions shown by --profile")
+    parser.add_argument("--baseline", metavar="REV", help="time the paper preset here and at git REV, same run")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.setdefault("WORKBENCH_HOME", str(REPO / "workspace"))
@@ -439,6 +479,10 @@ def main() -> None:
     if args.profile:
         profile(args.profile, settings[0], args.top)
         return
+    if args.baseline:
+        ensure_caches()
+        baseline(args.baseline, args.repeats)
+        return
 
     load_before = os.getloadavg()
     ensure_caches()
@@ -456,7 +500,7 @@ def main() -> None:
                     file=sys.stderr,
                 )
             results[setting][probe] = median_run(reps)
-        if setting == "full" and not args.no_together and set(probes) == set(PROBES):
+        if setting in ("full", "paper") and not args.no_together and set(probes) == set(PROBES):
             together[setting] = run_child("together", setting)
             print(f"{setting} together: {together[setting]['work_s']:.2f} s", file=sys.stderr)
     eligibility = run_child("eligibility")

@@ -54,7 +54,7 @@ PAPER: dict[str, dict] = {
     "hyponymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
-        "size": 35243, "train_pool": 0.45, "pos_mix": {"n": 0.555, "v": 0.445},
+        "size": 35243, "train_pool": 0.8, "pos_mix": {"n": 0.555, "v": 0.445},
         "hop_mix": {
             1: 0.9262, 2: 0.0738,
         },
