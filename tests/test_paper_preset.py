@@ -11,10 +11,10 @@ import math
 import polars as pl
 import pytest
 
+from workbench.analysis.release import release_comparison
 from workbench.knowledge.wordnet import open_wordnet
 from workbench.probes import ProbeSpec, build_probes
 from workbench.probes.formats import read_probes
-from workbench.probes.reproduction import release_comparison
 from workbench.probes.splits import split_by_concept
 from workbench.probes.stats import table4
 

@@ -6,6 +6,7 @@ One module a question, each importing only what it needs (``import workbench.ana
 - ``calibration``: ECE, Brier and the reliability diagram of a model's choice probabilities;
 - ``consistency``: template sensitivity, the same question asked in other phrasings;
 - ``atlas``: the taxonomy atlas, strict cluster accuracy per WordNet node;
+- ``release``: a probe set beside a released file of the same probe, drawn as the release was;
 - ``difficulty``: what makes an item hard, a mixed-effects logistic model over item properties;
 - ``decodability``: behaviour beside representation, per concept its class decoded from frozen states (edge probes,
   MDL) against its cluster's strict accuracy;
@@ -30,6 +31,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "model",
         "pls",
         "populations",
+        "release",
     ],  # fmt: skip
     submod_attrs={
         "model": ["PathModel", "check_data", "parse_model"],

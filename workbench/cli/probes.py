@@ -184,8 +184,8 @@ def compare_release(
     distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy)."""
     import polars as pl
 
+    from workbench.analysis.release import drawn_like_release, release_comparison
     from workbench.probes.formats import read_probes
-    from workbench.probes.reproduction import drawn_like_release, release_comparison
 
     ours_frame, released_frame = read_probes(ours), read_probes(released)
     tables = release_comparison(ours_frame, released_frame, seed=seed)

@@ -139,6 +139,9 @@ class TemplateFileHandler(TemplateStaticFileHandler):
     quiet 404 instead of a 500 with a traceback in the log."""
 
     def parse_url_path(self, url_path: str) -> str:
+        parts = url_path.split("/")
+        if len(parts) < 3 or parts[1] != "static":  # Voilà asserts this shape (an AssertionError: a 500)
+            raise tornado.web.HTTPError(404)
         try:
             return super().parse_url_path(url_path)
         except ValueError:

@@ -85,6 +85,11 @@ def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
     return lambda x: x != concept and own.isdisjoint(lemma.lower() for lemma in lexicon.lemmas[x])
 
 
+def _family(taxonomy: Taxonomy, concept: int, option: tuple[str, int], spec: ProbeSpec, is_valid) -> list[int]:
+    found = candidates(taxonomy, concept, *option)
+    return found if spec.draws == "disjoint" else [x for x in found if is_valid(x)]
+
+
 class _Concept:
     """One concept's questions before their distractors are drawn: sentences, golds, distractor families."""
 
@@ -96,11 +101,12 @@ class _Concept:
         self.units = [self.rng.choice(examples)] if spec.sentences == "one" else list(examples)
         self.template = self.rng.choice(build.template_ids)  # phrasings=1: one template for the whole cluster
         self.is_valid = _validity(build.graph, lexicon, spec.probe, concept)
+        # with draws="disjoint" a family is counted as WordNet gives it (cheap for every concept of the count);
+        # the draw skips a candidate that would also be right, as it does for a family filtered here
         self.families = {
-            option: [] if option[0] == "random" else
-            [x for x in candidates(taxonomy, concept, *option) if self.is_valid(x)]
+            option: [] if option[0] == "random" else _family(taxonomy, concept, option, spec, self.is_valid)
             for option in build.options
-        }  # fmt: skip
+        }
         self.usable = [option for option in build.options if option[0] == "random" or self.families[option]]
         self.golds = [
             (hops, gold) for hops, gold in _golds(taxonomy, spec, concept, self.rng) if build.kept(concept, hops, gold)

@@ -1,0 +1,165 @@
+"""Our probe set beside a released file of the same probe, sampled as the release was (docs/REPRODUCTION.md, "The
+preset beside the released train files"): marginals with total-variation distances, clusters and stems, choice
+lengths, Table 4, partial-input baselines; and the calibration of the paper preset's mixes against them.
+
+>>> tables = release_comparison(read_probes("probes/hypernymy"), read_probes("hypernymy_train.jsonl"))  # doctest: +SKIP
+"""
+
+import polars as pl
+
+from workbench.errors import WorkbenchError
+
+MEASURES = {  # marginal -> the expression it is read from (adjective satellites count as adjectives)
+    "pos": pl.col("pos").replace("s", "a"),
+    "hops": pl.col("hops").cast(pl.String),
+    "kind": pl.when(pl.col("distractor_depth") == 0)
+    .then(pl.col("distractor_family"))
+    .otherwise(pl.format("{}_{}", pl.col("distractor_family"), pl.col("distractor_depth"))),
+}
+PARTIAL_INPUT = ("ChoiceOnly", "ChoiceToChoice", "QuestionToChoice")
+
+
+def drawn_like_release(ours: pl.DataFrame, n: int, seed: int = 0) -> pl.DataFrame:
+    """``n`` questions of ``ours`` drawn as the released train files were: from its train split when it has one
+    (the paper preset draws train as the paper did), at random from the whole set otherwise."""
+    train = ours.filter(pl.col("split") == "train")
+    source = train if train.height else ours
+    return source.sample(min(n, source.height), seed=seed, shuffle=True)
+
+
+def marginals(ours: pl.DataFrame, released: pl.DataFrame) -> pl.DataFrame:
+    """Shares of each value of ``MEASURES`` in both sets, one row per (measure, value)."""
+    rows = []
+    for measure, expression in MEASURES.items():
+        for side, frame in (("ours", ours), ("released", released)):
+            counts = frame.select(value=expression).group_by("value").len()
+            rows.append(
+                counts.select("value", share=pl.col("len") / frame.height, side=pl.lit(side), measure=pl.lit(measure))
+            )
+    long = pl.concat(rows)
+    wide = long.pivot("side", index=["measure", "value"], values="share").fill_null(0.0)
+    return wide.select("measure", "value", pl.col("ours").round(4), pl.col("released").round(4)).sort(
+        "measure", "value"
+    )
+
+
+def distances(shares: pl.DataFrame) -> pl.DataFrame:
+    """Total-variation distance (half the summed absolute differences of shares) per measure of ``marginals``."""
+    tvd = ((pl.col("ours") - pl.col("released")).abs().sum() / 2).round(4)
+    return shares.group_by("measure").agg(total_variation=tvd).sort("measure")
+
+
+def cluster_shape(frame: pl.DataFrame) -> pl.DataFrame:
+    """Clusters, their mean size, the share of multi-question clusters with more than one stem, and choice lengths."""
+    clusters = frame.group_by("cluster_id").agg(size=pl.len(), stems=pl.col("question").n_unique())
+    multi = clusters.filter(pl.col("size") > 1)
+    gold = pl.col("choices").list.get(pl.col("answer"))
+    lengths = frame.select(
+        gold_chars=gold.str.len_chars().mean(),
+        distractor_chars=(
+            (pl.col("choices").list.eval(pl.element().str.len_chars()).list.sum() - gold.str.len_chars())
+            / (pl.col("choices").list.len() - 1)
+        ).mean(),
+    )
+    return pl.DataFrame(
+        {
+            "questions": [frame.height],
+            "clusters": [clusters.height],
+            "mean_cluster": [round(clusters["size"].mean(), 3)],
+            "several_stems": [round((multi["stems"] > 1).mean(), 3) if multi.height else 0.0],
+            "gold_chars": [round(lengths["gold_chars"][0], 1)],
+            "distractor_chars": [round(lengths["distractor_chars"][0], 1)],
+        }
+    )
+
+
+def partial_input(frame: pl.DataFrame, seed: int = 0) -> dict[str, float]:
+    """Accuracy of each partial-input baseline on ``frame``, fitted on half of its clusters and scored on the other
+    half, both ways (two-fold cross-fitting by cluster, so no cluster is seen in training and test)."""
+    from workbench import baselines
+
+    fold = (pl.col("cluster_id").hash(seed) % 2).alias("fold")
+    halves = frame.with_columns(fold).partition_by("fold", as_dict=True, include_key=False)
+    if len(halves) < 2:
+        raise WorkbenchError("the probe set has a single cluster; partial-input baselines need two or more")
+    first, second = halves[(0,)], halves[(1,)]
+    scores = {}
+    for name in PARTIAL_INPUT:
+        make = getattr(baselines, name)
+        correct = pl.concat(
+            [make(seed=seed).fit(a).predict(b).select("correct") for a, b in ((first, second), (second, first))]
+        )
+        scores[name] = round(correct["correct"].mean(), 4)
+    return scores
+
+
+def release_comparison(
+    ours: pl.DataFrame, released: pl.DataFrame, seed: int = 0, baselines: bool = True
+) -> dict[str, pl.DataFrame]:
+    """Our set beside a released file of the same probe, on a sample of ours drawn as the release was.
+
+    Returns frames: ``marginals`` (part of speech, hops, distractor kind), ``distances`` (total variation per
+    marginal), ``clusters`` (clusters, stems per cluster, choice lengths), ``table4`` (Table 4 of our whole set
+    and of the released file) and, unless ``baselines`` is off, ``baselines`` (partial-input accuracy, cross-fitted
+    by cluster; the slow part).
+
+    >>> ours, theirs = read_probes("probes/hypernymy"), read_probes("hypernymy_train.jsonl")  # doctest: +SKIP
+    >>> tables = release_comparison(ours, theirs)  # doctest: +SKIP
+    >>> tables["distances"]  # doctest: +SKIP
+    """
+    from workbench.probes.stats import table4
+
+    probes = set(ours["probe"].unique()) | set(released["probe"].unique())
+    if len(probes) != 1:
+        raise WorkbenchError(f"compare one probe with the same probe; these sets hold {sorted(probes)}")
+    drawn = drawn_like_release(ours, released.height, seed)
+    shares = marginals(drawn, released)
+    sides = (("ours", drawn), ("released", released))
+    tables = {
+        "marginals": shares,
+        "distances": distances(shares),
+        "clusters": pl.concat([cluster_shape(frame).with_columns(set=pl.lit(side)) for side, frame in sides]),
+        "table4": pl.concat(
+            [table4(ours).with_columns(set=pl.lit("ours")), table4(released).with_columns(set=pl.lit("released"))]
+        ),
+    }
+    if baselines:
+        tables["baselines"] = pl.DataFrame([{"set": side, **partial_input(frame, seed)} for side, frame in sides])
+    return tables
+
+
+MIXES = {"hop_mix": "hops", "family_mix": "kind"}  # ProbeSpec field -> the measure whose shares it sets
+
+
+def calibrated_mixes(probe: str, released: pl.DataFrame, rounds: int = 2, seed: int = 0) -> dict[str, dict]:
+    """The paper preset's ``hop_mix`` and ``family_mix`` for ``probe``: the released file's shares, corrected
+    ``rounds`` times by ``weight * released share / share in our build``, so that the build's rows hold them.
+
+    Correction is needed because a concept lacks some kinds (a leaf has no ``isa_down``, an adjective no
+    ``sister``), whose weight the build gives to the kinds it has, and because questions carry different
+    numbers of perturbations. ``ProbeSpec.PAPER`` holds this function's output for seed 0.
+
+    >>> calibrated_mixes("hypernymy", read_probes("hypernymy_train.jsonl"))["hop_mix"]  # doctest: +SKIP
+    """
+    from dataclasses import replace
+
+    from workbench.probes import ProbeSpec, build_probes
+
+    def shares(frame: pl.DataFrame) -> dict[str, dict[str, float]]:
+        counted = {}
+        for measure, expression in MEASURES.items():
+            counts = frame.select(value=expression).group_by("value").len()
+            counted[measure] = {value: n / frame.height for value, n in counts.iter_rows()}
+        return counted
+
+    target = shares(released)
+    spec = ProbeSpec.paper(probe, seed=seed, train_pool=None)
+    mixes = {field: dict(getattr(spec, field)) for field in MIXES if getattr(spec, field)}
+    for _ in range(rounds):
+        realised = shares(build_probes(replace(spec, **mixes), progress=False))
+        for field, weights in mixes.items():
+            have, want = realised[MIXES[field]], target[MIXES[field]]
+            corrected = {key: w * want.get(str(key), 0.0) / have[str(key)] if have.get(str(key)) else w
+                         for key, w in weights.items()}  # fmt: skip
+            mixes[field] = {key: round(w / sum(corrected.values()), 4) for key, w in corrected.items()}
+    return mixes
