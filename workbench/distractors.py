@@ -73,10 +73,7 @@ def draw(
         order[index], order[swap] = order[swap], order[index]
         take(order[index])
     from_family = len(chosen)
-    for _ in range(50 * n):
-        if len(chosen) == n or not pool:
-            break
-        take(pool[rng.randrange(len(pool))])
+    _top_up(rng, chosen, texts, pool, is_valid, text_of, n)
     if len(chosen) < n:
         return None
     return Draw(concepts=tuple(chosen), n_random_fill=n - from_family)
@@ -117,13 +114,26 @@ def draw_disjoint(
     draws: list[Draw | None] = []
     for chosen, seen in zip(sets, texts):
         from_family = len(chosen)
-        for _ in range(50 * n):
-            if len(chosen) == n or not pool:
-                break
-            candidate = pool[rng.randrange(len(pool))]
-            text = same_text(text_of(candidate))
-            if text not in seen and is_valid(candidate):
-                seen.add(text)
-                chosen.append(candidate)
+        _top_up(rng, chosen, seen, pool, is_valid, text_of, n)
         draws.append(Draw(tuple(chosen), n - from_family) if len(chosen) == n else None)
     return draws
+
+
+def _top_up(
+    rng: random.Random,
+    chosen: list[int],
+    texts: set[str],
+    pool: Sequence[int],
+    is_valid: Callable[[int], bool],
+    text_of: Callable[[int], str],
+    n: int,
+) -> None:
+    """Fill ``chosen`` up to ``n`` from the random pool (valid, with a text not yet in ``texts``); both grow."""
+    for _ in range(50 * n):
+        if len(chosen) == n or not pool:
+            break
+        candidate = pool[rng.randrange(len(pool))]
+        text = same_text(text_of(candidate))
+        if text not in texts and is_valid(candidate):
+            texts.add(text)
+            chosen.append(candidate)
