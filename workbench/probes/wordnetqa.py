@@ -3,6 +3,7 @@
 import random
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from functools import cached_property
 from itertools import accumulate
 
 from workbench.distractors import N_DISTRACTORS, candidates, draw_disjoint
@@ -108,14 +109,18 @@ class _Concept:
             for option in build.options
         }
         self.usable = [option for option in build.options if option[0] == "random" or self.families[option]]
+        self.spec = spec
         self.golds = [
             (hops, gold) for hops, gold in _golds(taxonomy, spec, concept, self.rng) if build.kept(concept, hops, gold)
         ]
 
-    def plan(self, spec: ProbeSpec) -> list[tuple[tuple[str, int], int]]:
+    @cached_property
+    def plan(self) -> list[tuple[tuple[str, int], int]]:
         """With ``draws="disjoint"``, how many sets each usable family gives a question: one random set, then, family
         by family in order, every disjoint set of four (the last one topped up: the ceiling of a quarter of the
-        family), at most ``max_draws``, until the question has ``perturbations`` family sets."""
+        family), at most ``max_draws``, until the question has ``perturbations`` family sets. The same for every
+        question of the concept, so worked out once."""
+        spec = self.spec
         plan, left = [], spec.perturbations if spec.perturbations is not None else float("inf")
         for option in self.usable:
             if option[0] == "random":
@@ -132,7 +137,7 @@ class _Concept:
         if spec.draws == "sample":
             kinds = len(self.usable) if spec.perturbations is None else min(spec.perturbations, len(self.usable))
         else:
-            kinds = sum(count for _, count in self.plan(spec))
+            kinds = sum(count for _, count in self.plan)
         return len(self.units) * len(self.golds) * kinds
 
 
@@ -312,13 +317,13 @@ def _kinds(spec: ProbeSpec, item: _Concept, rng: random.Random) -> list[tuple[tu
     usable = item.usable
     if spec.draws == "disjoint" and spec.family_mix:
         weights = [spec.weight_of(*option) for option in usable]
-        total = sum(count for _, count in item.plan(spec))
+        total = sum(count for _, count in item.plan)
         if not any(weights):
             return []
         drawn = Counter(rng.choices(range(len(usable)), weights=weights, k=total))
         return [(usable[index], drawn[index]) for index in sorted(drawn)]
     if spec.draws == "disjoint":
-        return item.plan(spec)
+        return item.plan
     if spec.perturbations is not None:
         usable = sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
     return [(option, 1) for option in usable]
