@@ -7,11 +7,13 @@ preset on real WordNet and check it against the released train files and against
 
 import json
 import math
+import random
 
 import polars as pl
 import pytest
 
 from workbench.analysis.release import release_comparison
+from workbench.distractors import draw_disjoint
 from workbench.knowledge.wordnet import open_wordnet
 from workbench.probes import ProbeSpec, build_probes
 from workbench.probes.formats import read_probes
@@ -59,6 +61,30 @@ def test_released_sister_draws_are_the_ceiling_of_a_quarter_of_the_family(releas
     assert total > 1500 and fits / total >= 0.95
 
 
+def test_no_family_set_is_random_filler_only(released_dir, paper):
+    """Rule ``family_mix`` (a kind gives a question at most its family's disjoint sets): no released family set
+    (sister, isa) is four random fillers, though fillers are common (3 of 4 in 8-100 % of a kind's rows); nor is
+    one of ours but where the family's concepts would all be right answers."""
+    for probe in PROBES:
+        released = read_probes(released_dir / f"{probe}_train.jsonl").filter(pl.col("distractor_family") != "random")
+        assert (released["n_random_fill"] == 3).sum() > 200 and (released["n_random_fill"] == 4).sum() == 0
+        ours = paper[probe].filter(pl.col("distractor_family") != "random")
+        assert (ours["n_random_fill"] == 4).mean() < 0.005, probe
+
+
+def test_released_hypernymy_questions_carry_few_family_sets(released_dir):
+    """Rule ``perturbations=2`` for hypernymy: 77 % of the released hypernymy rows' running set indices are 0 or 1
+    (a question's first two family sets), against 29 % of definitions' (whose sets run up to index 142)."""
+
+    def low_share(name: str) -> float:
+        indices = [
+            int(row["id"].split("-")[4]) for row in released_rows(released_dir, name) if row["id"].count("-") == 4
+        ]
+        return sum(index < 2 for index in indices) / len(indices)
+
+    assert low_share("hypernymy_train") > 0.75 and low_share("definitions_train") < 0.3
+
+
 def test_released_train_files_spread_3000_questions_over_many_clusters(released_dir):
     """Rule ``train_pool``: the released train files hold 3,000 questions over 1,327-2,712 clusters (mean 1.1-2.3
     questions), which no split of whole clusters gives: train is a random draw of questions."""
@@ -99,8 +125,9 @@ def test_the_preset_draws_like_the_released_train_file(paper, released_dir, prob
 
 def test_definitions_partial_input_baselines_match_the_release(paper, released_dir):
     """The partial-input baselines (cross-fitted by cluster) on our definitions draw and on the released train file
-    within 0.05 of each other: the generator leaks no more and no less than the paper's (hypernymy's Choice-Only
-    does not match: docs/REPRODUCTION.md)."""
+    within 0.05 of each other: the generator leaks no more and no less than the paper's (hypernymy's and synonymy's
+    do not match: docs/REPRODUCTION.md). The target is 0.03, met by the documented draw; the estimate moves by about
+    0.02 with the seed of the draw and of the folds, hence the margin here."""
     tables = release_comparison(paper["definitions"], read_probes(released_dir / "definitions_train.jsonl"))
     ours, released = (
         tables["baselines"].filter(pl.col("set") == side).row(0, named=True) for side in ("ours", "released")
@@ -110,16 +137,12 @@ def test_definitions_partial_input_baselines_match_the_release(paper, released_d
 
 
 @pytest.mark.parametrize("probe", PROBES)
-def test_the_whole_set_has_table4s_size_and_synsets(whole, paper, probe):
-    """Rule ``size``: the whole set is a uniform sample of Table 4's "with perturbations" questions; its concepts
-    then come within 15 % of Table 4's synsets for the taxonomy probes (definitions': 43 % more, because our
-    questions carry fewer perturbations than the paper's: docs/REPRODUCTION.md). Train is 3,000 questions drawn
-    from whole clusters' questions: no cluster straddles two splits."""
+def test_the_whole_set_has_table4s_size(whole, paper, probe):
+    """Rule ``size``: the whole set is a uniform sample of exactly Table 4's "with perturbations" questions (its
+    synsets are not the paper's: docs/REPRODUCTION.md). Train is 3,000 questions drawn from whole clusters'
+    questions: no cluster straddles two splits."""
     stats = table4(whole[probe]).row(0, named=True)
-    _, with_perturbations, _, synsets = TABLE4[probe]
-    assert stats["with_perturbations"] == with_perturbations
-    if probe != "definitions":
-        assert abs(stats["concepts"] - synsets) <= 0.15 * synsets, stats
+    assert stats["with_perturbations"] == TABLE4[probe][1]
     train = paper[probe].filter(pl.col("split") == "train")
     assert train.height == 3000
     splits = paper[probe].group_by("cluster_id").agg(pl.col("split").n_unique())
@@ -135,6 +158,17 @@ def test_disjoint_sets_of_one_question_never_share_a_distractor(paper):
     )
     repeated = groups.filter(pl.col("distractor_concepts").list.n_unique() < pl.col("distractor_concepts").list.len())
     assert groups.height > 1000 and repeated.height == 0
+
+
+def test_a_kept_set_is_dealt_after_the_sets_before_it():
+    """``draw_disjoint`` with ``keep``: a set left out is still dealt (the kept ones are what they would be among all
+    of them: disjoint, from the family), it is None, and only kept sets are topped up from the pool."""
+    family, pool = list(range(10)), list(range(100, 200))
+    drawn = draw_disjoint(random.Random(0), family, pool, lambda x: True, str, set(), [False, True, True, False])
+    assert drawn[0] is None and drawn[3] is None
+    (second, from_family), (third, filled) = ((d.concepts, d.n_random_fill) for d in drawn[1:3])
+    assert set(second) <= set(family) and from_family == 0 and not set(second) & set(third)
+    assert len(set(third) & set(family)) == 2 and filled == 2 and set(third) - set(family) <= set(pool)  # 10 = 4+4+2
 
 
 def links_up(concept, goal) -> int | None:

@@ -23,14 +23,27 @@ def same_text(text: str) -> str:
 
 def candidates(taxonomy: Taxonomy, concept: int, family: str, depth: int) -> list[int]:
     """The concepts of one distractor family of ``concept``, sorted (before any validity filter)."""
-    if family == "sister":
-        found = taxonomy.sisters(concept, depth)
-    elif family in ("isa_up", "isa_down"):
-        direction = "up" if family == "isa_up" else "down"
-        found = {node for node, hops in taxonomy.hops(concept, direction, depth).items() if hops == depth}
-    else:
-        raise ValueError(f"family {family!r} has no candidate set of its own")
-    return sorted(found)
+    return families(taxonomy, concept, [(family, depth)])[(family, depth)]
+
+
+def families(taxonomy: Taxonomy, concept: int, options: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
+    """``candidates`` of each (family, depth) option but ``random``, every family walked once at its deepest depth."""
+    deepest: dict[str, int] = {}
+    for family, depth in options:
+        if family == "random":
+            continue
+        if family not in ("sister", "isa_up", "isa_down"):
+            raise ValueError(f"family {family!r} has no candidate set of its own")
+        deepest[family] = max(depth, deepest.get(family, 0))
+    found: dict[tuple[str, int], set[int]] = {}
+    for family, depth in deepest.items():
+        if family == "sister":
+            levels = taxonomy.sister_levels(concept, depth)
+            found.update(((family, level), layer) for level, layer in enumerate(levels, 1))
+            continue
+        for node, level in taxonomy.hops(concept, "up" if family == "isa_up" else "down", depth).items():
+            found.setdefault((family, level), set()).add(node)
+    return {option: sorted(found.get(option, ())) for option in options if option[0] != "random"}
 
 
 @dataclass(frozen=True)
@@ -46,21 +59,21 @@ def draw(
     family_candidates: Sequence[int],
     pool: Sequence[int],
     is_valid: Callable[[int], bool],
-    text_of: Callable[[int], str],
+    key_of: Callable[[int], str],
     taken_texts: set[str],
     n: int = N_DISTRACTORS,
 ) -> Draw | None:
     """Draw ``n`` valid distractors with distinct texts: from the family first, then the random pool.
 
-    ``taken_texts`` holds texts that no choice may repeat (the gold's); it is not modified. Texts are
-    compared by ``same_text`` (no "cold war" beside "Cold War").
+    ``taken_texts`` holds texts that no choice may repeat (the gold's); it is not modified. ``key_of`` gives a
+    candidate's text as ``same_text`` folds it, the form texts are compared in (no "cold war" beside "Cold War").
     Returns None when even the pool cannot supply enough (a tiny graph).
     """
     texts = {same_text(text) for text in taken_texts}
     chosen: list[int] = []
 
     def take(candidate: int) -> None:
-        text = same_text(text_of(candidate))
+        text = key_of(candidate)
         if text not in texts and is_valid(candidate):
             texts.add(text)
             chosen.append(candidate)
@@ -73,7 +86,7 @@ def draw(
         order[index], order[swap] = order[swap], order[index]
         take(order[index])
     from_family = len(chosen)
-    _top_up(rng, chosen, texts, pool, is_valid, text_of, n)
+    _top_up(rng, chosen, texts, pool, is_valid, key_of, n)
     if len(chosen) < n:
         return None
     return Draw(concepts=tuple(chosen), n_random_fill=n - from_family)
@@ -84,27 +97,35 @@ def draw_disjoint(
     family_candidates: Sequence[int],
     pool: Sequence[int],
     is_valid: Callable[[int], bool],
-    text_of: Callable[[int], str],
+    key_of: Callable[[int], str],
     taken_texts: set[str],
-    count: int,
+    keep: Sequence[bool],
     n: int = N_DISTRACTORS,
 ) -> list[Draw | None]:
-    """``count`` sets of ``n`` distractors, no concept in two sets: the family shuffled once and dealt out in
-    sets of ``n`` (as the paper's perturbations: a question's k-th sister draw never repeats an earlier one);
-    a set the family cannot fill is topped up from the random pool. ``count=1`` is ``draw``.
+    """A set of ``n`` distractors for each entry of ``keep``, no concept in two sets: the family shuffled once and
+    dealt out in sets of ``n`` (as the paper's perturbations: a question's k-th sister draw never repeats an earlier
+    one); a set the family cannot fill is topped up from the random pool.
+
+    Only the sets ``keep`` marks are returned (the others are None): a set before the last kept one is still dealt,
+    so each kept set is what it would be among all of them, but the shuffle stops at the last kept set and only kept
+    sets are topped up. A single set is ``draw``.
     """
-    if count == 1:
-        return [draw(rng, family_candidates, pool, is_valid, text_of, taken_texts, n)]
+    count = max((index + 1 for index, wanted in enumerate(keep) if wanted), default=0)
+    if count <= 1:
+        drawn = [draw(rng, family_candidates, pool, is_valid, key_of, taken_texts, n)] if count else []
+        return drawn + [None] * (len(keep) - count)
     order = list(family_candidates)
-    rng.shuffle(order)
     taken = {same_text(text) for text in taken_texts}
     sets: list[list[int]] = [[] for _ in range(count)]
     texts: list[set[str]] = [set(taken) for _ in range(count)]
     current = 0
-    for candidate in order:
+    for index in range(len(order)):  # a lazy Fisher-Yates shuffle: it stops once the last kept set is dealt
         if current == count:
             break
-        text = same_text(text_of(candidate))
+        swap = rng.randrange(index, len(order))
+        order[index], order[swap] = order[swap], order[index]
+        candidate = order[index]
+        text = key_of(candidate)
         if text in texts[current] or not is_valid(candidate):
             continue
         texts[current].add(text)
@@ -112,11 +133,12 @@ def draw_disjoint(
         if len(sets[current]) == n:
             current += 1
     draws: list[Draw | None] = []
-    for chosen, seen in zip(sets, texts):
+    for wanted, chosen, seen in zip(keep, sets, texts):
         from_family = len(chosen)
-        _top_up(rng, chosen, seen, pool, is_valid, text_of, n)
-        draws.append(Draw(tuple(chosen), n - from_family) if len(chosen) == n else None)
-    return draws
+        if wanted:
+            _top_up(rng, chosen, seen, pool, is_valid, key_of, n)
+        draws.append(Draw(tuple(chosen), n - from_family) if wanted and len(chosen) == n else None)
+    return draws + [None] * (len(keep) - count)
 
 
 def _top_up(
@@ -125,7 +147,7 @@ def _top_up(
     texts: set[str],
     pool: Sequence[int],
     is_valid: Callable[[int], bool],
-    text_of: Callable[[int], str],
+    key_of: Callable[[int], str],
     n: int,
 ) -> None:
     """Fill ``chosen`` up to ``n`` from the random pool (valid, with a text not yet in ``texts``); both grow."""
@@ -133,7 +155,7 @@ def _top_up(
         if len(chosen) == n or not pool:
             break
         candidate = pool[rng.randrange(len(pool))]
-        text = same_text(text_of(candidate))
+        text = key_of(candidate)
         if text not in texts and is_valid(candidate):
             texts.add(text)
             chosen.append(candidate)

@@ -121,6 +121,7 @@ class Taxonomy:
             self.parents[child].append(parent)
             self.children[parent].append(child)
         self._ancestors: dict[int, frozenset[int]] = {}
+        self._below: dict[tuple[int, int], tuple[frozenset[int], ...]] = {}
 
     def hops(self, concept: int, direction: str, max_hops: int) -> dict[int, int]:
         """Shortest ISA distance (1..max_hops) to every concept reachable in ``direction`` ('up'/'down')."""
@@ -179,12 +180,30 @@ class Taxonomy:
         siblings, l = 2 their children, and so on: a concept's depth is its shortest distance below the
         siblings plus one (the released data have 2 plain siblings among 4,503 sister-2/3 distractors).
         """
+        return self.sister_levels(concept, depth)[depth - 1]
+
+    def sister_levels(self, concept: int, max_depth: int) -> list[set[int]]:
+        """SISTER_1 .. SISTER_``max_depth`` of ``concept`` (one walk for every depth): a node's l is one more than its
+        shortest distance below any sibling."""
         siblings = {s for parent in self.parents[concept] for s in self.children[parent]} - {concept}
-        distance = dict.fromkeys(siblings, 0)
-        if depth > 1:
-            for sibling in sorted(siblings):
-                for node, hops in self.hops(sibling, "down", depth - 1).items():
-                    if hops < distance.get(node, depth):
-                        distance[node] = hops
-        distance.pop(concept, None)
-        return {node for node, hops in distance.items() if hops == depth - 1}
+        levels, seen = [siblings], set(siblings)
+        for distance in range(1, max_depth):
+            layer = set().union(*(self._layers(sibling, max_depth - 1)[distance] for sibling in siblings)) - seen
+            seen |= layer
+            levels.append(layer)
+        for layer in levels:
+            layer.discard(concept)
+        return levels
+
+    def _layers(self, concept: int, max_hops: int) -> tuple[frozenset[int], ...]:
+        """The concepts at each shortest distance 0..``max_hops`` below ``concept``, memoised: a sibling's
+        descendants serve each of its siblings."""
+        key = (concept, max_hops)
+        found = self._below.get(key)
+        if found is None:
+            layers: list[set[int]] = [set() for _ in range(max_hops + 1)]
+            layers[0].add(concept)
+            for node, hops in self.hops(concept, "down", max_hops).items():
+                layers[hops].add(node)
+            found = self._below[key] = tuple(frozenset(layer) for layer in layers)
+        return found

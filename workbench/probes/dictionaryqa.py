@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import polars as pl
 
-from workbench.distractors import draw
+from workbench.distractors import draw, same_text
 from workbench.knowledge.graph import Graph
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
@@ -55,7 +55,7 @@ def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
             gold_text = text_of(concept)
             others = [x for x in senses[word] if x != concept]
             is_valid = lambda x, c=concept, g=gold_text.strip().lower(): x != c and text_of(x).strip().lower() != g  # noqa: E731
-            picked = draw(rng, others, pool, is_valid, text_of, {gold_text})
+            picked = draw(rng, others, pool, is_valid, lambda x: same_text(text_of(x)), {gold_text})
             if picked is None:
                 continue
             drafts.append(

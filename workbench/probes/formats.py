@@ -370,7 +370,7 @@ def _arc_record_of(line: str, source: _Source, number: int) -> dict[str, Any]:
         json.dumps(record, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as err:
         raise source.error(
-            number, f"a lone surrogate escape {err.object[err.start:err.end]!r} is no character", "fix that escape"
+            number, f"a lone surrogate escape {err.object[err.start : err.end]!r} is no character", "fix that escape"
         ) from None
     if not isinstance(record, dict):
         raise source.error(number, f"a JSON {type(record).__name__}, not an object", f"write {ARC_HINT}")

@@ -25,9 +25,9 @@ PAPER: dict[str, dict] = {
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 148662, "train_pool": 0.3, "pos_mix": {"n": 0.407, "v": 0.55, "a": 0.036, "r": 0.007},
         "family_mix": {
-            "isa_down_1": 0.0403, "isa_down_2": 0.0206, "isa_down_3": 0.0033, "isa_down_4": 0.0018,
-            "isa_up_1": 0.0428, "isa_up_2": 0.0493, "isa_up_3": 0.0424, "isa_up_4": 0.0299, "random": 0.0374,
-            "sister_1": 0.6172, "sister_2": 0.115,
+            "isa_down_1": 0.0279, "isa_down_2": 0.0112, "isa_down_3": 0.0019, "isa_down_4": 0.0009,
+            "isa_up_1": 0.0546, "isa_up_2": 0.0503, "isa_up_3": 0.0408, "isa_up_4": 0.0242, "random": 0.0388,
+            "sister_1": 0.6861, "sister_2": 0.0634,
         },
     },
     "synonymy": {
@@ -35,21 +35,21 @@ PAPER: dict[str, dict] = {
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.5,
         "pos_mix": {"n": 0.875, "v": 0.105, "a": 0.019, "r": 0.001},
         "family_mix": {
-            "isa_down_1": 0.1331, "isa_down_2": 0.0655, "isa_down_3": 0.0262, "isa_down_4": 0.0052,
-            "isa_up_1": 0.0841, "isa_up_2": 0.0891, "isa_up_3": 0.0762, "isa_up_4": 0.0648, "random": 0.114,
-            "sister_1": 0.2906, "sister_2": 0.0512,
+            "isa_down_1": 0.2111, "isa_down_2": 0.0325, "isa_down_3": 0.0115, "isa_down_4": 0.0032,
+            "isa_up_1": 0.1311, "isa_up_2": 0.1266, "isa_up_3": 0.0873, "isa_up_4": 0.0635, "random": 0.1952,
+            "sister_1": 0.1176, "sister_2": 0.0204,
         },
     },
     "hypernymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
-        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
-        "size": 35094, "train_pool": 0.2, "pos_mix": {"n": 0.705, "v": 0.295},
+        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
+        "size": 35094, "train_pool": 0.11, "pos_mix": {"n": 0.705, "v": 0.295},
         "hop_mix": {
-            1: 0.6835, 2: 0.211, 3: 0.0543, 4: 0.0298, 5: 0.0214,
+            1: 0.7551, 2: 0.168, 3: 0.0403, 4: 0.023, 5: 0.0137,
         },
         "family_mix": {
-            "isa_down_1": 0.138, "isa_down_2": 0.0407, "isa_down_3": 0.0145, "isa_down_4": 0.0086, "random": 0.3506,
-            "sister_1": 0.3497, "sister_2": 0.0978,
+            "isa_down_1": 0.1228, "isa_down_2": 0.0458, "isa_down_3": 0.0235, "isa_down_4": 0.0191, "random": 0.4438,
+            "sister_1": 0.2613, "sister_2": 0.0836,
         },
     },
     "hyponymy": {
@@ -57,11 +57,11 @@ PAPER: dict[str, dict] = {
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 35243, "train_pool": 0.8, "pos_mix": {"n": 0.555, "v": 0.445},
         "hop_mix": {
-            1: 0.9262, 2: 0.0738,
+            1: 0.9274, 2: 0.0726,
         },
         "family_mix": {
-            "isa_up_1": 0.0955, "isa_up_2": 0.1074, "isa_up_3": 0.092, "isa_up_4": 0.0528, "random": 0.0881,
-            "sister_1": 0.3951, "sister_2": 0.1691,
+            "isa_up_1": 0.258, "isa_up_2": 0.1901, "isa_up_3": 0.1322, "isa_up_4": 0.0339, "random": 0.173,
+            "sister_1": 0.1533, "sister_2": 0.0594,
         },
     },
     "wordsense": {"perturbations": 1, "min_senses": 1},

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from functools import cached_property
 from itertools import accumulate
 
-from workbench.distractors import N_DISTRACTORS, candidates, draw_disjoint
+from workbench.distractors import N_DISTRACTORS, draw_disjoint, families, same_text
 from workbench.knowledge.graph import Graph, Taxonomy
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
@@ -28,6 +28,7 @@ class _Lexicon:
         for concept, lemma in zip(graph.lemmas["id"].to_list(), graph.lemmas["lemma"].to_list()):
             if lemma.lower() not in (known.lower() for known in self.lemmas[concept]):  # Moon, moon
                 self.lemmas[concept].append(lemma)
+        self.folded_lemmas = [frozenset(lemma.lower() for lemma in lemmas) for lemmas in self.lemmas]
         self.examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
         usable = graph.examples.filter(graph.examples["surface"] != "")
         for concept, text, form in zip(
@@ -80,15 +81,11 @@ def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
     if probe == "hyponymy":
         return lambda x: x != concept and not taxonomy.is_descendant(x, concept)
     if probe == "definitions":
-        gold = lexicon.gloss[concept].strip().lower()
-        return lambda x: x != concept and lexicon.gloss[x].strip().lower() != gold
-    own = {lemma.lower() for lemma in lexicon.lemmas[concept]}
-    return lambda x: x != concept and own.isdisjoint(lemma.lower() for lemma in lexicon.lemmas[x])
-
-
-def _family(taxonomy: Taxonomy, concept: int, option: tuple[str, int], spec: ProbeSpec, is_valid) -> list[int]:
-    found = candidates(taxonomy, concept, *option)
-    return found if spec.draws == "disjoint" else [x for x in found if is_valid(x)]
+        gloss = lexicon.gloss
+        gold = gloss[concept].strip().lower()
+        return lambda x: x != concept and gloss[x].strip().lower() != gold
+    own, folded = lexicon.folded_lemmas[concept], lexicon.folded_lemmas
+    return lambda x: x != concept and own.isdisjoint(folded[x])
 
 
 class _Concept:
@@ -104,10 +101,10 @@ class _Concept:
         self.is_valid = _validity(build.graph, lexicon, spec.probe, concept)
         # with draws="disjoint" a family is counted as WordNet gives it (cheap for every concept of the count);
         # the draw skips a candidate that would also be right, as it does for a family filtered here
-        self.families = {
-            option: [] if option[0] == "random" else _family(taxonomy, concept, option, spec, self.is_valid)
-            for option in build.options
-        }
+        found = families(taxonomy, concept, build.options)
+        if spec.draws != "disjoint":
+            found = {option: [x for x in members if self.is_valid(x)] for option, members in found.items()}
+        self.families = {option: found.get(option, []) for option in build.options}
         self.usable = [option for option in build.options if option[0] == "random" or self.families[option]]
         self.spec = spec
         self.golds = [
@@ -115,30 +112,63 @@ class _Concept:
         ]
 
     @cached_property
+    def capacity(self) -> dict[tuple[str, int], int]:
+        """With ``draws="disjoint"``, the most sets each usable kind can give a question: one random set; from a
+        family every disjoint set of four (the last one topped up: the ceiling of a quarter of the family), at most
+        ``max_draws``."""
+        return {
+            option: 1 if option[0] == "random" else min(-(-len(self.families[option]) // N_DISTRACTORS),
+                                                        self.spec.draws_of(*option))
+            for option in self.usable
+        }  # fmt: skip
+
+    @cached_property
     def plan(self) -> list[tuple[tuple[str, int], int]]:
-        """With ``draws="disjoint"``, how many sets each usable family gives a question: one random set, then, family
-        by family in order, every disjoint set of four (the last one topped up: the ceiling of a quarter of the
-        family), at most ``max_draws``, until the question has ``perturbations`` family sets. The same for every
-        question of the concept, so worked out once."""
-        spec = self.spec
-        plan, left = [], spec.perturbations if spec.perturbations is not None else float("inf")
-        for option in self.usable:
-            if option[0] == "random":
-                plan.append((option, 1))
-                continue
-            count = min(-(-len(self.families[option]) // N_DISTRACTORS), spec.draws_of(*option), left)  # ceiling
+        """With ``draws="disjoint"``, how many sets each usable kind gives a question: its ``capacity``, family by
+        family in order, until the question has ``perturbations`` family sets. The same for every question of the
+        concept, so worked out once."""
+        plan, left = [], self.spec.perturbations if self.spec.perturbations is not None else float("inf")
+        for option, capacity in self.capacity.items():
+            count = capacity if option[0] == "random" else min(capacity, left)
             if count > 0:
                 plan.append((option, int(count)))
-                left -= count
+                left -= 0 if option[0] == "random" else count
         return plan
 
-    def rows(self, spec: ProbeSpec) -> int:
-        """The questions (with perturbations) this concept yields: known before any distractor is drawn."""
+    @cached_property
+    def mixed(self) -> list[list[tuple[tuple[str, int], int]]]:
+        """With ``draws="disjoint"`` and ``family_mix``, each question's kinds: as many sets as the plan gives, each
+        of a kind drawn from the mix, and a kind keeping at most its ``capacity`` (a set beyond it is not drafted:
+        no released family set is random filler only). Drawn with the concept's own generator, so that the count of
+        the build's rows and its drafting agree."""
+        spec, usable = self.spec, self.usable
+        weights = [spec.weight_of(*option) for option in usable]
+        total = sum(count for _, count in self.plan)
+        rng = random.Random(f"{spec.seed}:{spec.probe}:{self.concept}:kinds")
+        kinds = []
+        for _ in range(len(self.units) * len(self.golds)):
+            drawn = Counter(rng.choices(range(len(usable)), weights=weights, k=total)) if any(weights) else {}
+            kinds.append([(usable[i], min(drawn[i], self.capacity[usable[i]])) for i in sorted(drawn)])
+        return kinds
+
+    @cached_property
+    def per_question(self) -> int:
+        """The rows (perturbations) of each question when every question has as many (not with ``family_mix``)."""
+        spec = self.spec
         if spec.draws == "sample":
-            kinds = len(self.usable) if spec.perturbations is None else min(spec.perturbations, len(self.usable))
-        else:
-            kinds = sum(count for _, count in self.plan)
-        return len(self.units) * len(self.golds) * kinds
+            return len(self.usable) if spec.perturbations is None else min(spec.perturbations, len(self.usable))
+        return sum(count for _, count in self.plan)
+
+    def rows_of(self, question: int) -> int:
+        """The rows (perturbations) of the concept's ``question``-th question: known before any distractor is drawn."""
+        if self.spec.draws == "disjoint" and self.spec.family_mix:
+            return sum(count for _, count in self.mixed[question])
+        return self.per_question
+
+    @property
+    def rows(self) -> int:
+        """The questions (with perturbations) this concept yields."""
+        return sum(self.rows_of(question) for question in range(len(self.units) * len(self.golds)))
 
 
 class _Build:
@@ -155,6 +185,7 @@ class _Build:
         self.concepts = eligible(self.lexicon, spec, self.taxonomy)
         self.keep = _hop_keep(self.taxonomy, self.lexicon, spec, self.concepts, self.direction)
         self.texts: dict[int, str] = {}
+        self.keys: dict[int, str] = {}
 
     def kept(self, concept: int, hops: int, gold: int) -> bool:
         """Whether ``hop_mix`` keeps this gold's questions (the same answer in every pass of the build)."""
@@ -167,6 +198,13 @@ class _Build:
         if text is None:
             text = self.texts[concept] = fill(self.templates.choice, self.lexicon.choice_fields(concept))
         return text
+
+    def key_of(self, concept: int) -> str:
+        """``same_text`` of the concept's choice text, the form two choices are compared in (kept)."""
+        key = self.keys.get(concept)
+        if key is None:
+            key = self.keys[concept] = same_text(self.text_of(concept))
+        return key
 
 
 def _hop_keep(
@@ -221,7 +259,7 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], set[int] | None,
                            leave=False)  # fmt: skip
     for concept in counting:
         offsets[concept] = total
-        total += _Concept(build, concept).rows(spec)
+        total += _Concept(build, concept).rows
     rng = random.Random(f"{spec.seed}:{spec.probe}:size")
     order, starts = list(offsets), list(offsets.values())
     spans = dict(zip(order, zip(starts, [*starts[1:], total])))
@@ -263,9 +301,13 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None, offset: int) -
     spec, lexicon, rng = build.spec, build.lexicon, item.rng
     names, concept = lexicon.names, item.concept
     pool = lexicon.pool(concept)
-    drafts, index = [], offset
+    drafts, index, question = [], offset, -1
     for context, word in item.units:
         for hops, gold in item.golds:
+            question += 1
+            start, index = index, index + item.rows_of(question)
+            if rows is not None and not any(row in rows for row in range(start, index)):
+                continue  # none of this question's rows is in the sample
             chain = build.taxonomy.path(concept, gold, build.direction) if hops else [concept]
             gold_text = build.text_of(gold)
             phrasing = (
@@ -276,16 +318,16 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None, offset: int) -
             values = {"context": context, "word": word, "definition": lexicon.gloss[concept]}
             questions = [fill(build.templates.questions[template], values) for template in phrasing]
             valid = lambda x: item.is_valid(x) and x != gold  # noqa: E731
-            for (family, depth), count in _kinds(spec, item, rng):
-                wanted = [rows is None or index + n in rows for n in range(count)]
-                index += len(wanted)
+            for (family, depth), count in _kinds(spec, item, rng, question):
+                wanted = [rows is None or start + n in rows for n in range(count)]
+                start += count
                 if not any(wanted):
                     continue
                 picked_sets = draw_disjoint(
-                    rng, item.families[(family, depth)], pool, valid, build.text_of, {gold_text}, len(wanted)
+                    rng, item.families[(family, depth)], pool, valid, build.key_of, {gold_text}, wanted
                 )
-                for keep, picked in zip(wanted, picked_sets):
-                    if not keep or picked is None:
+                for picked in picked_sets:
+                    if picked is None:
                         continue
                     which = rng.randrange(len(phrasing)) if len(phrasing) > 1 else 0
                     drafts.append(
@@ -310,20 +352,13 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None, offset: int) -
     return drafts
 
 
-def _kinds(spec: ProbeSpec, item: _Concept, rng: random.Random) -> list[tuple[tuple[str, int], int]]:
-    """The distractor kinds of one question's perturbations and how many sets each gives: ``_Concept.plan`` with
-    ``draws="disjoint"`` (with ``family_mix``, as many sets as the plan, each of a kind drawn from the mix), else
-    one set of every usable kind (``perturbations=None``) or of ``perturbations`` of them without replacement."""
-    usable = item.usable
-    if spec.draws == "disjoint" and spec.family_mix:
-        weights = [spec.weight_of(*option) for option in usable]
-        total = sum(count for _, count in item.plan)
-        if not any(weights):
-            return []
-        drawn = Counter(rng.choices(range(len(usable)), weights=weights, k=total))
-        return [(usable[index], drawn[index]) for index in sorted(drawn)]
+def _kinds(spec: ProbeSpec, item: _Concept, rng: random.Random, question: int) -> list[tuple[tuple[str, int], int]]:
+    """The distractor kinds of one question's perturbations and how many sets each gives: with ``draws="disjoint"``
+    ``_Concept.mixed`` (with ``family_mix``) or ``_Concept.plan``; else one set of every usable kind
+    (``perturbations=None``) or of ``perturbations`` of them without replacement."""
     if spec.draws == "disjoint":
-        return item.plan
+        return item.mixed[question] if spec.family_mix else item.plan
+    usable = item.usable
     if spec.perturbations is not None:
         usable = sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
     return [(option, 1) for option in usable]
