@@ -187,8 +187,9 @@ class Taxonomy:
         shortest distance below any sibling."""
         siblings = {s for parent in self.parents[concept] for s in self.children[parent]} - {concept}
         levels, seen = [siblings], set(siblings)
+        below = [self._layers(sibling, max_depth - 1) for sibling in siblings] if max_depth > 1 else []
         for distance in range(1, max_depth):
-            layer = set().union(*(self._layers(sibling, max_depth - 1)[distance] for sibling in siblings)) - seen
+            layer = set().union(*(layers[distance] for layers in below)) - seen
             seen |= layer
             levels.append(layer)
         for layer in levels:

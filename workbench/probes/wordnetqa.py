@@ -106,7 +106,7 @@ class _Concept:
             found = {option: [x for x in members if self.is_valid(x)] for option, members in found.items()}
         self.families = {option: found.get(option, []) for option in build.options}
         self.usable = [option for option in build.options if option[0] == "random" or self.families[option]]
-        self.spec = spec
+        self.spec, self.build = spec, build
         self.golds = [
             (hops, gold) for hops, gold in _golds(taxonomy, spec, concept, self.rng) if build.kept(concept, hops, gold)
         ]
@@ -118,7 +118,7 @@ class _Concept:
         ``max_draws``."""
         return {
             option: 1 if option[0] == "random" else min(-(-len(self.families[option]) // N_DISTRACTORS),
-                                                        self.spec.draws_of(*option))
+                                                        self.build.caps[option])
             for option in self.usable
         }  # fmt: skip
 
@@ -142,7 +142,7 @@ class _Concept:
         no released family set is random filler only). Drawn with the concept's own generator, so that the count of
         the build's rows and its drafting agree."""
         spec, usable = self.spec, self.usable
-        weights = [spec.weight_of(*option) for option in usable]
+        weights = [self.build.weights[option] for option in usable]
         total = sum(count for _, count in self.plan)
         rng = random.Random(f"{spec.seed}:{spec.probe}:{self.concept}:kinds")
         kinds = []
@@ -181,6 +181,8 @@ class _Build:
         self.template_ids = list(self.templates.questions)
         self.taxonomy = graph.taxonomy_for(spec.instance_links)
         self.options = spec.distractor_options()
+        self.weights = {option: spec.weight_of(*option) for option in self.options}  # looked up per concept
+        self.caps = {option: spec.draws_of(*option) for option in self.options}
         self.direction = "up" if spec.probe == "hypernymy" else "down"
         self.concepts = eligible(self.lexicon, spec, self.taxonomy)
         self.keep = _hop_keep(self.taxonomy, self.lexicon, spec, self.concepts, self.direction)
