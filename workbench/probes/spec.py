@@ -11,7 +11,7 @@ FAMILIES = ("random", "sister", "isa")
 MAX_HOPS = 5
 MAX_DEPTH = 5
 PARTS_OF_SPEECH = ("n", "v", "a", "r")  # WordNet's; adjective satellites ('s') count as adjectives
-SENTENCES = ("one", "all")
+SENTENCES = ("one", "all", "lemmas")
 DRAWS = ("sample", "disjoint")
 DRAW_FAMILIES = ("sister", "isa", "isa_up", "isa_down")
 GOLDS_PER_HOP = {"hyponymy": 10}  # released hyponymy data: up to 10 hyponyms at one hop of one concept
@@ -31,7 +31,8 @@ PAPER: dict[str, dict] = {
         },
     },
     "synonymy": {
-        "sentences": "one", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
+        "sentences": "lemmas", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
+        "hide_defined_lemmas": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.5,
         "pos_mix": {"n": 0.875, "v": 0.105, "a": 0.019, "r": 0.001},
         "family_mix": {
@@ -135,8 +136,9 @@ class ProbeSpec:
 
     The population of questions (docs/REPRODUCTION.md, "What the paper preset is", gives each rule's evidence):
     ``sentences`` is ``"one"`` (one example sentence per concept: a cluster shares one stem) or ``"all"`` (every
-    usable example sentence of a concept is a question of its own). ``phrasings`` templates are drawn per
-    question, each perturbation taking one of them. ``examples_only`` asks only about concepts with a usable
+    usable example sentence of a concept is a question of its own) or ``"lemmas"`` (every lemma of a concept is a
+    question of its own, with no sentence: synonymy's, whose question shows the definition). ``phrasings``
+    templates are drawn per question, each perturbation taking one of them. ``examples_only`` asks only about concepts with a usable
     example sentence (synonymy's template shows none, so it may ask about the others, with its first lemma as the
     word). ``min_lemmas``: the lemmas a synonymy concept needs. ``draws`` is ``"sample"`` (each perturbation
     draws one set of four from a family) or ``"disjoint"`` (a question has one random perturbation and, family by
@@ -150,7 +152,9 @@ class ProbeSpec:
     question keeps the number of perturbations the disjoint sets give, and each kind's are disjoint.
     ``train_pool`` draws the train split as ``train_size`` questions at random from the questions of that share of
     the concepts (the rest of their questions are left out, so that no cluster straddles two splits); None gives
-    whole clusters to train until ``train_size``.
+    whole clusters to train until ``train_size``. ``hide_defined_lemmas`` shows a gold answer without the lemmas
+    that share a word with the concept's definition (its first clause), which synonymy's question shows: the
+    released synonymy golds do so, their distractors do not.
 
     >>> ProbeSpec("hypernymy", max_hops=3, families=("sister",), max_depth=2, seed=0)  # doctest: +ELLIPSIS
     ProbeSpec(probe='hypernymy', max_hops=3, ...)
@@ -180,6 +184,7 @@ class ProbeSpec:
     hop_mix: tuple[tuple[int, float], ...] = ()
     family_mix: tuple[tuple[str, float], ...] = ()
     train_pool: float | None = None
+    hide_defined_lemmas: bool = False
 
     @classmethod
     def paper(cls, probe: str, **overrides) -> "ProbeSpec":
@@ -211,7 +216,7 @@ class ProbeSpec:
             _check_range("perturbations", self.perturbations, 1, 10**4)
         if self.golds_per_hop is not None:
             _check_range("golds_per_hop", self.golds_per_hop, 1, 1000)
-        for name in ("instance_links", "examples_only"):
+        for name in ("instance_links", "examples_only", "hide_defined_lemmas"):
             if not isinstance(getattr(self, name), bool):
                 raise SpecError(f"{name}={getattr(self, name)!r} is not allowed; use True or False")
         _check_choice("sentences", self.sentences, SENTENCES)

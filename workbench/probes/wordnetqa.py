@@ -44,8 +44,9 @@ class _Lexicon:
         pos = self.pos[concept]
         return self.by_pos["a" if pos == "s" else pos]
 
-    def choice_fields(self, concept: int) -> dict[str, str]:
-        lemmas = self.lemmas[concept]
+    def choice_fields(self, concept: int, hide_defined: bool = False) -> dict[str, str]:
+        """The fields a choice template fills; with ``hide_defined``, the lemmas ``shown_lemmas`` keeps."""
+        lemmas = self.shown_lemmas(concept) if hide_defined else self.lemmas[concept]
         others = lemmas[1 : 1 + MAX_SYNONYMS]
         return {
             "word": lemmas[0],
@@ -53,6 +54,14 @@ class _Lexicon:
             "definition": self.gloss[concept],
             "lemmas": ", ".join(lemmas),
         }
+
+    def shown_lemmas(self, concept: int) -> list[str]:
+        """The concept's lemmas but those sharing a word with its definition's first clause (a word of the lemma
+        found in the clause's text, case ignored), or all of them where that would leave none: rule
+        ``hide_defined_lemmas``."""
+        clause = self.gloss[concept].split(";")[0].lower()
+        shown = [lemma for lemma in self.lemmas[concept] if not any(w in clause for w in lemma.lower().split())]
+        return shown or self.lemmas[concept]
 
 
 def pos_key(pos: str) -> str:
@@ -96,7 +105,10 @@ class _Concept:
         self.concept = concept
         self.rng = random.Random(f"{spec.seed}:{spec.probe}:{concept}")
         examples = lexicon.examples.get(concept) or [("", lexicon.lemmas[concept][0])]  # synonymy, no sentence
-        self.units = [self.rng.choice(examples)] if spec.sentences == "one" else list(examples)
+        if spec.sentences == "lemmas":
+            self.units = [("", lemma) for lemma in lexicon.lemmas[concept]]
+        else:
+            self.units = [self.rng.choice(examples)] if spec.sentences == "one" else list(examples)
         self.template = self.rng.choice(build.template_ids)  # phrasings=1: one template for the whole cluster
         self.is_valid = _validity(build.graph, lexicon, spec.probe, concept)
         # with draws="disjoint" a family is counted as WordNet gives it (cheap for every concept of the count);
@@ -200,6 +212,13 @@ class _Build:
         if text is None:
             text = self.texts[concept] = fill(self.templates.choice, self.lexicon.choice_fields(concept))
         return text
+
+    def gold_text_of(self, concept: int) -> str:
+        """The choice text of ``concept`` as a gold answer: ``text_of``, or with ``hide_defined_lemmas`` the lemmas
+        its definition does not give away."""
+        if not self.spec.hide_defined_lemmas:
+            return self.text_of(concept)
+        return fill(self.templates.choice, self.lexicon.choice_fields(concept, hide_defined=True))
 
     def key_of(self, concept: int) -> str:
         """``same_text`` of the concept's choice text, the form two choices are compared in (kept)."""
@@ -311,7 +330,7 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None, offset: int) -
             if rows is not None and not any(row in rows for row in range(start, index)):
                 continue  # none of this question's rows is in the sample
             chain = build.taxonomy.path(concept, gold, build.direction) if hops else [concept]
-            gold_text = build.text_of(gold)
+            gold_text = build.gold_text_of(gold)
             phrasing = (
                 [item.template]
                 if spec.phrasings == 1
@@ -326,7 +345,13 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None, offset: int) -
                 if not any(wanted):
                     continue
                 picked_sets = draw_disjoint(
-                    rng, item.families[(family, depth)], pool, valid, build.key_of, {gold_text}, wanted
+                    rng,
+                    item.families[(family, depth)],
+                    pool,
+                    valid,
+                    build.key_of,
+                    {gold_text, build.text_of(gold)},
+                    wanted,
                 )
                 for picked in picked_sets:
                     if picked is None:
