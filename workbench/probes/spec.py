@@ -135,15 +135,15 @@ class ProbeSpec:
     distractors (off, as in the released data); distractors are checked against both kinds of link either way.
 
     The population of questions (docs/REPRODUCTION.md, "What the paper preset is", gives each rule's evidence):
-    ``sentences`` is ``"one"`` (one example sentence per concept: a cluster shares one stem) or ``"all"`` (every
-    usable example sentence of a concept is a question of its own) or ``"lemmas"`` (every lemma of a concept is a
-    question of its own, with no sentence: synonymy's, whose question shows the definition). ``phrasings``
-    templates are drawn per question, each perturbation taking one of them. ``examples_only`` asks only about concepts with a usable
-    example sentence (synonymy's template shows none, so it may ask about the others, with its first lemma as the
-    word). ``min_lemmas``: the lemmas a synonymy concept needs. ``draws`` is ``"sample"`` (each perturbation
-    draws one set of four from a family) or ``"disjoint"`` (a question has one random perturbation and, family by
-    family, every disjoint set of four the family holds, the last one topped up from the random pool, at most
-    ``max_draws`` of a family, until the question has ``perturbations`` family sets).
+    ``sentences`` is ``"one"`` (one example sentence per concept: a cluster shares one stem) or ``"all"`` (every usable
+    example sentence of a concept is a question of its own) or ``"lemmas"`` (every lemma of a concept is a question of
+    its own, with no sentence: synonymy's, whose question shows the definition). ``phrasings`` templates are drawn per
+    question, each perturbation taking one of them. ``examples_only`` asks only about concepts with a usable example
+    sentence (synonymy's template shows none, so it may ask about the others, with its first lemma as the word).
+    ``min_lemmas``: the lemmas a synonymy concept needs. ``draws`` is ``"sample"`` (each perturbation draws one set of
+    four from a family) or ``"disjoint"`` (a question has one random perturbation and, family by family, every disjoint
+    set of four the family holds, the last one topped up from the random pool, at most ``max_draws`` of a family, until
+    the question has ``perturbations`` family sets).
     ``size`` makes the whole set a uniform random sample of that many questions (with perturbations) out of all
     the settings give; ``pos_mix`` (part of speech -> share; ``s`` counts as ``a``) draws that sample part of speech
     by part of speech at these shares. ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
