@@ -109,6 +109,21 @@ def test_grid_mistakes_are_errors_that_name_the_fix(inputs, tmp_path):
     assert plan_sweep(grid, out=tmp_path / "s").height == 1
 
 
+def test_a_model_s_own_seeds_replace_the_grid_s_for_that_model_only(inputs, tmp_path):
+    grid = _grid(inputs)
+    grid["models"] = {**grid["models"], "tiny1": {"path": inputs["tiny1"], "seeds": [1]}}
+    plan = plan_sweep(grid, out=tmp_path, cache=False)
+    seeds = dict(plan.group_by("model").agg(pl.col("seed").unique().sort()).iter_rows())
+    assert seeds == {"tiny1": [1], "tiny2": [0, 1]}  # control "none" takes the model's first seed
+    assert plan.filter(pl.col("model") == "tiny1")["unit"].unique().sort().to_list() == [
+        f"tiny1__{name}__similarity-auto__{control}-s1" for name in ("science", "toy")
+        for control in ("none", "random-weights")]  # fmt: skip
+    for bad in (-1, "x"):
+        grid["models"]["tiny1"]["seeds"] = [0, bad]
+        with pytest.raises(SpecError, match=f"model 'tiny1': seed {bad!r} is out of range"):
+            read_grid(grid)
+
+
 def test_a_sweep_killed_after_its_first_unit_resumes_to_identical_files(inputs, swept, cli):
     out = inputs["root"] / "killed"
     script = (

@@ -8,7 +8,7 @@ runs = ["runs/inoc"]                 # every kept checkpoint of these inoculatio
 
 [models]
 minilm = "/path/to/all-MiniLM-L6-v2"
-smollm2 = { path = "models/SmolLM2-135M.Q8_0.gguf", scorers = ["causal"], controls = ["none"] }
+smollm2 = { path = "models/SmolLM2-135M.Q8_0.gguf", scorers = ["causal"], seeds = [0] }
 
 [probes]                             # probe files or folders (workbench probes --out)
 hypernymy = "probes/hypernymy"
@@ -17,8 +17,8 @@ hypernymy = "probes/hypernymy"
 arc_easy = "mcqa/arc_easy"
 ```
 
-A model entry is a path (or hub name), or a table with ``path`` and its own ``scorers``, ``rules``, ``controls``
-that replace the grid's for that model.
+A model entry is a path (or hub name), or a table with ``path`` and its own ``scorers``, ``rules``, ``controls``,
+``seeds`` that replace the grid's for that model.
 
 >>> read_grid("sweep.toml")["models"]["minilm"]["scorers"]  # doctest: +SKIP
 ['similarity']
@@ -32,12 +32,13 @@ from workbench.errors import SpecError
 
 LISTS = {"scorers": ["similarity"], "rules": ["auto"], "controls": ["none"], "seeds": [0], "runs": []}
 TABLES = ("models", "probes", "orig")
-OWN = ("scorers", "rules", "controls")  # what a model entry may set for itself
+OWN = ("scorers", "rules", "controls", "seeds")  # what a model entry may set for itself
 
 
 def read_grid(source: str | Path | dict) -> dict:
-    """The grid as a dict: ``models`` (name -> ``{path, scorers, rules, controls}``), ``probes`` and ``orig``
-    (name -> path), ``runs`` (paths) and ``seeds``; unset lists take ``LISTS``' defaults."""
+    """The grid as a dict: ``models`` (name -> ``{path, scorers, rules, controls, seeds}``, the grid's where the
+    entry sets none), ``probes`` and ``orig`` (name -> path), ``runs`` (paths) and ``seeds``; unset lists take
+    ``LISTS``' defaults."""
     raw = _load(source) if not isinstance(source, dict) else dict(source)
     unknown = sorted(set(raw) - set(LISTS) - set(TABLES))
     if unknown:
@@ -49,7 +50,6 @@ def read_grid(source: str | Path | dict) -> dict:
             raise SpecError(f"{table} must be a table of name = path (got {value!r})")
         grid[table] = {str(name): value[name] for name in value}
     grid["models"] = {name: _model(name, entry, grid) for name, entry in grid["models"].items()}
-    grid["seeds"] = [_seed(seed) for seed in grid["seeds"]]
     if not grid["models"] and not grid["runs"]:
         raise SpecError('the sweep grid names no models and no inoculation runs; add [models] name = "path"')
     if not grid["probes"] and not grid["orig"]:
@@ -80,7 +80,7 @@ def _listed(value, name: str) -> list:
     items = value if isinstance(value, list | tuple) else [value]
     if not items and name != "runs":
         raise SpecError(f"{name} is empty; give at least one, or leave it out for {LISTS[name] or 'none'}")
-    return [str(item) if name != "seeds" else item for item in items]
+    return [_seed(item) if name == "seeds" else str(item) for item in items]
 
 
 def _model(name: str, entry, grid: dict) -> dict:
@@ -91,7 +91,10 @@ def _model(name: str, entry, grid: dict) -> dict:
     unknown = sorted(set(entry) - {"path", *OWN})
     if unknown:
         raise SpecError(f"model {name!r} has unknown keys {unknown}; use path, {', '.join(OWN)}")
-    return {"path": str(entry["path"]), **{key: _listed(entry.get(key, grid[key]), key) for key in OWN}}
+    try:
+        return {"path": str(entry["path"]), **{key: _listed(entry.get(key, grid[key]), key) for key in OWN}}
+    except SpecError as err:
+        raise SpecError(f"model {name!r}: {err}") from None
 
 
 def _seed(value) -> int:

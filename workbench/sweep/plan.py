@@ -125,15 +125,16 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
         if not Path(path).exists():
             raise WorkbenchError(f"no probe set at {path}; build one with `workbench probes` or fix the grid")
     members = [(name, entry["path"], "model", entry, None) for name, entry in grid["models"].items()]
-    members += [(name, path, "checkpoint", {"scorers": [CHECKPOINT_SCORER], "rules": ["auto"], "controls": ["none"]},
-                 trial) for run in grid["runs"] for name, path, trial in checkpoints(run)]  # fmt: skip
+    checkpoint = {"scorers": [CHECKPOINT_SCORER], "rules": ["auto"], "controls": ["none"], "seeds": grid["seeds"]}
+    members += [(name, path, "checkpoint", checkpoint, trial)
+                for run in grid["runs"] for name, path, trial in checkpoints(run)]  # fmt: skip
     scoring = {name: getattr(spec, name) for name in SCORING}
     rows = []
     for name, path, origin, entry, trial in members:
         for scorer in entry["scorers"]:
             for rule in entry["rules"]:
                 for control in entry["controls"]:
-                    for seed in grid["seeds"] if control != "none" else grid["seeds"][:1]:
+                    for seed in entry["seeds"] if control != "none" else entry["seeds"][:1]:
                         try:
                             ScoreSpec(scorer, rule=rule, control=control, seed=seed)
                         except SpecError as err:
