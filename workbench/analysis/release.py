@@ -128,12 +128,14 @@ def release_comparison(
     return tables
 
 
-MIXES = {"hop_mix": "hops", "family_mix": "kind"}  # ProbeSpec field -> the measure whose shares it sets
+# ProbeSpec field -> the measure whose shares it sets
+MIXES = {"pos_mix": "pos", "hop_mix": "hops", "family_mix": "kind"}
 
 
 def calibrated_mixes(probe: str, released: pl.DataFrame, rounds: int = 2, seed: int = 0) -> dict[str, dict]:
-    """The paper preset's ``hop_mix`` and ``family_mix`` for ``probe``: the released file's shares, corrected
-    ``rounds`` times by ``weight * released share / share in our build``, so that the build's rows hold them.
+    """The paper preset's ``pos_mix``, ``hop_mix`` and ``family_mix`` for ``probe``: the released file's shares,
+    corrected ``rounds`` times by ``weight * released share / share in our train split``, so that the rows the
+    release was drawn from (our train split, every question of its pool, after ``held_out_golds``) hold them.
 
     Correction is needed because a concept lacks some kinds (a leaf has no ``isa_down``, an adjective no
     ``sister``), whose weight the build gives to the kinds it has, and because questions carry different
@@ -153,10 +155,11 @@ def calibrated_mixes(probe: str, released: pl.DataFrame, rounds: int = 2, seed: 
         return counted
 
     target = shares(released)
-    spec = ProbeSpec.paper(probe, seed=seed, train_pool=None)
+    spec = ProbeSpec.paper(probe, seed=seed, train_size=10**7)  # train: every question its pool keeps
     mixes = {field: dict(getattr(spec, field)) for field in MIXES if getattr(spec, field)}
     for _ in range(rounds):
-        realised = shares(build_probes(replace(spec, **mixes), progress=False))
+        built = build_probes(replace(spec, **mixes), progress=False)
+        realised = shares(built.filter(pl.col("split") == "train"))
         for field, weights in mixes.items():
             have, want = realised[MIXES[field]], target[MIXES[field]]
             corrected = {key: w * want.get(str(key), 0.0) / have[str(key)] if have.get(str(key)) else w

@@ -54,7 +54,9 @@ def build_probes(
     else:
         drafts = draft_wordnetqa(graph, spec, progress=progress)
     frame = assemble(drafts, spec.probe, graph.source, spec.seed)
-    return split_by_concept(frame, train_size=spec.train_size, seed=spec.seed, train_pool=spec.train_pool)
+    return split_by_concept(
+        frame, spec.train_size, spec.seed, train_pool=spec.train_pool, held_out_golds=spec.held_out_golds
+    )
 
 
 __all__ = ["ProbeSpec", "build_probes"]

@@ -13,12 +13,14 @@ MAX_DEPTH = 5
 PARTS_OF_SPEECH = ("n", "v", "a", "r")  # WordNet's; adjective satellites ('s') count as adjectives
 SENTENCES = ("one", "all", "lemmas")
 DRAWS = ("sample", "disjoint")
+CHOICE_WORDS = ("lemmas", "name")
 DRAW_FAMILIES = ("sister", "isa", "isa_up", "isa_down")
 GOLDS_PER_HOP = {"hyponymy": 10}  # released hyponymy data: up to 10 hyponyms at one hop of one concept
 PAPER_DEPTHS = (("isa", 4), ("sister", 2))
 # The paper preset's population, probe by probe; each rule with its evidence in docs/REPRODUCTION.md ("What the
 # paper preset is"). ``size`` is Table 4's "with perturbations"; ``pos_mix`` the released train files' shares;
-# ``hop_mix`` and ``family_mix`` theirs as corrected by workbench.analysis.release.calibrated_mixes (seed 0).
+# ``hop_mix`` and ``family_mix`` theirs as corrected by workbench.analysis.release.calibrated_mixes (seed 0), which
+# corrects hypernymy's ``pos_mix`` too (its train split leaves out the golds of dev and test: ``held_out_golds``).
 PAPER: dict[str, dict] = {
     "definitions": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
@@ -42,19 +44,19 @@ PAPER: dict[str, dict] = {
         },
     },
     "hypernymy": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
-        "size": 35094, "train_pool": 0.11, "pos_mix": {"n": 0.705, "v": 0.295},
+        "size": 35094, "train_pool": 0.7, "held_out_golds": True, "pos_mix": {"n": 0.7555, "v": 0.2445},
         "hop_mix": {
-            1: 0.7551, 2: 0.168, 3: 0.0403, 4: 0.023, 5: 0.0137,
+            1: 0.303, 2: 0.1672, 3: 0.0941, 4: 0.1608, 5: 0.2748,
         },
         "family_mix": {
-            "isa_down_1": 0.1228, "isa_down_2": 0.0458, "isa_down_3": 0.0235, "isa_down_4": 0.0191, "random": 0.4438,
-            "sister_1": 0.2613, "sister_2": 0.0836,
+            "isa_down_1": 0.1013, "isa_down_2": 0.0618, "isa_down_3": 0.0609, "isa_down_4": 0.3021, "random": 0.1965,
+            "sister_1": 0.1954, "sister_2": 0.0821,
         },
     },
     "hyponymy": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name",
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 35243, "train_pool": 0.8, "pos_mix": {"n": 0.555, "v": 0.445},
         "hop_mix": {
@@ -152,9 +154,13 @@ class ProbeSpec:
     question keeps the number of perturbations the disjoint sets give, and each kind's are disjoint.
     ``train_pool`` draws the train split as ``train_size`` questions at random from the questions of that share of
     the concepts (the rest of their questions are left out, so that no cluster straddles two splits); None gives
-    whole clusters to train until ``train_size``. ``hide_defined_lemmas`` shows a gold answer without the lemmas
-    that share a word with the concept's definition (its first clause), which synonymy's question shows: the
-    released synonymy golds do so, their distractors do not.
+    whole clusters to train until ``train_size``; ``held_out_golds`` first leaves out of train every question whose
+    gold answer is also a dev or test gold (the paper de-duplicated its splits by correct answer).
+    ``hide_defined_lemmas`` shows a gold answer without the lemmas that share a word with the concept's definition
+    (its first clause), which synonymy's question shows: the released synonymy golds do so, their distractors do not.
+    ``choice_words`` is how a taxonomy choice names its concept: ``"lemmas"`` (the first lemma, then the next two,
+    case folded) or ``"name"`` (the released files' form: the word of the concept's name in lowercase, two of its
+    other lemmas drawn at random, and ' event' after a verb's words: 'calve (or break up) event, defined as ...').
 
     >>> ProbeSpec("hypernymy", max_hops=3, families=("sister",), max_depth=2, seed=0)  # doctest: +ELLIPSIS
     ProbeSpec(probe='hypernymy', max_hops=3, ...)
@@ -185,6 +191,8 @@ class ProbeSpec:
     family_mix: tuple[tuple[str, float], ...] = ()
     train_pool: float | None = None
     hide_defined_lemmas: bool = False
+    held_out_golds: bool = False
+    choice_words: str = "lemmas"
 
     @classmethod
     def paper(cls, probe: str, **overrides) -> "ProbeSpec":
@@ -216,10 +224,11 @@ class ProbeSpec:
             _check_range("perturbations", self.perturbations, 1, 10**4)
         if self.golds_per_hop is not None:
             _check_range("golds_per_hop", self.golds_per_hop, 1, 1000)
-        for name in ("instance_links", "examples_only", "hide_defined_lemmas"):
+        for name in ("instance_links", "examples_only", "hide_defined_lemmas", "held_out_golds"):
             if not isinstance(getattr(self, name), bool):
                 raise SpecError(f"{name}={getattr(self, name)!r} is not allowed; use True or False")
         _check_choice("sentences", self.sentences, SENTENCES)
+        _check_choice("choice_words", self.choice_words, CHOICE_WORDS)
         _check_range("phrasings", self.phrasings, 1, 100)
         _check_range("min_lemmas", self.min_lemmas, 1, 100)
         _check_choice("draws", self.draws, DRAWS)

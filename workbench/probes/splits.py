@@ -7,7 +7,11 @@ import polars as pl
 
 
 def split_by_concept(
-    probes: pl.DataFrame, train_size: int = 3000, seed: int = 0, train_pool: float | None = None
+    probes: pl.DataFrame,
+    train_size: int = 3000,
+    seed: int = 0,
+    train_pool: float | None = None,
+    held_out_golds: bool = False,
 ) -> pl.DataFrame:
     """Set the ``split`` column: train as below, the other concepts alternating between dev and test.
 
@@ -16,7 +20,10 @@ def split_by_concept(
     of the concepts), train is drawn as the paper drew its training sets: ``train_size`` questions at random from
     the questions of that share of the concepts; their other questions are left out, so that no cluster
     straddles two splits (docs/REPRODUCTION.md: the released train files hold 3,000 questions spread over
-    1,341-2,712 clusters, which whole clusters cannot give).
+    1,341-2,712 clusters, which whole clusters cannot give). With ``held_out_golds``, train keeps no question whose
+    gold answer (``gold_concept``) is the gold of a dev or test question, before the draw: the paper's splits were
+    "de-duplicated with respect to correct answer" (R&S 2020 §5.1), so a gold that many concepts share (a general
+    hypernym) lands in dev or test and never in train.
     """
     counts = probes.group_by("concept").len().sort("concept")
     order = list(zip(counts["concept"].to_list(), counts["len"].to_list()))
@@ -37,6 +44,9 @@ def split_by_concept(
         .with_columns(pl.col("assigned").alias("split"))
         .drop("assigned")
     )
+    if held_out_golds:
+        held = split.filter(pl.col("split") != "train")["gold_concept"].unique()
+        split = split.filter((pl.col("split") != "train") | ~pl.col("gold_concept").is_in(held.implode()))
     if train_pool is None:
         return split
     drawn = split.with_row_index("_row").filter(pl.col("split") == "train")["_row"]

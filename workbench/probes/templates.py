@@ -16,7 +16,7 @@ from workbench.errors import WorkbenchError
 
 FIELD = re.compile(r"\{([^{}]*)\}")
 QUESTION_FIELDS = {"context", "word", "definition"}
-CHOICE_FIELDS = {"word", "synonyms", "definition", "lemmas"}
+CHOICE_FIELDS = {"word", "synonyms", "event", "definition", "lemmas"}  # event: " event" after a verb (choice_words)
 
 
 class TemplateError(WorkbenchError):

@@ -25,7 +25,9 @@ class _Lexicon:
         self.pos = graph.concepts["pos"].to_list()
         self.gloss = graph.concepts["gloss"].to_list()
         self.lemmas: list[list[str]] = [[] for _ in self.names]
+        self.all_lemmas: list[list[str]] = [[] for _ in self.names]  # as WordNet lists them, case variants too
         for concept, lemma in zip(graph.lemmas["id"].to_list(), graph.lemmas["lemma"].to_list()):
+            self.all_lemmas[concept].append(lemma)
             if lemma.lower() not in (known.lower() for known in self.lemmas[concept]):  # Moon, moon
                 self.lemmas[concept].append(lemma)
         self.folded_lemmas = [frozenset(lemma.lower() for lemma in lemmas) for lemmas in self.lemmas]
@@ -51,8 +53,23 @@ class _Lexicon:
         return {
             "word": lemmas[0],
             "synonyms": f" (or {', '.join(others)})" if others else "",
+            "event": "",
             "definition": self.gloss[concept],
             "lemmas": ", ".join(lemmas),
+        }
+
+    def named_fields(self, concept: int, rng: random.Random) -> dict[str, str]:
+        """``choice_fields`` as the released taxonomy choices show a concept (rule ``choice_words="name"``): the word
+        of its name, lowercase ('victorian'); up to ``MAX_SYNONYMS`` of its other lemmas drawn at random, case kept
+        ('(or Victorian)'); and ' event' after a verb's words (R&S 2020 Table 2: 'escape event defined as ...')."""
+        word = self.names[concept].rsplit(".", 2)[0].replace("_", " ")
+        others = [lemma for lemma in self.all_lemmas[concept] if lemma != word]
+        shown = rng.sample(others, min(MAX_SYNONYMS, len(others)))
+        return {
+            **self.choice_fields(concept),
+            "word": word,
+            "synonyms": f" (or {', '.join(shown)})" if shown else "",
+            "event": " event" if self.pos[concept] == "v" else "",
         }
 
     def shown_lemmas(self, concept: int) -> list[str]:
@@ -210,7 +227,12 @@ class _Build:
     def text_of(self, concept: int) -> str:
         text = self.texts.get(concept)
         if text is None:
-            text = self.texts[concept] = fill(self.templates.choice, self.lexicon.choice_fields(concept))
+            if self.spec.choice_words == "name":  # one draw of the shown lemmas per concept and build
+                rng = random.Random(f"{self.spec.seed}:{self.spec.probe}:{concept}:words")
+                fields = self.lexicon.named_fields(concept, rng)
+            else:
+                fields = self.lexicon.choice_fields(concept)
+            text = self.texts[concept] = fill(self.templates.choice, fields)
         return text
 
     def gold_text_of(self, concept: int) -> str:
