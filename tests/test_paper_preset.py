@@ -14,6 +14,7 @@ import pytest
 
 from workbench.analysis.release import release_comparison
 from workbench.distractors import draw_disjoint
+from workbench.errors import SpecError
 from workbench.knowledge.wordnet import open_wordnet
 from workbench.probes import ProbeSpec, build_probes
 from workbench.probes.formats import read_probes
@@ -304,6 +305,54 @@ def test_released_synonymy_golds_hide_what_their_definition_gives_away(synonymy_
     counts = wordnet_graph.lemmas.group_by("id").agg(pl.col("lemma").str.to_lowercase().n_unique())
     count = dict(zip(counts["id"], counts["lemma"]))
     assert sum(len(gold) < count[index[name]] for name, gold in gold_of.items()) > 0.2 * len(gold_of)
+
+
+def test_released_synonymy_never_gives_its_gold_away(released_dir, wordnet_graph, synonymy_release):
+    """Rule ``hide_defined_lemmas``, second half: in 3 of the 3,000 released synonymy questions a lemma the gold shows
+    has a word in the definition the question shows (its first clause): a synset whose every lemma does is not
+    asked about (19,504 of WordNet's; ours asked about them, a third of our questions gave the gold away). So
+    `forced_landing.n.01` ('an unscheduled airplane landing ...') is not eligible, and none of ours gives it away."""
+    index = {name: number for number, name in enumerate(wordnet_graph.names)}
+    gloss = wordnet_graph.concepts["gloss"].to_list()
+
+    def gives_away(concept: str, gold: str) -> bool:
+        clause = gloss[index[concept]].split(";")[0].lower()
+        return any(word in clause for lemma in lemma_list(gold) for word in lemma.split())
+
+    rows = released_rows(released_dir, "synonymy_train")
+    answer = lambda row: row["question"]["choices"][int(row["answerKey"])]["text"]  # noqa: E731
+    known = [row for row in rows if row["notes"]["gold_synset"] in index]
+    given = sum(gives_away(row["notes"]["gold_synset"], answer(row)) for row in known)
+    assert len(known) > 2900 and given <= 5
+    _, ours = synonymy_release
+    assert not any(gives_away(row["concept"], row["choices"][row["answer"]]) for row in ours.iter_rows(named=True))
+    with pytest.raises(SpecError, match="forced_landing"):
+        build_probes(ProbeSpec.paper("synonymy", concepts=("forced_landing.n.01",)), wordnet_graph, progress=False)
+
+
+def test_released_synonymy_hypernym_distractors_skip_the_parent(released_dir, wordnet_graph, synonymy_release):
+    """Rule ``isa_up_skip=1`` for synonymy: a released synonymy hypernym distractor of depth k is k + 1 links above
+    its gold (1,102 of 1,112 rows; definitions' are k links up, 397 of 397); ours the same."""
+    taxonomy, index = wordnet_graph.taxonomy_for(False), wordnet_graph.ids
+
+    def links_above(concept: str, distractor: str) -> int | None:
+        return taxonomy.hops(index[concept], "up", 8).get(index[distractor])
+
+    pairs = [
+        (row["notes"]["distractor_hops"], links_above(row["notes"]["gold_synset"], distractor))
+        for row in released_rows(released_dir, "synonymy_train")
+        if row["notes"]["distractor_type"] == "hypernym"
+        for distractor in row["notes"]["other_distractors"]
+    ]
+    assert len(pairs) > 1000 and sum(links == depth + 1 for depth, links in pairs) >= 0.97 * len(pairs)
+    _, ours = synonymy_release
+    isa_up = ours.filter(pl.col("distractor_family") == "isa_up")
+    picked = [  # the family's distractors come first, the random ones topping the set up after them
+        (row["distractor_depth"], links_above(row["concept"], distractor))
+        for row in isa_up.iter_rows(named=True)
+        for distractor in row["distractor_concepts"][: 4 - row["n_random_fill"]]
+    ]
+    assert len(picked) > 50 and all(links == depth + 1 for depth, links in picked)
 
 
 def test_released_synonymy_asks_a_question_per_lemma(synonymy_release, released_dir, wordnet_graph):

@@ -3,8 +3,9 @@
 Families: ``random`` (any concept of the same part of speech), ``sister`` (SISTER_l: the
 descendants exactly l-1 levels below each of the concept's siblings, so sister_1 is the siblings
 themselves; not cumulative), ``isa_up`` / ``isa_down`` (concepts exactly k' ISA links above / below
-the concept), ``senses`` (other senses of the same word). A family short of valid candidates is
-topped up from the random pool, and the number topped up is recorded.
+the concept; ``isa_up_skip`` more links above, as the paper's synonymy draws), ``senses`` (other senses of
+the same word). A family short of valid candidates is topped up from the random pool, and the number topped
+up is recorded.
 """
 
 import random
@@ -26,8 +27,11 @@ def candidates(taxonomy: Taxonomy, concept: int, family: str, depth: int) -> lis
     return families(taxonomy, concept, [(family, depth)])[(family, depth)]
 
 
-def families(taxonomy: Taxonomy, concept: int, options: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
-    """``candidates`` of each (family, depth) option but ``random``, every family walked once at its deepest depth."""
+def families(
+    taxonomy: Taxonomy, concept: int, options: Sequence[tuple[str, int]], isa_up_skip: int = 0
+) -> dict[tuple[str, int], list[int]]:
+    """``candidates`` of each (family, depth) option but ``random``, every family walked once at its deepest depth;
+    ``isa_up`` at depth k is k + ``isa_up_skip`` links above the concept."""
     deepest: dict[str, int] = {}
     for family, depth in options:
         if family == "random":
@@ -41,8 +45,10 @@ def families(taxonomy: Taxonomy, concept: int, options: Sequence[tuple[str, int]
             levels = taxonomy.sister_levels(concept, depth)
             found.update(((family, level), layer) for level, layer in enumerate(levels, 1))
             continue
-        for node, level in taxonomy.hops(concept, "up" if family == "isa_up" else "down", depth).items():
-            found.setdefault((family, level), set()).add(node)
+        skip = isa_up_skip if family == "isa_up" else 0
+        for node, level in taxonomy.hops(concept, "up" if family == "isa_up" else "down", depth + skip).items():
+            if level > skip:
+                found.setdefault((family, level - skip), set()).add(node)
     return {option: sorted(found.get(option, ())) for option in options if option[0] != "random"}
 
 

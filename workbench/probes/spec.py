@@ -34,13 +34,13 @@ PAPER: dict[str, dict] = {
     },
     "synonymy": {
         "sentences": "lemmas", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
-        "hide_defined_lemmas": True,
+        "hide_defined_lemmas": True, "isa_up_skip": 1,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.5,
         "pos_mix": {"n": 0.875, "v": 0.105, "a": 0.019, "r": 0.001},
         "family_mix": {
-            "isa_down_1": 0.2111, "isa_down_2": 0.0325, "isa_down_3": 0.0115, "isa_down_4": 0.0032,
-            "isa_up_1": 0.1311, "isa_up_2": 0.1266, "isa_up_3": 0.0873, "isa_up_4": 0.0635, "random": 0.1952,
-            "sister_1": 0.1176, "sister_2": 0.0204,
+            "isa_down_1": 0.1762, "isa_down_2": 0.0244, "isa_down_3": 0.0087, "isa_down_4": 0.002,
+            "isa_up_1": 0.1463, "isa_up_2": 0.1438, "isa_up_3": 0.0909, "isa_up_4": 0.064, "random": 0.2173,
+            "sister_1": 0.1068, "sister_2": 0.0196,
         },
     },
     "hypernymy": {
@@ -157,10 +157,13 @@ class ProbeSpec:
     whole clusters to train until ``train_size``; ``held_out_golds`` first leaves out of train every question whose
     gold answer is also a dev or test gold (the paper de-duplicated its splits by correct answer).
     ``hide_defined_lemmas`` shows a gold answer without the lemmas that share a word with the concept's definition
-    (its first clause), which synonymy's question shows: the released synonymy golds do so, their distractors do not.
+    (its first clause), which synonymy's question shows, and asks nothing about a concept whose every lemma does: the
+    released synonymy golds do so, their distractors do not.
     ``choice_words`` is how a taxonomy choice names its concept: ``"lemmas"`` (the first lemma, then the next two,
     case folded) or ``"name"`` (the released files' form: the word of the concept's name in lowercase, two of its
     other lemmas drawn at random, and ' event' after a verb's words: 'calve (or break up) event, defined as ...').
+    ``isa_up_skip`` puts an ``isa_up`` distractor of depth k that many links further up (k + ``isa_up_skip`` links
+    above the concept): the released synonymy's hypernym distractors skip the parent.
 
     >>> ProbeSpec("hypernymy", max_hops=3, families=("sister",), max_depth=2, seed=0)  # doctest: +ELLIPSIS
     ProbeSpec(probe='hypernymy', max_hops=3, ...)
@@ -193,6 +196,7 @@ class ProbeSpec:
     hide_defined_lemmas: bool = False
     held_out_golds: bool = False
     choice_words: str = "lemmas"
+    isa_up_skip: int = 0
 
     @classmethod
     def paper(cls, probe: str, **overrides) -> "ProbeSpec":
@@ -231,6 +235,7 @@ class ProbeSpec:
         _check_choice("choice_words", self.choice_words, CHOICE_WORDS)
         _check_range("phrasings", self.phrasings, 1, 100)
         _check_range("min_lemmas", self.min_lemmas, 1, 100)
+        _check_range("isa_up_skip", self.isa_up_skip, 0, MAX_HOPS)
         _check_choice("draws", self.draws, DRAWS)
         draws = self.max_draws.items() if isinstance(self.max_draws, dict) else self.max_draws
         object.__setattr__(self, "max_draws", tuple(sorted((family, count) for family, count in draws)))

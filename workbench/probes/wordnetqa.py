@@ -74,11 +74,10 @@ class _Lexicon:
 
     def shown_lemmas(self, concept: int) -> list[str]:
         """The concept's lemmas but those sharing a word with its definition's first clause (a word of the lemma
-        found in the clause's text, case ignored), or all of them where that would leave none: rule
-        ``hide_defined_lemmas``."""
+        found in the clause's text, case ignored): rule ``hide_defined_lemmas``, which asks nothing about a concept
+        where that leaves none."""
         clause = self.gloss[concept].split(";")[0].lower()
-        shown = [lemma for lemma in self.lemmas[concept] if not any(w in clause for w in lemma.lower().split())]
-        return shown or self.lemmas[concept]
+        return [lemma for lemma in self.lemmas[concept] if not any(w in clause for w in lemma.lower().split())]
 
 
 def pos_key(pos: str) -> str:
@@ -95,6 +94,8 @@ def eligible(lexicon: _Lexicon, spec: ProbeSpec, taxonomy: Taxonomy) -> list[int
         found = [c for c in found if lexicon.pos[c] in TAXONOMY_POS and taxonomy.hops(c, direction, 1)]
     if spec.probe == "synonymy":
         found = [c for c in found if len(lexicon.lemmas[c]) >= spec.min_lemmas]
+        if spec.hide_defined_lemmas:  # every lemma in the definition: the question would give its answer away
+            found = [c for c in found if lexicon.shown_lemmas(c)]
     return list(found)
 
 
@@ -130,7 +131,7 @@ class _Concept:
         self.is_valid = _validity(build.graph, lexicon, spec.probe, concept)
         # with draws="disjoint" a family is counted as WordNet gives it (cheap for every concept of the count);
         # the draw skips a candidate that would also be right, as it does for a family filtered here
-        found = families(taxonomy, concept, build.options)
+        found = families(taxonomy, concept, build.options, spec.isa_up_skip)
         if spec.draws != "disjoint":
             found = {option: [x for x in members if self.is_valid(x)] for option, members in found.items()}
         self.families = {option: found.get(option, []) for option in build.options}
