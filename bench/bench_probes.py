@@ -358,6 +358,8 @@ def print_timing(setting: str, runs: dict[str, dict], together: dict | None) -> 
 
 
 def describe_setting(setting: str) -> str:
+    if SETTINGS[setting] is None:
+        return "ProbeSpec.paper(probe)"
     args = ", ".join(f"{key}={value}" for key, value in SETTINGS[setting].items())
     return f"ProbeSpec(probe{', ' + args if args else ''})"
 
