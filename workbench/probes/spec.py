@@ -20,7 +20,8 @@ PAPER_DEPTHS = (("isa", 4), ("sister", 2))
 # The paper preset's population, probe by probe; each rule with its evidence in docs/REPRODUCTION.md ("What the
 # paper preset is"). ``size`` is Table 4's "with perturbations"; ``pos_mix`` the released train files' shares;
 # ``hop_mix`` and ``family_mix`` theirs as corrected by workbench.analysis.release.calibrated_mixes (seed 0), which
-# corrects hypernymy's ``pos_mix`` too (its train split leaves out the golds of dev and test: ``held_out_golds``).
+# corrects hypernymy's and synonymy's ``pos_mix`` too (their train splits leave out the golds of dev and test:
+# ``held_out_golds``).
 PAPER: dict[str, dict] = {
     "definitions": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint",
@@ -34,13 +35,13 @@ PAPER: dict[str, dict] = {
     },
     "synonymy": {
         "sentences": "lemmas", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
-        "hide_defined_lemmas": True, "isa_up_skip": 1,
-        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.5,
-        "pos_mix": {"n": 0.875, "v": 0.105, "a": 0.019, "r": 0.001},
+        "hide_defined_lemmas": True, "isa_up_skip": 1, "held_out_golds": True,
+        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.7,
+        "pos_mix": {"n": 0.7799, "v": 0.2033, "a": 0.0157, "r": 0.0011},
         "family_mix": {
-            "isa_down_1": 0.1762, "isa_down_2": 0.0244, "isa_down_3": 0.0087, "isa_down_4": 0.002,
-            "isa_up_1": 0.1463, "isa_up_2": 0.1438, "isa_up_3": 0.0909, "isa_up_4": 0.064, "random": 0.2173,
-            "sister_1": 0.1068, "sister_2": 0.0196,
+            "isa_down_1": 0.2744, "isa_down_2": 0.0405, "isa_down_3": 0.0167, "isa_down_4": 0.0026,
+            "isa_up_1": 0.1277, "isa_up_2": 0.121, "isa_up_3": 0.0731, "isa_up_4": 0.0521, "random": 0.1896,
+            "sister_1": 0.0862, "sister_2": 0.0161,
         },
     },
     "hypernymy": {
@@ -155,7 +156,8 @@ class ProbeSpec:
     ``train_pool`` draws the train split as ``train_size`` questions at random from the questions of that share of
     the concepts (the rest of their questions are left out, so that no cluster straddles two splits); None gives
     whole clusters to train until ``train_size``; ``held_out_golds`` first leaves out of train every question whose
-    gold answer is also a dev or test gold (the paper de-duplicated its splits by correct answer).
+    gold answer is also a dev or test gold, or for synonymy lists a lemma one lists (the paper de-duplicated its
+    splits by correct answer).
     ``hide_defined_lemmas`` shows a gold answer without the lemmas that share a word with the concept's definition
     (its first clause), which synonymy's question shows, and asks nothing about a concept whose every lemma does: the
     released synonymy golds do so, their distractors do not.

@@ -23,7 +23,8 @@ def split_by_concept(
     1,341-2,712 clusters, which whole clusters cannot give). With ``held_out_golds``, train keeps no question whose
     gold answer (``gold_concept``) is the gold of a dev or test question, before the draw: the paper's splits were
     "de-duplicated with respect to correct answer" (R&S 2020 §5.1), so a gold that many concepts share (a general
-    hypernym) lands in dev or test and never in train.
+    hypernym) lands in dev or test and never in train. A synonymy answer is its lemmas: train keeps no question whose
+    gold lists a lemma a dev or test gold lists.
     """
     counts = probes.group_by("concept").len().sort("concept")
     order = list(zip(counts["concept"].to_list(), counts["len"].to_list()))
@@ -45,8 +46,7 @@ def split_by_concept(
         .drop("assigned")
     )
     if held_out_golds:
-        held = split.filter(pl.col("split") != "train")["gold_concept"].unique()
-        split = split.filter((pl.col("split") != "train") | ~pl.col("gold_concept").is_in(held.implode()))
+        split = _without_held_out_answers(split)
     if train_pool is None:
         return split
     drawn = split.with_row_index("_row").filter(pl.col("split") == "train")["_row"]
@@ -56,3 +56,17 @@ def split_by_concept(
         .filter((pl.col("split") != "train") | pl.col("_row").is_in(list(keep)))
         .drop("_row")
     )
+
+
+def _answer_parts(frame: pl.DataFrame) -> pl.Expr:
+    """What each question's correct answer is made of: a synonymy gold's lemmas (case folded), else its concept."""
+    lemmas = pl.col("choices").list.get(pl.col("answer")).str.to_lowercase().str.split(", ")
+    return pl.when(pl.col("probe") == "synonymy").then(lemmas).otherwise(pl.concat_list(pl.col("gold_concept")))
+
+
+def _without_held_out_answers(split: pl.DataFrame) -> pl.DataFrame:
+    """``split`` less the train questions whose correct answer shares a part with a dev or test question's."""
+    parts = split.with_row_index("_row").select("_row", "split", part=_answer_parts(split)).explode("part")
+    held = parts.filter(pl.col("split") != "train")["part"].unique().implode()
+    dropped = parts.filter(pl.col("split") == "train", pl.col("part").is_in(held))["_row"].unique().implode()
+    return split.with_row_index("_row").filter(~pl.col("_row").is_in(dropped)).drop("_row")
