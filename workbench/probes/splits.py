@@ -58,7 +58,7 @@ def split_by_concept(
     )
 
 
-def _answer_parts(frame: pl.DataFrame) -> pl.Expr:
+def _answer_parts() -> pl.Expr:
     """What each question's correct answer is made of: a synonymy gold's lemmas (case folded), else its concept."""
     lemmas = pl.col("choices").list.get(pl.col("answer")).str.to_lowercase().str.split(", ")
     return pl.when(pl.col("probe") == "synonymy").then(lemmas).otherwise(pl.concat_list(pl.col("gold_concept")))
@@ -66,7 +66,8 @@ def _answer_parts(frame: pl.DataFrame) -> pl.Expr:
 
 def _without_held_out_answers(split: pl.DataFrame) -> pl.DataFrame:
     """``split`` less the train questions whose correct answer shares a part with a dev or test question's."""
-    parts = split.with_row_index("_row").select("_row", "split", part=_answer_parts(split)).explode("part")
+    indexed = split.with_row_index("_row")
+    parts = indexed.select("_row", "split", part=_answer_parts()).explode("part")
     held = parts.filter(pl.col("split") != "train")["part"].unique().implode()
     dropped = parts.filter(pl.col("split") == "train", pl.col("part").is_in(held))["_row"].unique().implode()
-    return split.with_row_index("_row").filter(~pl.col("_row").is_in(dropped)).drop("_row")
+    return indexed.filter(~pl.col("_row").is_in(dropped)).drop("_row")
