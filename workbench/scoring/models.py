@@ -312,15 +312,14 @@ def load_network(
 
 
 def _unreadable_weights(err: Exception) -> bool:
-    """Whether ``err`` is what safetensors or ``torch.load`` raise on a damaged, truncated or empty weight file."""
-    import pickle
+    """Whether ``err`` came from reading a damaged, truncated or empty weight file: safetensors' own error, or any
+    error raised inside ``torch.load`` (whose unpickler meets random bytes with whatever error they lead it to)."""
+    import traceback
 
-    kind = type(err).__name__
-    return (
-        kind == "SafetensorError"
-        or isinstance(err, (pickle.UnpicklingError, EOFError))
-        or (isinstance(err, RuntimeError) and "PytorchStreamReader" in str(err))
-    )
+    if type(err).__name__ == "SafetensorError":
+        return True
+    readers = ("torch/serialization.py", "torch/_weights_only_unpickler.py")
+    return any(frame.filename.endswith(readers) for frame in traceback.extract_tb(err.__traceback__))
 
 
 def fingerprint(network: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, control: str) -> str:
