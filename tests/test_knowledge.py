@@ -174,6 +174,21 @@ def test_sisters_are_exactly_depth_levels_below_the_shared_parent(dag, depth):
 
 
 @settings(max_examples=60, deadline=None)
+@given(dags(), st.integers(1, 3), st.integers(1, 5))
+def test_counted_families_are_the_sizes_of_the_walked_ones(dag, depth, max_hops):
+    """A build counts every concept's rows from ``sister_sizes`` and ``layer_sizes``; they must be the lengths of
+    the families its drafting walks (``sister_levels``, ``hops``), or the sample would not be the same."""
+    n, _, taxonomy = dag
+    for concept in range(n):
+        assert taxonomy.sister_sizes(concept, depth) == [len(level) for level in taxonomy.sister_levels(concept, depth)]
+        for direction in ("up", "down"):
+            found = list(taxonomy.hops(concept, direction, max_hops).values())
+            assert taxonomy.layer_sizes(concept, direction, max_hops) == [
+                found.count(k) for k in range(1, max_hops + 1)
+            ]
+
+
+@settings(max_examples=60, deadline=None)
 @given(dags())
 def test_paths_and_ancestors_agree(dag):
     n, edges, taxonomy = dag

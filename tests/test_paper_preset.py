@@ -8,6 +8,8 @@ preset on real WordNet and check it against the released train files and against
 import json
 import math
 import random
+from collections import Counter
+from itertools import accumulate
 
 import polars as pl
 import pytest
@@ -20,6 +22,7 @@ from workbench.probes import ProbeSpec, build_probes
 from workbench.probes.formats import read_probes
 from workbench.probes.splits import split_by_concept
 from workbench.probes.stats import table4
+from workbench.probes.wordnetqa import _choice_counts
 
 pytestmark = pytest.mark.wordnet
 PROBES = ("definitions", "hypernymy", "hyponymy")
@@ -227,6 +230,22 @@ def test_a_kept_set_is_dealt_after_the_sets_before_it():
     (second, from_family), (third, filled) = ((d.concepts, d.n_random_fill) for d in drawn[1:3])
     assert set(second) <= set(family) and from_family == 0 and not set(second) & set(third)
     assert len(set(third) & set(family)) == 2 and filled == 2 and set(third) - set(family) <= set(pool)  # 10 = 4+4+2
+
+
+def test_kind_counts_are_those_of_random_choices():
+    """A question's family kinds are counted from sorted draws (``_choice_counts``), not from ``random.choices``; the
+    counts and the generator's state after them must be the same, or the build's sample would change."""
+    maker = random.Random(5)
+    for _ in range(300):
+        weights = [maker.choice([0.0, 0.0137, 0.25, 0.6861, 1.0]) for _ in range(maker.randint(1, 11))]
+        if not any(weights):
+            continue
+        k, seed = maker.randint(0, 150), maker.random()
+        drawn = Counter(random.Random(seed).choices(range(len(weights)), weights=weights, k=k))
+        ours, theirs = random.Random(seed), random.Random(seed)
+        theirs.choices(range(len(weights)), weights=weights, k=k)
+        assert _choice_counts(ours, list(accumulate(weights)), k) == [drawn[i] for i in range(len(weights))]
+        assert ours.random() == theirs.random()
 
 
 def links_up(concept, goal) -> int | None:

@@ -11,6 +11,7 @@ up is recorded.
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from workbench.knowledge.graph import Taxonomy
 
@@ -32,15 +33,8 @@ def families(
 ) -> dict[tuple[str, int], list[int]]:
     """``candidates`` of each (family, depth) option but ``random``, every family walked once at its deepest depth;
     ``isa_up`` at depth k is k + ``isa_up_skip`` links above the concept."""
-    deepest: dict[str, int] = {}
-    for family, depth in options:
-        if family == "random":
-            continue
-        if family not in ("sister", "isa_up", "isa_down"):
-            raise ValueError(f"family {family!r} has no candidate set of its own")
-        deepest[family] = max(depth, deepest.get(family, 0))
     found: dict[tuple[str, int], set[int]] = {}
-    for family, depth in deepest.items():
+    for family, depth in _deepest(tuple(options)).items():
         if family == "sister":
             levels = taxonomy.sister_levels(concept, depth)
             found.update(((family, level), layer) for level, layer in enumerate(levels, 1))
@@ -50,6 +44,35 @@ def families(
             if level > skip:
                 found.setdefault((family, level - skip), set()).add(node)
     return {option: sorted(found.get(option, ())) for option in options if option[0] != "random"}
+
+
+def family_sizes(
+    taxonomy: Taxonomy, concept: int, options: Sequence[tuple[str, int]], isa_up_skip: int = 0
+) -> dict[tuple[str, int], int]:
+    """The length of each of ``families(...)``, counted without building them (what counting a build's rows needs)."""
+    found: dict[tuple[str, int], int] = {}
+    for family, depth in _deepest(tuple(options)).items():
+        if family == "sister":
+            found.update(((family, level), size) for level, size in enumerate(taxonomy.sister_sizes(concept, depth), 1))
+            continue
+        skip = isa_up_skip if family == "isa_up" else 0
+        sizes = taxonomy.layer_sizes(concept, "up" if family == "isa_up" else "down", depth + skip)
+        found.update(((family, level - skip), size) for level, size in enumerate(sizes, 1) if level > skip)
+    return {option: found.get(option, 0) for option in options if option[0] != "random"}
+
+
+@cache
+def _deepest(options: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    """The deepest depth asked of each family but ``random`` (one walk serves its shallower depths); memoised, as a
+    build asks it of every concept."""
+    deepest: dict[str, int] = {}
+    for family, depth in options:
+        if family == "random":
+            continue
+        if family not in ("sister", "isa_up", "isa_down"):
+            raise ValueError(f"family {family!r} has no candidate set of its own")
+        deepest[family] = max(depth, deepest.get(family, 0))
+    return deepest
 
 
 @dataclass(frozen=True)

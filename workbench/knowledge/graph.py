@@ -122,6 +122,7 @@ class Taxonomy:
             self.children[parent].append(child)
         self._ancestors: dict[int, frozenset[int]] = {}
         self._below: dict[tuple[int, int], tuple[frozenset[int], ...]] = {}
+        self._groups: dict[tuple[frozenset[int], int], tuple[list[int], dict[int, list[int]]]] = {}
 
     def hops(self, concept: int, direction: str, max_hops: int) -> dict[int, int]:
         """Shortest ISA distance (1..max_hops) to every concept reachable in ``direction`` ('up'/'down')."""
@@ -139,6 +140,21 @@ class Taxonomy:
                     frontier.append(nxt)
         del seen[concept]
         return seen
+
+    def layer_sizes(self, concept: int, direction: str, max_hops: int) -> list[int]:
+        """How many concepts ``hops`` finds at each distance 1..``max_hops``, without a dict of them."""
+        links = self.parents if direction == "up" else self.children
+        seen, frontier, sizes = {concept}, [concept], []
+        for _ in range(max_hops):
+            layer = []
+            for node in frontier:
+                for nxt in links[node]:
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        layer.append(nxt)
+            sizes.append(len(layer))
+            frontier = layer
+        return sizes
 
     def path(self, concept: int, target: int, direction: str) -> list[int]:
         """One shortest ISA path from ``concept`` to ``target`` (both included)."""
@@ -195,6 +211,41 @@ class Taxonomy:
         for layer in levels:
             layer.discard(concept)
         return levels
+
+    def sister_sizes(self, concept: int, max_depth: int) -> list[int]:
+        """The size of each of ``sister_levels(concept, max_depth)``, from one walk shared by every concept with the
+        same parents (memoised): counting a concept's sisters builds no set of them."""
+        key = (frozenset(self.parents[concept]), max_depth)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = self._sister_group(key[0], max_depth)
+        sizes, owned = group
+        delta = owned.get(concept)
+        return [size + change for size, change in zip(sizes, delta)] if delta else list(sizes)
+
+    def _sister_group(self, parents: frozenset[int], max_depth: int) -> tuple[list[int], dict[int, list[int]]]:
+        """For the children of ``parents``: how many nodes lie at each level 1..``max_depth`` below any of them
+        (a node's level is one more than its shortest distance below a child, a child itself at level 1), and per
+        child the change to those sizes when that child is the concept: its own nodes (those nearest to it alone)
+        move to their level below the other children, or drop out, and the child itself drops out."""
+        children = {child for parent in parents for child in self.children[parent]}
+        nearest: dict[int, tuple[int, int, int]] = {}  # node -> (distance, from child, distance from any other)
+        for child in children:
+            for node, distance in [(child, 0), *self.hops(child, "down", max_depth - 1).items()]:
+                best, source, other = nearest.get(node, (max_depth, -1, max_depth))
+                if distance < best:
+                    nearest[node] = (distance, child, best)
+                elif distance < other:
+                    nearest[node] = (best, source, distance)
+        sizes = [0] * max_depth
+        owned = {child: [0] * max_depth for child in children}
+        for node, (distance, source, other) in nearest.items():
+            sizes[distance] += 1
+            if other != distance:
+                owned[source][distance] -= 1
+                if other < max_depth and node != source:
+                    owned[source][other] += 1
+        return sizes, owned
 
     def _layers(self, concept: int, max_hops: int) -> tuple[frozenset[int], ...]:
         """The concepts at each shortest distance 0..``max_hops`` below ``concept``, memoised: a sibling's

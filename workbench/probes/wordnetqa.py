@@ -1,12 +1,13 @@
 """WordNetQA: definitions, hypernymy, hyponymy and synonymy questions from WordNet (SPEC §2)."""
 
 import random
-from bisect import bisect_right
-from collections import Counter, defaultdict
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+from collections.abc import Callable
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, repeat
 
-from workbench.distractors import N_DISTRACTORS, draw_disjoint, families, same_text
+from workbench.distractors import N_DISTRACTORS, draw_disjoint, families, family_sizes, same_text
 from workbench.knowledge.graph import Graph, Taxonomy
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
@@ -120,26 +121,60 @@ class _Concept:
 
     def __init__(self, build: "_Build", concept: int) -> None:
         spec, lexicon, taxonomy = build.spec, build.lexicon, build.taxonomy
-        self.concept = concept
-        self.rng = random.Random(f"{spec.seed}:{spec.probe}:{concept}")
-        examples = lexicon.examples.get(concept) or [("", lexicon.lemmas[concept][0])]  # synonymy, no sentence
+        self.concept, self.spec, self.build = concept, spec, build
+        self.examples = lexicon.examples.get(concept) or [("", lexicon.lemmas[concept][0])]  # synonymy, no sentence
         if spec.sentences == "lemmas":
             self.units = [("", lemma) for lemma in lexicon.lemmas[concept]]
         else:
-            self.units = [self.rng.choice(examples)] if spec.sentences == "one" else list(examples)
-        self.template = self.rng.choice(build.template_ids)  # phrasings=1: one template for the whole cluster
-        self.is_valid = _validity(build.graph, lexicon, spec.probe, concept)
-        # with draws="disjoint" a family is counted as WordNet gives it (cheap for every concept of the count);
-        # the draw skips a candidate that would also be right, as it does for a family filtered here
-        found = families(taxonomy, concept, build.options, spec.isa_up_skip)
-        if spec.draws != "disjoint":
+            self.units = [self.opening[1]] if spec.sentences == "one" else list(self.examples)
+        self.usable = [option for option in build.options if option[0] == "random" or self.sizes[option]]
+        self.golds = [(0, concept)]
+        if spec.probe in ("hypernymy", "hyponymy"):
+            found = _golds(taxonomy, spec, concept, self.rng)
+            self.golds = [(hops, gold) for hops, gold in found if build.kept(concept, hops, gold)]
+
+    @cached_property
+    def opening(self) -> tuple[random.Random, tuple[str, str] | None, str]:
+        """The concept's generator and its first draws: the sentence (``sentences="one"``) and the template. Seeded
+        on first use: counting a probe that draws neither a sentence nor golds never seeds it."""
+        rng = random.Random(f"{self.spec.seed}:{self.spec.probe}:{self.concept}")
+        sentence = rng.choice(self.examples) if self.spec.sentences == "one" else None
+        return rng, sentence, rng.choice(self.build.template_ids)  # phrasings=1: one template for the whole cluster
+
+    @property
+    def rng(self) -> random.Random:
+        """The concept's generator, past its ``opening`` draws."""
+        return self.opening[0]
+
+    @property
+    def template(self) -> str:
+        """The template of the concept's questions when ``phrasings`` is 1."""
+        return self.opening[2]
+
+    @cached_property
+    def is_valid(self) -> Callable[[int], bool]:
+        """Whether a candidate may be a distractor (``_validity``)."""
+        return _validity(self.build.graph, self.build.lexicon, self.spec.probe, self.concept)
+
+    @cached_property
+    def families(self) -> dict[tuple[str, int], list[int]]:
+        """Each option's candidates (``random``: none of its own); with ``draws="disjoint"`` as WordNet gives them,
+        the draw skipping a candidate that would also be right, as it does for a family filtered here."""
+        build = self.build
+        found = families(build.taxonomy, self.concept, build.options, self.spec.isa_up_skip)
+        if self.spec.draws != "disjoint":
             found = {option: [x for x in members if self.is_valid(x)] for option, members in found.items()}
-        self.families = {option: found.get(option, []) for option in build.options}
-        self.usable = [option for option in build.options if option[0] == "random" or self.families[option]]
-        self.spec, self.build = spec, build
-        self.golds = [
-            (hops, gold) for hops, gold in _golds(taxonomy, spec, concept, self.rng) if build.kept(concept, hops, gold)
-        ]
+        return {option: found.get(option, []) for option in build.options}
+
+    @cached_property
+    def sizes(self) -> dict[tuple[str, int], int]:
+        """Each option's number of candidates: with ``draws="disjoint"`` counted without building the families
+        (cheap for every concept of the count), else of the filtered ``families``."""
+        build = self.build
+        if self.spec.draws != "disjoint":
+            return {option: len(members) for option, members in self.families.items()}
+        found = family_sizes(build.taxonomy, self.concept, build.options, self.spec.isa_up_skip)
+        return {option: found.get(option, 0) for option in build.options}
 
     @cached_property
     def capacity(self) -> dict[tuple[str, int], int]:
@@ -147,7 +182,7 @@ class _Concept:
         family every disjoint set of four (the last one topped up: the ceiling of a quarter of the family), at most
         ``max_draws``."""
         return {
-            option: 1 if option[0] == "random" else min(-(-len(self.families[option]) // N_DISTRACTORS),
+            option: 1 if option[0] == "random" else min(-(-self.sizes[option] // N_DISTRACTORS),
                                                         self.build.caps[option])
             for option in self.usable
         }  # fmt: skip
@@ -173,12 +208,16 @@ class _Concept:
         the build's rows and its drafting agree."""
         spec, usable = self.spec, self.usable
         weights = [self.build.weights[option] for option in usable]
+        questions = len(self.units) * len(self.golds)
+        if not any(weights):
+            return [[] for _ in range(questions)]
+        cum_weights, capacity = list(accumulate(weights)), [self.capacity[option] for option in usable]
         total = sum(count for _, count in self.plan)
         rng = random.Random(f"{spec.seed}:{spec.probe}:{self.concept}:kinds")
         kinds = []
-        for _ in range(len(self.units) * len(self.golds)):
-            drawn = Counter(rng.choices(range(len(usable)), weights=weights, k=total)) if any(weights) else {}
-            kinds.append([(usable[i], min(drawn[i], self.capacity[usable[i]])) for i in sorted(drawn)])
+        for _ in range(questions):
+            drawn = _choice_counts(rng, cum_weights, total)
+            kinds.append([(usable[i], min(count, capacity[i])) for i, count in enumerate(drawn) if count])
         return kinds
 
     @cached_property
@@ -210,7 +249,7 @@ class _Build:
         self.templates = load_templates(spec.probe, spec.templates)
         self.template_ids = list(self.templates.questions)
         self.taxonomy = graph.taxonomy_for(spec.instance_links)
-        self.options = spec.distractor_options()
+        self.options = tuple(spec.distractor_options())
         self.weights = {option: spec.weight_of(*option) for option in self.options}  # looked up per concept
         self.caps = {option: spec.draws_of(*option) for option in self.options}
         self.direction = "up" if spec.probe == "hypernymy" else "down"
@@ -223,7 +262,10 @@ class _Build:
         """Whether ``hop_mix`` keeps this gold's questions (the same answer in every pass of the build)."""
         if not self.keep:
             return True
-        return random.Random(f"{self.spec.seed}:{self.spec.probe}:{concept}:{gold}:hops").random() < self.keep[hops]
+        chance = self.keep[hops]
+        if chance >= 1.0 or chance <= 0.0:  # a draw in [0, 1) could not change the answer: none is made
+            return chance >= 1.0
+        return random.Random(f"{self.spec.seed}:{self.spec.probe}:{concept}:{gold}:hops").random() < chance
 
     def text_of(self, concept: int) -> str:
         text = self.texts.get(concept)
@@ -316,6 +358,22 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], set[int] | None,
             rows.update(_sample_spans(rng, mine, round(spec.size * share)))
     drafted = sorted({order[bisect_right(starts, row) - 1] for row in rows})
     return drafted, rows, offsets
+
+
+def _choice_counts(rng: random.Random, cum_weights: list[float], k: int) -> list[int]:
+    """How often each index comes up in ``rng.choices(range(len(cum_weights)), cum_weights=cum_weights, k=k)``,
+    with the same ``k`` calls of ``rng.random`` and so the same counts, but no list of the draws: the draws sorted,
+    then cut where the cumulative weights lie (``choices`` picks index i for a draw x when cum_weights[i-1] <= x *
+    total < cum_weights[i])."""
+    total, random_ = cum_weights[-1] + 0.0, rng.random
+    draws = sorted([random_() * total for _ in repeat(None, k)])
+    counts, below = [], 0
+    for bound in cum_weights[:-1]:
+        at = bisect_left(draws, bound)
+        counts.append(at - below)
+        below = at
+    counts.append(k - below)
+    return counts
 
 
 def _sample_spans(rng: random.Random, spans: list[tuple[int, int]], k: int) -> list[int]:
