@@ -121,8 +121,7 @@ class Taxonomy:
             self.parents[child].append(parent)
             self.children[parent].append(child)
         self._ancestors: dict[int, frozenset[int]] = {}
-        self._below: dict[tuple[int, int], tuple[frozenset[int], ...]] = {}
-        self._groups: dict[tuple[frozenset[int], int], tuple[list[int], dict[int, list[int]]]] = {}
+        self._groups: dict[tuple[frozenset[int], int], tuple[tuple[frozenset[int], ...], dict[int, list]]] = {}
 
     def hops(self, concept: int, direction: str, max_hops: int) -> dict[int, int]:
         """Shortest ISA distance (1..max_hops) to every concept reachable in ``direction`` ('up'/'down')."""
@@ -199,36 +198,39 @@ class Taxonomy:
         return self.sister_levels(concept, depth)[depth - 1]
 
     def sister_levels(self, concept: int, max_depth: int) -> list[set[int]]:
-        """SISTER_1 .. SISTER_``max_depth`` of ``concept`` (one walk for every depth): a node's l is one more than its
-        shortest distance below any sibling."""
-        siblings = {s for parent in self.parents[concept] for s in self.children[parent]} - {concept}
-        levels, seen = [siblings], set(siblings)
-        below = [self._layers(sibling, max_depth - 1) for sibling in siblings] if max_depth > 1 else []
-        for distance in range(1, max_depth):
-            layer = set().union(*(layers[distance] for layers in below)) - seen
-            seen |= layer
-            levels.append(layer)
-        for layer in levels:
-            layer.discard(concept)
-        return levels
+        """SISTER_1 .. SISTER_``max_depth`` of ``concept``: a node's l is one more than its shortest distance below
+        any sibling. Read off the walk its parents' children share (``_sister_group``), less the concept's own
+        nodes, each moved to its level below the other siblings, or dropped."""
+        levels, owned = self._sister_group(concept, max_depth)
+        found = [set(level) for level in levels]
+        for node, distance, other in owned.get(concept, ()):
+            found[distance].discard(node)
+            if other < max_depth and node != concept:
+                found[other].add(node)
+        return found
 
     def sister_sizes(self, concept: int, max_depth: int) -> list[int]:
-        """The size of each of ``sister_levels(concept, max_depth)``, from one walk shared by every concept with the
-        same parents (memoised): counting a concept's sisters builds no set of them."""
+        """The size of each of ``sister_levels(concept, max_depth)``, counted without building them."""
+        levels, owned = self._sister_group(concept, max_depth)
+        sizes = [len(level) for level in levels]
+        for node, distance, other in owned.get(concept, ()):
+            sizes[distance] -= 1
+            if other < max_depth and node != concept:
+                sizes[other] += 1
+        return sizes
+
+    def _sister_group(
+        self, concept: int, max_depth: int
+    ) -> tuple[tuple[frozenset[int], ...], dict[int, list[tuple[int, int, int]]]]:
+        """The walk shared by every concept with ``concept``'s parents (memoised): the nodes at each level
+        1..``max_depth`` below any child of those parents (a child itself at level 1), and per child the nodes
+        nearest to it alone, as (node, its distance, its distance below any other child; ``max_depth``: none).
+        A concept's sisters are these levels less the nodes it alone is nearest to, itself among them."""
         key = (frozenset(self.parents[concept]), max_depth)
         group = self._groups.get(key)
-        if group is None:
-            group = self._groups[key] = self._sister_group(key[0], max_depth)
-        sizes, owned = group
-        delta = owned.get(concept)
-        return [size + change for size, change in zip(sizes, delta)] if delta else list(sizes)
-
-    def _sister_group(self, parents: frozenset[int], max_depth: int) -> tuple[list[int], dict[int, list[int]]]:
-        """For the children of ``parents``: how many nodes lie at each level 1..``max_depth`` below any of them
-        (a node's level is one more than its shortest distance below a child, a child itself at level 1), and per
-        child the change to those sizes when that child is the concept: its own nodes (those nearest to it alone)
-        move to their level below the other children, or drop out, and the child itself drops out."""
-        children = {child for parent in parents for child in self.children[parent]}
+        if group is not None:
+            return group
+        children = {child for parent in key[0] for child in self.children[parent]}
         nearest: dict[int, tuple[int, int, int]] = {}  # node -> (distance, from child, distance from any other)
         for child in children:
             for node, distance in [(child, 0), *self.hops(child, "down", max_depth - 1).items()]:
@@ -237,25 +239,11 @@ class Taxonomy:
                     nearest[node] = (distance, child, best)
                 elif distance < other:
                     nearest[node] = (best, source, distance)
-        sizes = [0] * max_depth
-        owned = {child: [0] * max_depth for child in children}
+        levels: list[set[int]] = [set() for _ in range(max_depth)]
+        owned: dict[int, list[tuple[int, int, int]]] = {}
         for node, (distance, source, other) in nearest.items():
-            sizes[distance] += 1
+            levels[distance].add(node)
             if other != distance:
-                owned[source][distance] -= 1
-                if other < max_depth and node != source:
-                    owned[source][other] += 1
-        return sizes, owned
-
-    def _layers(self, concept: int, max_hops: int) -> tuple[frozenset[int], ...]:
-        """The concepts at each shortest distance 0..``max_hops`` below ``concept``, memoised: a sibling's
-        descendants serve each of its siblings."""
-        key = (concept, max_hops)
-        found = self._below.get(key)
-        if found is None:
-            layers: list[set[int]] = [set() for _ in range(max_hops + 1)]
-            layers[0].add(concept)
-            for node, hops in self.hops(concept, "down", max_hops).items():
-                layers[hops].add(node)
-            found = self._below[key] = tuple(frozenset(layer) for layer in layers)
-        return found
+                owned.setdefault(source, []).append((node, distance, other))
+        group = self._groups[key] = (tuple(frozenset(level) for level in levels), owned)
+        return group

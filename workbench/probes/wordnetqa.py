@@ -256,6 +256,7 @@ class _Build:
         self.concepts = eligible(self.lexicon, spec, self.taxonomy)
         self.keep = _hop_keep(self.taxonomy, self.lexicon, spec, self.concepts, self.direction)
         self.texts: dict[int, str] = {}
+        self.gold_texts: dict[int, str] = {}
         self.keys: dict[int, str] = {}
 
     def kept(self, concept: int, hops: int, gold: int) -> bool:
@@ -283,7 +284,10 @@ class _Build:
         its definition does not give away."""
         if not self.spec.hide_defined_lemmas:
             return self.text_of(concept)
-        return fill(self.templates.choice, self.lexicon.choice_fields(concept, hide_defined=True))
+        text = self.gold_texts.get(concept)
+        if text is None:
+            text = self.gold_texts[concept] = fill(self.templates.choice, self.lexicon.choice_fields(concept, True))
+        return text
 
     def key_of(self, concept: int) -> str:
         """``same_text`` of the concept's choice text, the form two choices are compared in (kept)."""
@@ -328,8 +332,8 @@ def _golds(taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random
     return golds
 
 
-def _sampled(build: _Build, progress: bool) -> tuple[list[int], set[int] | None, dict[int, int]]:
-    """The concepts to draft, the indices of the rows kept and each concept's first row index.
+def _sampled(build: _Build, progress: bool) -> tuple[list[int], dict[int, set[int]] | None]:
+    """The concepts to draft and, per concept, the indices of its rows kept (0: its first row; None: every row).
 
     With ``size``, the rows are a uniform sample of ``size`` of every row the settings give, counted concept by
     concept in drafting order, so the whole set is a random sample of its full population, as the paper's
@@ -339,7 +343,7 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], set[int] | None,
     spec = build.spec
     wanted = spec.chosen({build.lexicon.names[c]: c for c in build.concepts})
     if wanted is not None or spec.size is None:
-        return (build.concepts if wanted is None else sorted(wanted)), None, {}
+        return (build.concepts if wanted is None else sorted(wanted)), None
     offsets, total = {}, 0
     counting = ProgressBar(build.concepts, desc=f"{spec.probe} counting", unit="concept", disable=not progress,
                            leave=False)  # fmt: skip
@@ -356,8 +360,11 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], set[int] | None,
         for pos, share in spec.pos_mix:
             mine = [span for concept, span in spans.items() if pos_key(build.lexicon.pos[concept]) == pos]
             rows.update(_sample_spans(rng, mine, round(spec.size * share)))
-    drafted = sorted({order[bisect_right(starts, row) - 1] for row in rows})
-    return drafted, rows, offsets
+    kept: dict[int, set[int]] = defaultdict(set)
+    for row in rows:
+        concept = order[bisect_right(starts, row) - 1]
+        kept[concept].add(row - offsets[concept])
+    return sorted(kept), kept
 
 
 def _choice_counts(rng: random.Random, cum_weights: list[float], k: int) -> list[int]:
@@ -390,25 +397,26 @@ def _sample_spans(rng: random.Random, spans: list[tuple[int, int]], k: int) -> l
 def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> list[Draft]:
     """Draft every question of a WordNetQA probe (definitions, hypernymy, hyponymy, synonymy)."""
     build = _Build(graph, spec)
-    concepts, rows, offsets = _sampled(build, progress)
+    concepts, rows = _sampled(build, progress)
     drafts: list[Draft] = []
     for concept in ProgressBar(concepts, desc=f"{spec.probe} questions", unit="concept", disable=not progress,
                                leave=False):  # fmt: skip
-        drafts += _drafts(build, _Concept(build, concept), rows, offsets.get(concept, 0))
+        drafts += _drafts(build, _Concept(build, concept), None if rows is None else rows[concept])
     return drafts
 
 
-def _drafts(build: _Build, item: _Concept, rows: set[int] | None, offset: int) -> list[Draft]:
-    """One concept's questions, each perturbation a row; with ``rows``, only the rows sampled (by their index)."""
+def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]:
+    """One concept's questions, each perturbation a row; with ``rows``, only the rows sampled (by their index among
+    the concept's rows)."""
     spec, lexicon, rng = build.spec, build.lexicon, item.rng
     names, concept = lexicon.names, item.concept
     pool = lexicon.pool(concept)
-    drafts, index, question = [], offset, -1
+    drafts, index, question = [], 0, -1
     for context, word in item.units:
         for hops, gold in item.golds:
             question += 1
             start, index = index, index + item.rows_of(question)
-            if rows is not None and not any(row in rows for row in range(start, index)):
+            if rows is not None and not any(start <= row < index for row in rows):
                 continue  # none of this question's rows is in the sample
             chain = build.taxonomy.path(concept, gold, build.direction) if hops else [concept]
             gold_text = build.gold_text_of(gold)
