@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from workbench.analysis.release import release_comparison
-from workbench.distractors import draw_disjoint
+from workbench.distractors import draw_disjoint, randbelow
 from workbench.errors import SpecError
 from workbench.knowledge.wordnet import open_wordnet
 from workbench.probes import ProbeSpec, build_probes
@@ -246,6 +246,16 @@ def test_kind_counts_are_those_of_random_choices():
         theirs.choices(range(len(weights)), weights=weights, k=k)
         assert _choice_counts(ours, list(accumulate(weights)), k) == [drawn[i] for i in range(len(weights))]
         assert ours.random() == theirs.random()
+
+
+def test_a_shuffle_draws_what_randrange_draws():
+    """Draws deal their candidates with ``randbelow``, not ``random.randrange``; the numbers and the generator's
+    state after them must be the same, or every distractor of the build would change."""
+    ours, theirs = random.Random(3), random.Random(3)
+    below = randbelow(ours)
+    for n in [1, 2, 3, 4, 5, 7, 8, 9, 100, 143, 1024, 1025, 117_659] * 50:
+        assert below(n) == theirs.randrange(n)
+    assert ours.random() == theirs.random()
 
 
 def links_up(concept, goal) -> int | None:

@@ -107,15 +107,15 @@ def draw(
             texts.add(text)
             chosen.append(candidate)
 
-    order = list(family_candidates)
+    order, below = list(family_candidates), randbelow(rng)
     for index in range(len(order)):  # a lazy Fisher-Yates shuffle: it stops once n are taken
         if len(chosen) == n:
             break
-        swap = rng.randrange(index, len(order))
+        swap = index + below(len(order) - index)
         order[index], order[swap] = order[swap], order[index]
         take(order[index])
     from_family = len(chosen)
-    _top_up(rng, chosen, texts, pool, is_valid, key_of, n)
+    _top_up(below, chosen, texts, pool, is_valid, key_of, n)
     if len(chosen) < n:
         return None
     return Draw(concepts=tuple(chosen), n_random_fill=n - from_family)
@@ -143,7 +143,7 @@ def draw_disjoint(
     if count <= 1:
         drawn = [draw(rng, family_candidates, pool, is_valid, key_of, taken_texts, n)] if count else []
         return drawn + [None] * (len(keep) - count)
-    order = list(family_candidates)
+    order, below = list(family_candidates), randbelow(rng)
     taken = {same_text(text) for text in taken_texts}
     sets: list[list[int]] = [[] for _ in range(count)]
     texts: list[set[str]] = [set(taken) for _ in range(count)]
@@ -151,7 +151,7 @@ def draw_disjoint(
     for index in range(len(order)):  # a lazy Fisher-Yates shuffle: it stops once the last kept set is dealt
         if current == count:
             break
-        swap = rng.randrange(index, len(order))
+        swap = index + below(len(order) - index)
         order[index], order[swap] = order[swap], order[index]
         candidate = order[index]
         text = key_of(candidate)
@@ -165,13 +165,29 @@ def draw_disjoint(
     for wanted, chosen, seen in zip(keep, sets, texts):
         from_family = len(chosen)
         if wanted:
-            _top_up(rng, chosen, seen, pool, is_valid, key_of, n)
+            _top_up(below, chosen, seen, pool, is_valid, key_of, n)
         draws.append(Draw(tuple(chosen), n - from_family) if wanted and len(chosen) == n else None)
     return draws + [None] * (len(keep) - count)
 
 
+def randbelow(rng: random.Random) -> Callable[[int], int]:
+    """``rng.randrange(n)`` (n >= 1) without its argument checks, drawing the same bits (CPython's ``_randbelow``:
+    ``n.bit_length()`` bits until one is below n), so a shuffle's results are those of ``randrange``: a draw calls
+    it once per candidate dealt."""
+    getrandbits = rng.getrandbits
+
+    def below(n: int) -> int:
+        bits = n.bit_length()
+        drawn = getrandbits(bits)
+        while drawn >= n:
+            drawn = getrandbits(bits)
+        return drawn
+
+    return below
+
+
 def _top_up(
-    rng: random.Random,
+    below: Callable[[int], int],
     chosen: list[int],
     texts: set[str],
     pool: Sequence[int],
@@ -183,7 +199,7 @@ def _top_up(
     for _ in range(50 * n):
         if len(chosen) == n or not pool:
             break
-        candidate = pool[rng.randrange(len(pool))]
+        candidate = pool[below(len(pool))]
         text = key_of(candidate)
         if text not in texts and is_valid(candidate):
             texts.add(text)

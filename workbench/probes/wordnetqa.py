@@ -32,15 +32,21 @@ class _Lexicon:
             if lemma.lower() not in (known.lower() for known in self.lemmas[concept]):  # Moon, moon
                 self.lemmas[concept].append(lemma)
         self.folded_lemmas = [frozenset(lemma.lower() for lemma in lemmas) for lemmas in self.lemmas]
-        self.examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
         usable = graph.examples.filter(graph.examples["surface"] != "")
         for concept, text, form in zip(
             usable["id"].to_list(), usable["example"].to_list(), usable["surface"].to_list()
         ):
-            self.examples[concept].append((text, form))
+            examples[concept].append((text, form))
+        self.examples = dict(examples)  # shared by the builds of one graph: a lookup must not add a key
         self.by_pos: dict[str, list[int]] = defaultdict(list)
         for concept, pos in enumerate(self.pos):
             self.by_pos["a" if pos == "s" else pos].append(concept)
+
+    @cached_property
+    def folded_glosses(self) -> list[str]:
+        """Each concept's definition as two definitions are compared: stripped, lowercase."""
+        return [gloss.strip().lower() for gloss in self.gloss]
 
     def pool(self, concept: int) -> list[int]:
         """Concepts of the same part of speech (adjective satellites count as adjectives)."""
@@ -81,6 +87,18 @@ class _Lexicon:
         return [lemma for lemma in self.lemmas[concept] if not any(w in clause for w in lemma.lower().split())]
 
 
+_LEXICONS: dict[str, _Lexicon] = {}
+
+
+def _lexicon(graph: Graph) -> _Lexicon:
+    """The ``_Lexicon`` of ``graph``, kept for the graph last asked about: the probes of one graph built in a row
+    (``--probe all``) read it once."""
+    if graph.key not in _LEXICONS:
+        _LEXICONS.clear()
+        _LEXICONS[graph.key] = _Lexicon(graph)
+    return _LEXICONS[graph.key]
+
+
 def pos_key(pos: str) -> str:
     """A part of speech as ``pos_mix`` counts it: adjective satellites are adjectives."""
     return "a" if pos == "s" else pos
@@ -109,9 +127,9 @@ def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
     if probe == "hyponymy":
         return lambda x: x != concept and not taxonomy.is_descendant(x, concept)
     if probe == "definitions":
-        gloss = lexicon.gloss
-        gold = gloss[concept].strip().lower()
-        return lambda x: x != concept and gloss[x].strip().lower() != gold
+        folded = lexicon.folded_glosses
+        gold = folded[concept]
+        return lambda x: x != concept and folded[x] != gold
     own, folded = lexicon.folded_lemmas[concept], lexicon.folded_lemmas
     return lambda x: x != concept and own.isdisjoint(folded[x])
 
@@ -245,7 +263,7 @@ class _Build:
 
     def __init__(self, graph: Graph, spec: ProbeSpec) -> None:
         self.graph, self.spec = graph, spec
-        self.lexicon = _Lexicon(graph)
+        self.lexicon = _lexicon(graph)
         self.templates = load_templates(spec.probe, spec.templates)
         self.template_ids = list(self.templates.questions)
         self.taxonomy = graph.taxonomy_for(spec.instance_links)
