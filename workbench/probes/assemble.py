@@ -52,34 +52,27 @@ def assemble(drafts: list[Draft], probe: str, source: str, seed: int) -> pl.Data
     n_choices = len(drafts[0].distractors) + 1
     positions = [index % n_choices for index in range(len(drafts))]
     random.Random(f"{seed}:{probe}:positions").shuffle(positions)
-    columns: dict[str, list] = {name: [] for name in PROBE_SCHEMA}
-    for draft, answer in zip(drafts, positions):  # columns, not a dict per row: a Series per list cell is slow
-        choices = list(draft.distractors)
-        choices.insert(answer, draft.gold)
-        for name, value in (
-            ("id", question_id(probe, draft.question, choices, answer)),
-            ("cluster_id", cluster_id(probe, draft.concept)),
-            ("concept", draft.concept),
-            ("pos", draft.pos),
-            ("word", draft.word),
-            ("context", draft.context),
-            ("template", draft.template),
-            ("question", draft.question),
-            ("choices", choices),
-            ("answer", answer),
-            ("gold_concept", draft.gold_concept),
-            ("hops", draft.hops),
-            ("chain", list(draft.chain)),
-            ("distractor_family", draft.family),
-            ("distractor_depth", draft.depth),
-            ("distractor_concepts", list(draft.distractor_concepts)),
-            ("n_random_fill", draft.n_random_fill),
-        ):
-            columns[name].append(value)
-    constant = {"probe": probe, "source": source, "split": ""}
-    for name, value in constant.items():
-        columns[name] = [value] * len(drafts)
+    choices = []
+    for draft, answer in zip(drafts, positions):
+        row = list(draft.distractors)
+        row.insert(answer, draft.gold)
+        choices.append(row)
+    columns: dict[str, list] = {  # column by column, not a dict per row: a Series per list cell is slow
+        "id": [question_id(probe, d.question, row, answer) for d, row, answer in zip(drafts, choices, positions)],
+        "probe": [probe] * len(drafts),
+        "source": [source] * len(drafts),
+        "split": [""] * len(drafts),
+        "cluster_id": [cluster_id(probe, d.concept) for d in drafts],
+        "choices": choices,
+        "answer": positions,
+        "chain": [list(d.chain) for d in drafts],
+        "distractor_family": [d.family for d in drafts],
+        "distractor_depth": [d.depth for d in drafts],
+        "distractor_concepts": [list(d.distractor_concepts) for d in drafts],
+    }
+    for name in ("concept", "pos", "word", "context", "template", "question", "gold_concept", "hops", "n_random_fill"):
+        columns[name] = [getattr(d, name) for d in drafts]
     for name in ("choices", "chain", "distractor_concepts"):  # pyarrow converts nested lists in one call
         columns[name] = pl.from_arrow(pa.array(columns[name], type=pa.large_list(pa.large_string())))
-    frame = pl.DataFrame(columns, schema=PROBE_SCHEMA)
+    frame = pl.DataFrame({name: columns[name] for name in PROBE_SCHEMA}, schema=PROBE_SCHEMA)
     return conform(frame.unique(subset="id", keep="first", maintain_order=True), PROBE_SCHEMA)

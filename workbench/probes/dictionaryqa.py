@@ -39,7 +39,23 @@ def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
     for concept in sorted(examples):
         senses[headword[concept].lower()].append(concept)
     pool = sorted(examples)
-    text_of = lambda x: fill(templates.choice, {"definition": gloss[x]})  # noqa: E731
+    texts: dict[int, str] = {}
+    keys: dict[int, str] = {}
+
+    def text_of(concept: int) -> str:
+        """A sense's choice text, filled once."""
+        text = texts.get(concept)
+        if text is None:
+            text = texts[concept] = fill(templates.choice, {"definition": gloss[concept]})
+        return text
+
+    def key_of(concept: int) -> str:
+        """``same_text`` of a sense's choice text, folded once."""
+        key = keys.get(concept)
+        if key is None:
+            key = keys[concept] = same_text(text_of(concept))
+        return key
+
     drafts: list[Draft] = []
     words = sorted(word for word, group in senses.items() if len(group) >= spec.min_senses)
     wanted = spec.chosen({names[c]: c for word in words for c in senses[word]})
@@ -55,7 +71,7 @@ def draft_wordsense(graph: Graph, spec: ProbeSpec, progress: bool = True) -> lis
             gold_text = text_of(concept)
             others = [x for x in senses[word] if x != concept]
             is_valid = lambda x, c=concept, g=gold_text.strip().lower(): x != c and text_of(x).strip().lower() != g  # noqa: E731
-            picked = draw(rng, others, pool, is_valid, lambda x: same_text(text_of(x)), {gold_text})
+            picked = draw(rng, others, pool, is_valid, key_of, {gold_text})
             if picked is None:
                 continue
             drafts.append(
