@@ -137,7 +137,8 @@ def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
 class _Concept:
     """One concept's questions before their distractors are drawn: sentences, golds, distractor families."""
 
-    def __init__(self, build: "_Build", concept: int) -> None:
+    def __init__(self, build: "_Build", concept: int, mixed: list | None = None) -> None:
+        """``mixed``: the concept's ``mixed`` kinds as the build's count drew them (not drawn again)."""
         spec, lexicon, taxonomy = build.spec, build.lexicon, build.taxonomy
         self.concept, self.spec, self.build = concept, spec, build
         self.examples = lexicon.examples.get(concept) or [("", lexicon.lemmas[concept][0])]  # synonymy, no sentence
@@ -145,11 +146,17 @@ class _Concept:
             self.units = [("", lemma) for lemma in lexicon.lemmas[concept]]
         else:
             self.units = [self.opening[1]] if spec.sentences == "one" else list(self.examples)
-        self.usable = [option for option in build.options if option[0] == "random" or self.sizes[option]]
+        if mixed is not None:
+            self.mixed = mixed
         self.golds = [(0, concept)]
         if spec.probe in ("hypernymy", "hyponymy"):
             found = _golds(taxonomy, spec, concept, self.rng)
             self.golds = [(hops, gold) for hops, gold in found if build.kept(concept, hops, gold)]
+
+    @cached_property
+    def usable(self) -> list[tuple[str, int]]:
+        """The options that can give a distractor set: ``random`` and every non-empty family."""
+        return [option for option in self.build.options if option[0] == "random" or self.sizes[option]]
 
     @cached_property
     def opening(self) -> tuple[random.Random, tuple[str, str] | None, str]:
@@ -350,8 +357,9 @@ def _golds(taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random
     return golds
 
 
-def _sampled(build: _Build, progress: bool) -> tuple[list[int], dict[int, set[int]] | None]:
-    """The concepts to draft and, per concept, the indices of its rows kept (0: its first row; None: every row).
+def _sampled(build: _Build, progress: bool) -> tuple[list[int], dict[int, set[int]] | None, dict[int, list]]:
+    """The concepts to draft; per concept, the indices of its rows kept (0: its first row; None: every row); and
+    per concept, its ``_Concept.mixed`` kinds where the count drew them.
 
     With ``size``, the rows are a uniform sample of ``size`` of every row the settings give, counted concept by
     concept in drafting order, so the whole set is a random sample of its full population, as the paper's
@@ -361,13 +369,16 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], dict[int, set[in
     spec = build.spec
     wanted = spec.chosen({build.lexicon.names[c]: c for c in build.concepts})
     if wanted is not None or spec.size is None:
-        return (build.concepts if wanted is None else sorted(wanted)), None
-    offsets, total = {}, 0
+        return (build.concepts if wanted is None else sorted(wanted)), None, {}
+    offsets, total, mixed = {}, 0, {}
     counting = ProgressBar(build.concepts, desc=f"{spec.probe} counting", unit="concept", disable=not progress,
                            leave=False)  # fmt: skip
     for concept in counting:
         offsets[concept] = total
-        total += _Concept(build, concept).rows
+        item = _Concept(build, concept)
+        total += item.rows
+        if spec.draws == "disjoint" and spec.family_mix:  # kept for the drafting, which would draw them again
+            mixed[concept] = item.mixed
     rng = random.Random(f"{spec.seed}:{spec.probe}:size")
     order, starts = list(offsets), list(offsets.values())
     spans = dict(zip(order, zip(starts, [*starts[1:], total])))
@@ -382,7 +393,7 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], dict[int, set[in
     for row in rows:
         concept = order[bisect_right(starts, row) - 1]
         kept[concept].add(row - offsets[concept])
-    return sorted(kept), kept
+    return sorted(kept), kept, {concept: mixed[concept] for concept in kept if concept in mixed}
 
 
 def _choice_counts(rng: random.Random, cum_weights: list[float], k: int) -> list[int]:
@@ -415,11 +426,12 @@ def _sample_spans(rng: random.Random, spans: list[tuple[int, int]], k: int) -> l
 def draft_wordnetqa(graph: Graph, spec: ProbeSpec, progress: bool = True) -> list[Draft]:
     """Draft every question of a WordNetQA probe (definitions, hypernymy, hyponymy, synonymy)."""
     build = _Build(graph, spec)
-    concepts, rows = _sampled(build, progress)
+    concepts, rows, mixed = _sampled(build, progress)
     drafts: list[Draft] = []
     for concept in ProgressBar(concepts, desc=f"{spec.probe} questions", unit="concept", disable=not progress,
                                leave=False):  # fmt: skip
-        drafts += _drafts(build, _Concept(build, concept), None if rows is None else rows[concept])
+        item = _Concept(build, concept, mixed.get(concept))
+        drafts += _drafts(build, item, None if rows is None else rows[concept])
     return drafts
 
 
