@@ -457,9 +457,9 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
             )
             values = {"context": context, "word": word, "definition": lexicon.gloss[concept]}
             questions = [fill(build.templates.questions[template], values) for template in phrasing]
-            valid = lambda x: item.is_valid(x) and x != gold  # noqa: E731
+            valid = item.is_valid if gold == concept else lambda x: item.is_valid(x) and x != gold
             for (family, depth), count in _kinds(spec, item, rng, question):
-                wanted = [rows is None or start + n in rows for n in range(count)]
+                wanted = _wanted(rows, start, count)
                 start += count
                 if not any(wanted):
                     continue
@@ -496,6 +496,17 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
                         )
                     )
     return drafts
+
+
+def _wanted(rows: set[int] | None, start: int, count: int) -> list[bool]:
+    """Which of the ``count`` rows from index ``start`` the sample keeps (every row without a sample)."""
+    if rows is None:
+        return [True] * count
+    wanted = [False] * count
+    for row in rows:
+        if start <= row < start + count:
+            wanted[row - start] = True
+    return wanted
 
 
 def _kinds(spec: ProbeSpec, item: _Concept, rng: random.Random, question: int) -> list[tuple[tuple[str, int], int]]:
