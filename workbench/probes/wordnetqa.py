@@ -154,9 +154,14 @@ class _Concept:
             self.golds = [(hops, gold) for hops, gold in found if build.kept(concept, hops, gold)]
 
     @cached_property
+    def kinds(self) -> "_Kinds":
+        """The distractor kinds the concept's family sizes allow (shared with every concept they allow the same)."""
+        return self.build.kinds_for(self.sizes)
+
+    @property
     def usable(self) -> list[tuple[str, int]]:
         """The options that can give a distractor set: ``random`` and every non-empty family."""
-        return [option for option in self.build.options if option[0] == "random" or self.sizes[option]]
+        return self.kinds.usable
 
     @cached_property
     def opening(self) -> tuple[random.Random, tuple[str, str] | None, str]:
@@ -202,48 +207,20 @@ class _Concept:
         return {option: found.get(option, 0) for option in build.options}
 
     @cached_property
-    def capacity(self) -> dict[tuple[str, int], int]:
-        """With ``draws="disjoint"``, the most sets each usable kind can give a question: one random set; from a
-        family every disjoint set of four (the last one topped up: the ceiling of a quarter of the family), at most
-        ``max_draws``."""
-        return {
-            option: 1 if option[0] == "random" else min(-(-self.sizes[option] // N_DISTRACTORS),
-                                                        self.build.caps[option])
-            for option in self.usable
-        }  # fmt: skip
-
-    @cached_property
-    def plan(self) -> list[tuple[tuple[str, int], int]]:
-        """With ``draws="disjoint"``, how many sets each usable kind gives a question: its ``capacity``, family by
-        family in order, until the question has ``perturbations`` family sets. The same for every question of the
-        concept, so worked out once."""
-        plan, left = [], self.spec.perturbations if self.spec.perturbations is not None else float("inf")
-        for option, capacity in self.capacity.items():
-            count = capacity if option[0] == "random" else min(capacity, left)
-            if count > 0:
-                plan.append((option, int(count)))
-                left -= 0 if option[0] == "random" else count
-        return plan
-
-    @cached_property
     def mixed(self) -> list[list[tuple[tuple[str, int], int]]]:
         """With ``draws="disjoint"`` and ``family_mix``, each question's kinds: as many sets as the plan gives, each
         of a kind drawn from the mix, and a kind keeping at most its ``capacity`` (a set beyond it is not drafted:
         no released family set is random filler only). Drawn with the concept's own generator, so that the count of
         the build's rows and its drafting agree."""
-        spec, usable = self.spec, self.usable
-        weights = [self.build.weights[option] for option in usable]
-        questions = len(self.units) * len(self.golds)
-        if not any(weights):
+        kinds, questions = self.kinds, len(self.units) * len(self.golds)
+        if kinds.cum_weights is None:
             return [[] for _ in range(questions)]
-        cum_weights, capacity = list(accumulate(weights)), [self.capacity[option] for option in usable]
-        total = sum(count for _, count in self.plan)
-        rng = random.Random(f"{spec.seed}:{spec.probe}:{self.concept}:kinds")
-        kinds = []
+        rng = random.Random(f"{self.spec.seed}:{self.spec.probe}:{self.concept}:kinds")
+        mixed = []
         for _ in range(questions):
-            drawn = _choice_counts(rng, cum_weights, total)
-            kinds.append([(usable[i], min(count, capacity[i])) for i, count in enumerate(drawn) if count])
-        return kinds
+            drawn = _choice_counts(rng, kinds.cum_weights, kinds.total)
+            mixed.append([(kinds.usable[i], min(count, kinds.capacity[i])) for i, count in enumerate(drawn) if count])
+        return mixed
 
     @cached_property
     def per_question(self) -> int:
@@ -251,7 +228,7 @@ class _Concept:
         spec = self.spec
         if spec.draws == "sample":
             return len(self.usable) if spec.perturbations is None else min(spec.perturbations, len(self.usable))
-        return sum(count for _, count in self.plan)
+        return self.kinds.total
 
     def rows_of(self, question: int) -> int:
         """The rows (perturbations) of the concept's ``question``-th question: known before any distractor is drawn."""
@@ -263,6 +240,35 @@ class _Concept:
     def rows(self) -> int:
         """The questions (with perturbations) this concept yields."""
         return sum(self.rows_of(question) for question in range(len(self.units) * len(self.golds)))
+
+
+class _Kinds:
+    """A concept's distractor kinds as its family sizes allow them: the usable options (``random`` and every
+    non-empty family), the most sets each gives a question (its capacity, with ``draws="disjoint"``: one random set;
+    from a family every disjoint set of four, the last one topped up, so the ceiling of a quarter of the family, at
+    most ``max_draws``), the plan and the mix's cumulative weights. One per distinct capacities in a build."""
+
+    def __init__(self, build: "_Build", capacities: tuple[int | float, ...]) -> None:
+        self.usable = [option for option, capacity in zip(build.options, capacities) if capacity]
+        self.capacity = [capacity for capacity in capacities if capacity]
+        weights = [build.weights[option] for option in self.usable]
+        self.cum_weights = list(accumulate(weights)) if any(weights) else None
+        self.plan = _plan(self.usable, self.capacity, build.spec.perturbations)
+        self.total = sum(count for _, count in self.plan)
+
+
+def _plan(
+    usable: list[tuple[str, int]], capacity: list[int | float], perturbations: int | None
+) -> list[tuple[tuple[str, int], int]]:
+    """With ``draws="disjoint"``, how many sets each usable kind gives a question: its capacity, family by family in
+    order, until the question has ``perturbations`` family sets."""
+    plan, left = [], perturbations if perturbations is not None else float("inf")
+    for option, most in zip(usable, capacity):
+        count = most if option[0] == "random" else min(most, left)
+        if count > 0:
+            plan.append((option, int(count)))
+            left -= 0 if option[0] == "random" else count
+    return plan
 
 
 class _Build:
@@ -280,9 +286,21 @@ class _Build:
         self.direction = "up" if spec.probe == "hypernymy" else "down"
         self.concepts = eligible(self.lexicon, spec, self.taxonomy)
         self.keep = _hop_keep(self.taxonomy, self.lexicon, spec, self.concepts, self.direction)
+        self.kinds: dict[tuple[int | float, ...], _Kinds] = {}
         self.texts: dict[int, str] = {}
         self.gold_texts: dict[int, str] = {}
         self.keys: dict[int, str] = {}
+
+    def kinds_for(self, sizes: dict[tuple[str, int], int]) -> _Kinds:
+        """The ``_Kinds`` of a concept with families of these ``sizes`` (one per distinct capacities)."""
+        capacities = tuple(
+            1 if option[0] == "random" else min(-(-sizes[option] // N_DISTRACTORS), self.caps[option])
+            for option in self.options
+        )
+        kinds = self.kinds.get(capacities)
+        if kinds is None:
+            kinds = self.kinds[capacities] = _Kinds(self, capacities)
+        return kinds
 
     def kept(self, concept: int, hops: int, gold: int) -> bool:
         """Whether ``hop_mix`` keeps this gold's questions (the same answer in every pass of the build)."""
@@ -449,6 +467,7 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
             if rows is not None and not any(start <= row < index for row in rows):
                 continue  # none of this question's rows is in the sample
             chain = build.taxonomy.path(concept, gold, build.direction) if hops else [concept]
+            chain_names = tuple(map(names.__getitem__, chain))
             gold_text = build.gold_text_of(gold)
             phrasing = (
                 [item.template]
@@ -485,13 +504,13 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
                             template=phrasing[which],
                             question=questions[which],
                             gold=gold_text,
-                            distractors=tuple(build.text_of(x) for x in picked.concepts),
+                            distractors=tuple(map(build.text_of, picked.concepts)),
                             gold_concept=names[gold],
                             hops=hops,
-                            chain=tuple(names[x] for x in chain),
+                            chain=chain_names,
                             family=family,
                             depth=depth,
-                            distractor_concepts=tuple(names[x] for x in picked.concepts),
+                            distractor_concepts=tuple(map(names.__getitem__, picked.concepts)),
                             n_random_fill=0 if family == "random" else picked.n_random_fill,
                         )
                     )
@@ -511,10 +530,10 @@ def _wanted(rows: set[int] | None, start: int, count: int) -> list[bool]:
 
 def _kinds(spec: ProbeSpec, item: _Concept, rng: random.Random, question: int) -> list[tuple[tuple[str, int], int]]:
     """The distractor kinds of one question's perturbations and how many sets each gives: with ``draws="disjoint"``
-    ``_Concept.mixed`` (with ``family_mix``) or ``_Concept.plan``; else one set of every usable kind
+    ``_Concept.mixed`` (with ``family_mix``) or ``_Kinds.plan``; else one set of every usable kind
     (``perturbations=None``) or of ``perturbations`` of them without replacement."""
     if spec.draws == "disjoint":
-        return item.mixed[question] if spec.family_mix else item.plan
+        return item.mixed[question] if spec.family_mix else item.kinds.plan
     usable = item.usable
     if spec.perturbations is not None:
         usable = sorted(rng.sample(usable, min(spec.perturbations, len(usable))), key=usable.index)
