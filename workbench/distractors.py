@@ -53,11 +53,12 @@ def family_sizes(
     found: dict[tuple[str, int], int] = {}
     for family, depth in _deepest(tuple(options)).items():
         if family == "sister":
-            found.update(((family, level), size) for level, size in enumerate(taxonomy.sister_sizes(concept, depth), 1))
-            continue
-        skip = isa_up_skip if family == "isa_up" else 0
-        sizes = taxonomy.layer_sizes(concept, "up" if family == "isa_up" else "down", depth + skip)
-        found.update(((family, level - skip), size) for level, size in enumerate(sizes, 1) if level > skip)
+            sizes, skip = taxonomy.sister_sizes(concept, depth), 0
+        else:
+            skip = isa_up_skip if family == "isa_up" else 0
+            sizes = taxonomy.layer_sizes(concept, "up" if family == "isa_up" else "down", depth + skip)
+        for level in range(skip, len(sizes)):
+            found[(family, level + 1 - skip)] = sizes[level]
     return {option: found.get(option, 0) for option in options if option[0] != "random"}
 
 

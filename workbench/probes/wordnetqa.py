@@ -198,13 +198,12 @@ class _Concept:
 
     @cached_property
     def sizes(self) -> dict[tuple[str, int], int]:
-        """Each option's number of candidates: with ``draws="disjoint"`` counted without building the families
-        (cheap for every concept of the count), else of the filtered ``families``."""
+        """Each family option's number of candidates: with ``draws="disjoint"`` counted without building the
+        families (cheap for every concept of the count), else of the filtered ``families``."""
         build = self.build
         if self.spec.draws != "disjoint":
             return {option: len(members) for option, members in self.families.items()}
-        found = family_sizes(build.taxonomy, self.concept, build.options, self.spec.isa_up_skip)
-        return {option: found.get(option, 0) for option in build.options}
+        return family_sizes(build.taxonomy, self.concept, build.options, self.spec.isa_up_skip)
 
     @cached_property
     def mixed(self) -> list[list[tuple[tuple[str, int], int]]]:
@@ -282,7 +281,7 @@ class _Build:
         self.taxonomy = graph.taxonomy_for(spec.instance_links)
         self.options = tuple(spec.distractor_options())
         self.weights = {option: spec.weight_of(*option) for option in self.options}  # looked up per concept
-        self.caps = {option: spec.draws_of(*option) for option in self.options}
+        self.caps = {option: None if option[0] == "random" else spec.draws_of(*option) for option in self.options}
         self.direction = "up" if spec.probe == "hypernymy" else "down"
         self.concepts = eligible(self.lexicon, spec, self.taxonomy)
         self.keep = _hop_keep(self.taxonomy, self.lexicon, spec, self.concepts, self.direction)
@@ -294,8 +293,7 @@ class _Build:
     def kinds_for(self, sizes: dict[tuple[str, int], int]) -> _Kinds:
         """The ``_Kinds`` of a concept with families of these ``sizes`` (one per distinct capacities)."""
         capacities = tuple(
-            1 if option[0] == "random" else min(-(-sizes[option] // N_DISTRACTORS), self.caps[option])
-            for option in self.options
+            [1 if cap is None else min(-(-sizes[option] // N_DISTRACTORS), cap) for option, cap in self.caps.items()]
         )
         kinds = self.kinds.get(capacities)
         if kinds is None:
