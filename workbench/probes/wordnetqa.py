@@ -65,13 +65,14 @@ class _Lexicon:
             "lemmas": ", ".join(lemmas),
         }
 
-    def named_fields(self, concept: int, rng: random.Random) -> dict[str, str]:
+    def named_fields(self, concept: int, seed: str) -> dict[str, str]:
         """``choice_fields`` as the released taxonomy choices show a concept (rule ``choice_words="name"``): the word
         of its name, lowercase ('victorian'); up to ``MAX_SYNONYMS`` of its other lemmas drawn at random, case kept
-        ('(or Victorian)'); and ' event' after a verb's words (R&S 2020 Table 2: 'escape event defined as ...')."""
+        ('(or Victorian)'), by a generator of ``seed`` made only when there are some; and ' event' after a verb's
+        words (R&S 2020 Table 2: 'escape event defined as ...')."""
         word = self.names[concept].rsplit(".", 2)[0].replace("_", " ")
         others = [lemma for lemma in self.all_lemmas[concept] if lemma != word]
-        shown = rng.sample(others, min(MAX_SYNONYMS, len(others)))
+        shown = random.Random(seed).sample(others, min(MAX_SYNONYMS, len(others))) if others else []
         return {
             **self.choice_fields(concept),
             "word": word,
@@ -313,8 +314,7 @@ class _Build:
         text = self.texts.get(concept)
         if text is None:
             if self.spec.choice_words == "name":  # one draw of the shown lemmas per concept and build
-                rng = random.Random(f"{self.spec.seed}:{self.spec.probe}:{concept}:words")
-                fields = self.lexicon.named_fields(concept, rng)
+                fields = self.lexicon.named_fields(concept, f"{self.spec.seed}:{self.spec.probe}:{concept}:words")
             else:
                 fields = self.lexicon.choice_fields(concept)
             text = self.texts[concept] = fill(self.templates.choice, fields)
