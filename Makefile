@@ -18,6 +18,7 @@ explore: setup
 		--max-questions 400 --name MiniLM --out $(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet
 	.venv/bin/workbench serve explorer --port $(PORT)
 
+# the suite on up to 4 worker processes (pytest-xdist; one per core), long tests handed out first-come
 test: setup
 	.venv/bin/ruff check .
-	.venv/bin/python -m pytest
+	.venv/bin/python -m pytest -n auto --maxprocesses 4 --dist worksteal

@@ -27,6 +27,9 @@ def _contents(folder: Path) -> set[tuple[str, int, int]]:
 USER_CONTENTS = _contents(USER_HOME) if USER_HOME.is_dir() else set()
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # `make test`'s workers share the cores instead of each taking all
+    _share = (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _share)))
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
