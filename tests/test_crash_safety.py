@@ -194,3 +194,26 @@ def test_a_jsonl_rebuild_replaces_an_older_parquet_set(tmp_path):
     write_probes(new, tmp_path / "set", fmt="jsonl")
     assert sorted(p.name for p in (tmp_path / "set").iterdir()) == ["train.jsonl"]
     assert read_probes(tmp_path / "set")["question"].unique().to_list() == ["new question"]
+
+
+def test_a_parquet_file_replaced_while_it_is_read_is_read_whole(tmp_path):
+    """``workbench.io.read_parquet`` sees one version of a file another process keeps replacing (polars, given the
+    path, opens it more than once and read half of one version and half of the next in about one read in six)."""
+    from workbench.io import read_parquet
+
+    table = tmp_path / "trials.parquet"
+    writer = (
+        "import itertools, polars as pl, sys\nfrom workbench.io import write_parquet\n"
+        "for n in itertools.cycle(range(1, 41)):\n"
+        "    write_parquet(pl.DataFrame({'a': range(50 * n), 'b': [str(i) * 20 for i in range(50 * n)]}), sys.argv[1])\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", writer, str(table)], env=ENV)
+    try:
+        while not table.exists():
+            time.sleep(0.01)
+        for _ in range(400):
+            frame = read_parquet(table)
+            assert frame["a"].to_list() == list(range(frame.height)) and frame.height % 50 == 0
+    finally:
+        process.kill()
+        process.wait()

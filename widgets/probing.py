@@ -20,6 +20,7 @@ from widgets.render import readable_labels, table
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
+from workbench.io import read_parquet
 from workbench.paths import workspace
 from workbench.schema import model_label
 
@@ -59,13 +60,13 @@ def edge_views(folder: Path) -> Views:
     """
     from workbench.edge.probes import SUMMARY_COLUMNS  # here, not above: the module imports torch
 
-    summary = _short_names(pl.read_parquet(folder / "summary.parquet"), "encoder")
+    summary = _short_names(read_parquet(folder / "summary.parquet"), "encoder")
     charts = {"accuracy": edge_accuracy_bars(summary)}
     if "compression" in summary.columns:
         charts["mdl"] = mdl_bars(summary)
     tables = {"per encoder and probe": summary.select(name for name in SUMMARY_COLUMNS if name in summary.columns)}
     if (folder / "audit.parquet").is_file():
-        audit = pl.read_parquet(folder / "audit.parquet")
+        audit = read_parquet(folder / "audit.parquet")
         charts["memorisation"] = memorisation_bars(audit)
         tables["memorisation audit (percent of the test set; drop relative to the whole test set)"] = audit
     return charts, tables
@@ -128,7 +129,7 @@ class ProbingResults:
             return
         path = Path(self.result.value)
         try:
-            charts, tables = edge_views(path) if path.is_dir() else olmpics_views(pl.read_parquet(path))
+            charts, tables = edge_views(path) if path.is_dir() else olmpics_views(read_parquet(path))
         except Exception as err:  # a half-written or foreign file is reported, never raised into the page
             self.message.value = f"<span class='wb-wrong'>{escape(path.name)}: {escape(str(err))}</span>"
             return

@@ -3,6 +3,7 @@ and reading predictions back."""
 
 import contextlib
 import fcntl
+import io
 import json
 import os
 import shutil
@@ -44,6 +45,14 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
                              "(the old file, if any, is untouched)") from err  # fmt: skip
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def read_parquet(path: str | Path, **options) -> pl.DataFrame:
+    """``pl.read_parquet`` of the file as it is at one moment: its bytes taken in one read. polars opens a path
+    more than once, so a file that ``atomic_path`` replaces meanwhile is read half old and half new (a "wrong page
+    size" error or a panic, in about one read in six racing a writer: ``tests/test_crash_safety.py``); the files a
+    running job rewrites (trials, predictions, results) are read with this."""
+    return pl.read_parquet(io.BytesIO(Path(path).read_bytes()), **options)
 
 
 def _one_line(err: Exception) -> str:
@@ -241,7 +250,7 @@ def read_predictions(*paths: str | Path) -> pl.DataFrame:
         if not path.is_file():
             raise WorkbenchError(f"no prediction file at {path}; score a probe set first (it writes Parquet).")
         try:
-            frame = pl.read_parquet(path)
+            frame = read_parquet(path)
         except (pl.exceptions.PolarsError, OSError) as err:
             raise WorkbenchError(f"{path} is not a readable Parquet file: {err}") from err
         frames.append(_checked_predictions(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"), path))

@@ -148,11 +148,10 @@ def table(
     curves_file: Path = typer.Argument(..., help="A curves .parquet written by `workbench olmpics curves`."),
 ) -> None:
     """Print the oLMpics results table (zero-shot, MLP/LINEAR WS and MAX, LANGSENSE) of a curves file."""
-    import polars as pl
-
+    from workbench.io import read_parquet
     from workbench.olmpics import results_table
 
-    typer.echo(markdown(results_table(pl.read_parquet(curves_file))))
+    typer.echo(markdown(results_table(read_parquet(curves_file))))
 
 
 def register(app: typer.Typer) -> None:

@@ -52,7 +52,7 @@ from workbench.inoculation.data import aggregate_dev, five_way, read_mcqa_dir
 from workbench.inoculation.source import _Log
 from workbench.inoculation.train import TrainSpec, check_multiple_choice, swap_in, training_device
 from workbench.inoculation.trial import ADD_SOME, MAX_ADDED, Trial, TrialData, add_some_mix, trial_id
-from workbench.io import check_output, exclusive, write_parquet, write_text
+from workbench.io import check_output, exclusive, read_parquet, write_parquet, write_text
 from workbench.probes.formats import read_probes
 from workbench.probes.select import sample_clusters
 from workbench.progress import ProgressBar
@@ -544,7 +544,7 @@ def load_run(path: str | Path) -> pl.DataFrame:
         raise WorkbenchError(
             f"{path} is not an inoculation run (no trials.parquet); give the --out folder of `workbench inoculate`"
         )
-    frame = pl.read_parquet(file)
+    frame = read_parquet(file)  # a running job rewrites it: one read of its bytes
     if "S_new_test" not in frame.columns:  # a run folder from before test scores were recorded
         frame = frame.with_columns(S_new_test=pl.lit(None, pl.Float64))
     missing = [c for c in TRIALS_SCHEMA if c not in frame.columns]

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
-from workbench.io import exclusive, staged_folder, write_parquet, write_text
+from workbench.io import exclusive, read_parquet, staged_folder, write_parquet, write_text
 from workbench.probes.assemble import question_id
 from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, cluster_id, conform
 
@@ -236,7 +236,7 @@ def to_hf_dataset(frame: pl.DataFrame) -> "datasets.Dataset":
 
 def _read_parquet(path: Path, split: str | None = None) -> pl.DataFrame:
     try:
-        frame = pl.read_parquet(path)
+        frame = read_parquet(path)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise ProbeFormatError(f"{path} is not a readable Parquet file ({err}); rewrite it with write_probes") from err
     frame = checked_questions(conform(frame, PROBE_SCHEMA, what=f"probe file {path}"), path)
