@@ -204,8 +204,8 @@ def test_a_parquet_file_replaced_while_it_is_read_is_read_whole(tmp_path):
     table = tmp_path / "trials.parquet"
     writer = (
         "import itertools, polars as pl, sys\nfrom workbench.io import write_parquet\n"
-        "for n in itertools.cycle(range(1, 41)):\n"
-        "    write_parquet(pl.DataFrame({'a': range(50 * n), 'b': [str(i) * 20 for i in range(50 * n)]}), sys.argv[1])\n"
+        "for n in itertools.cycle(range(50, 2001, 50)):\n"
+        "    write_parquet(pl.DataFrame({'a': range(n), 'b': [str(i) * 20 for i in range(n)]}), sys.argv[1])\n"
     )
     process = subprocess.Popen([sys.executable, "-c", writer, str(table)], env=ENV)
     try:
