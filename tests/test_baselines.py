@@ -7,6 +7,8 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench import metrics
 from workbench.baselines import (
@@ -277,3 +279,14 @@ def test_cli_prints_the_health_table_writes_it_and_refuses_probes_without_train(
     assert text.returncode == 0 and "choice-only" in text.stdout and "LEAKS" in text.stdout
     refused = run("baselines", "--probes", str(tmp_path / "dev.parquet"))
     assert refused.returncode == 2 and "no train split" in refused.stderr and "Traceback" not in refused.stderr
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aAbÉé z\t\n-'.,"), max_size=40))
+def test_the_character_n_grams_are_scikit_learns_char_wb_ones(text: str):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from workbench.baselines.lexical import _char_ngrams
+
+    expected = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).build_analyzer()(text)
+    assert list(_char_ngrams(text)) == expected
