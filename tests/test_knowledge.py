@@ -211,6 +211,20 @@ def test_loading_a_cached_graph_imports_no_nltk(wordnet_graph):
     assert result.stdout.strip() == "False"
 
 
+def test_sense_counts_read_the_remembered_wordnet_files_without_nltk(wordnet_graph):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, polars as pl; from workbench.knowledge import load_graph; "
+        "from workbench.knowledge.measures import concept_measures; "
+        "row = concept_measures(load_graph('wordnet'), pl.DataFrame({'concept': ['dog.n.01'], 'word': ['dogs']})); "
+        "print(row['sense_count'][0], 'nltk' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["42", "False"]  # Lemma('dog.n.01.dog').count() is 42
+
+
 def test_a_changed_source_file_is_identified_again(gcide_graph, monkeypatch):
     import json
 

@@ -114,6 +114,17 @@ def test_cli_prints_the_text_report_by_default(cli: typer.Typer, tmp_path: Path)
     assert result.stdout.startswith("Probe Workbench report: 12 questions")
 
 
+def test_reporting_a_prediction_file_never_imports_torch(tmp_path: Path):
+    preds = tmp_path / "preds.parquet"
+    toy_predictions().write_parquet(preds)
+    code = (
+        "import sys; from workbench import reports; from workbench.io import read_predictions; "
+        f"reports.text_report(read_predictions({str(preds)!r}), n_boot=20); print('torch' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split()[-1] == "False"
+
+
 def test_cli_names_a_missing_file_or_a_wrong_schema(cli: typer.Typer, tmp_path: Path):
     missing = CliRunner().invoke(cli, ["report", str(tmp_path / "nope.parquet")])
     assert isinstance(missing.exception, WorkbenchError)

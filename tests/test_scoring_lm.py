@@ -32,9 +32,8 @@ from typer.testing import CliRunner
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.templates import TemplateError
 from workbench.reports import rule_notes, text_report
-from workbench.schema import PREDICTION_SCHEMA
+from workbench.schema import PREDICTION_SCHEMA, RULE_NOTES
 from workbench.scoring import (
-    RULE_NOTES,
     PredictionCache,
     ScoreSpec,
     ScoringWarning,

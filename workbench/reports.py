@@ -22,6 +22,7 @@ from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import REPORT_MARKER, write_text
+from workbench.schema import RULE_NOTES
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
 """The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
@@ -264,9 +265,7 @@ def _taxonomy_lines(taxonomy: pl.DataFrame, shown: int = 3) -> list[str]:
 
 
 def rule_notes(preds: pl.DataFrame) -> dict[str, str]:
-    """One line per scoring rule the predictions use (``workbench.scoring.rules``), in order of appearance."""
-    from workbench.scoring.rules import RULE_NOTES
-
+    """One line per scoring rule the predictions use (``workbench.schema.RULE_NOTES``), in order of appearance."""
     rules = preds["rule"].unique(maintain_order=True).to_list() if "rule" in preds.columns else []
     return {rule: RULE_NOTES[rule] for rule in rules if rule in RULE_NOTES}
 

@@ -51,6 +51,28 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
 
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {**PROBE_SCHEMA, **SCORE_SCHEMA}
 
+# What a choice's score is under each scoring rule (the ``rule`` column): a line the reports show beside the
+# results of any rule a prediction frame uses. Kept here, not in ``workbench.scoring``, so reading a prediction
+# file never imports torch.
+RULE_NOTES = {
+    "logit": "mcqa: the multiple-choice head's logit for [CLS] question [SEP] choice [SEP].",
+    "cosine": "similarity: cosine between the mean token embeddings of question and choice.",
+    "mc-mlm": (
+        "mlm: log-probability of the one-token choice at the [MASK], softmax restricted to the question's choices."
+    ),
+    "pll-sum": (
+        "mlm: pseudo-log-likelihood, the sum over the choice's tokens of log p(token | statement with it masked)."
+    ),
+    "pll-mean": "mlm: pseudo-log-likelihood per choice token (the pll-sum over the number of tokens).",
+    "sum": "causal/seq2seq: log-likelihood of the choice's tokens given the prompt, summed (favours short choices).",
+    "mean-token": "causal/seq2seq: that log-likelihood per choice token (no penalty for long choices).",
+    "mean-char": "causal/seq2seq: that log-likelihood per character of the choice (independent of the tokenizer).",
+    "mi": (
+        "causal/seq2seq: that log-likelihood minus the choice's under a question-free prompt "
+        "(how much the question helps)."
+    ),
+}
+
 
 GENERIC_FOLDERS = {"model", "models", "best", "final", "checkpoint", "snapshots", "main", "hf", "pytorch"}
 _STAGE = re.compile(r"^(k\d+|checkpoint-\d+|step-?\d+|epoch-?\d+)$")

@@ -49,26 +49,33 @@ def _signature(files: list[str]) -> list[list]:
     return [[file, stat.st_size, stat.st_mtime_ns] for file, stat in ((file, Path(file).stat()) for file in files)]
 
 
-def _source_identity(source: str, refresh: bool = False) -> tuple[str, str]:
-    """``source``'s version and checksum: remembered while its files are unchanged, else found again."""
+def _source_record(source: str, refresh: bool = False) -> dict:
+    """``source``'s ``version``, ``checksum`` and ``signature`` (its files): remembered while those files are
+    unchanged, else found again."""
     record_path = cache_dir("graphs") / f"{source}.source.json"
     if not refresh and source in SOURCES:
         try:
             record = json.loads(record_path.read_text())
             if record["signature"] == _signature([entry[0] for entry in record["signature"]]):
-                return record["version"], record["checksum"]
+                return record
         except (OSError, ValueError, KeyError, TypeError):
             pass
     version, checksum, files = _identify(source)
     record = {"version": version, "checksum": checksum, "signature": _signature(files)}
     write_text(json.dumps(record, indent=1) + "\n", record_path)
-    return version, checksum
+    return record
+
+
+def source_files(source: str) -> list[Path]:
+    """The files ``source``'s graph is read from (WordNet's data and index files, or its zip), without importing
+    NLTK while they are the ones remembered."""
+    return [Path(entry[0]) for entry in _source_record(source)["signature"]]
 
 
 def graph_dir(source: str, refresh: bool = False) -> Path:
     """The cache folder of ``source``'s graph for the data installed now (``refresh``: find the source again)."""
-    version, checksum = _source_identity(source, refresh)
-    return cache_dir("graphs") / f"{source}-{version}-{checksum}-g{GRAPH_FORMAT[source]}"
+    record = _source_record(source, refresh)
+    return cache_dir("graphs") / f"{source}-{record['version']}-{record['checksum']}-g{GRAPH_FORMAT[source]}"
 
 
 def save_graph(graph: Graph, folder: Path) -> None:

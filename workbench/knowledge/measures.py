@@ -105,10 +105,11 @@ def sense_counts(graph: Graph) -> pl.DataFrame | None:
     """
     if graph.source != "wordnet":
         return None
-    from workbench.knowledge.wordnet import find_wordnet
+    from workbench.knowledge.cache import source_files
 
+    files = source_files("wordnet")
     try:
-        read = _reader(find_wordnet())
+        read = _reader(files[0] if files[0].suffix == ".zip" else files[0].parent)
         lines = pl.concat([read(f"data.{name}") for name in DATA_FILES]).filter(~pl.col("line").str.starts_with(" "))
         index = read("index.sense")
     except (OSError, KeyError) as err:

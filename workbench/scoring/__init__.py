@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
-from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
+from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, RULE_NOTES, conform, model_label
 from workbench.scoring import causal, mcqa, mlm, seq2seq, similarity
 from workbench.scoring.batch_sizes import AUTO
 from workbench.scoring.cache import PredictionCache
@@ -43,7 +43,6 @@ from workbench.scoring.models import (
     torch_threads,
 )
 from workbench.scoring.prompts import PromptTemplates, load_prompts, render_prompts
-from workbench.scoring.rules import RULE_NOTES
 from workbench.specs import resolve_spec
 
 SCORER_MODULES = {"mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq}
