@@ -92,6 +92,8 @@ def test_a_killed_probe_build_leaves_the_old_set_or_the_new_one(tmp_path, wordne
         if seen.equals(new):  # published: start again from the old set
             write_probes(old, out)
     assert killed >= 1
+    _timed(*build, "--seed", "2")  # a killed writer's staging folder is removed by the next writer (io.staged_folder)
+    assert read_probes(out).equals(new)
     assert (
         sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".set.") and not p.name.endswith(".lock")) == []
     )
