@@ -39,10 +39,13 @@ def _build(home: Path, graph, minilm_path: Path | None, n_concepts: int, n_score
     from workbench.probes import ProbeSpec, build_probes
     from workbench.probes.formats import write_probes
 
-    concepts = _askable_nouns(graph, n_concepts)
     for probe in ("hypernymy", "definitions"):
-        spec = ProbeSpec(probe, max_hops=3, max_depth=2, seed=0, concepts=concepts)
-        write_probes(build_probes(spec, graph, progress=False), home / "probes" / probe)
+        frame = build_probes(ProbeSpec(probe, max_hops=3, max_depth=2, seed=0), graph, progress=False)
+        keep = (
+            frame.select(pl.col("concept").unique(maintain_order=True)).sample(n_concepts, seed=0)["concept"].to_list()
+        )
+        frame = frame.filter(pl.col("concept").is_in([*keep, *CONCEPTS]))
+        write_probes(frame, home / "probes" / probe)
     if minilm_path is not None:
         from workbench.scoring import score
 
@@ -60,21 +63,6 @@ def _build(home: Path, graph, minilm_path: Path | None, n_concepts: int, n_score
         )
         (home / "predictions").mkdir()
         preds.write_parquet(home / "predictions" / "minilm-similarity.parquet")
-
-
-def _askable_nouns(graph, n_concepts: int) -> tuple[str, ...]:
-    """``n_concepts`` nouns both probes ask about (an example sentence, a parent and a child) and those of CONCEPTS
-    that are such nouns: a build for named concepts, not a whole WordNet build then a filter."""
-    with_examples = graph.examples.filter(pl.col("surface") != "")["id"].unique().implode()
-    nouns = graph.concepts.filter((pl.col("pos") == "n") & pl.col("id").is_in(with_examples))
-    taxonomy = graph.taxonomy_for(False)
-    askable = [
-        name
-        for node, name in zip(nouns["id"], nouns["name"])
-        if taxonomy.hops(node, "up", 1) and taxonomy.hops(node, "down", 1)
-    ]
-    chosen = pl.Series(askable).sample(n_concepts, seed=0).to_list()
-    return tuple(sorted({*chosen, *(name for name in CONCEPTS if name in askable)}))
 
 
 def add_inoculation_inputs(home: Path, minilm_path: Path, mcqa_dir: Path, n_questions: int = 60) -> Path:
