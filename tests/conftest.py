@@ -32,6 +32,20 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # `make test`'s workers share the
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _share)))
 
 
+# The longest tests run first (the README's blocks, then the notebooks: minutes each), so that no worker of
+# `make test` starts one near the end while the other has nothing left; each module's tests stay together.
+LONGEST_FIRST = ("tests/test_readme.py::", "tests/test_notebooks.py::")
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """Move the tests of ``LONGEST_FIRST`` to the front, in that order, keeping the order within each file."""
+
+    def rank(item) -> int:
+        return next((i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)
+
+
 def pytest_sessionfinish(session, exitstatus) -> None:
     """Remove the tests' workspace; fail the run if anything in the user's workspace changed."""
     shutil.rmtree(TEST_HOME, ignore_errors=True)
