@@ -9,16 +9,17 @@ to load the cached graph and to build (``build_probes(spec, graph)``), and its p
   paper    ProbeSpec.paper(probe)   the paper preset (docs/REPRODUCTION.md), what `workbench probes build` builds
 
 Targets (full setting): the five builds together under 60 s and under 2 GB peak memory. Besides
-the per-probe subprocesses, one more subprocess builds all five in one process and keeps every frame
-(as ``workbench probes build --probe all`` does), to measure "together" directly.
+the per-probe subprocesses, one more subprocess builds all five and keeps every frame as
+``workbench probes build --probe all`` does (``build_probe_sets``; ``--baseline`` also times ``--workers 2``), to
+measure "together" directly, its memory summed over the processes.
 
 It prints the SPEC Table 4 statistics of both settings next to the paper's figures, and the counts of
 eligible concepts in each source that explain the differences.
 
     .venv/bin/python bench/bench_probes.py [--settings full,default] [--repeats 1] [--json]
     .venv/bin/python bench/bench_probes.py --profile hypernymy      # cProfile of one full build
-    .venv/bin/python bench/bench_probes.py --baseline 05bcb50 --repeats 3   # the paper preset, all five in one
-        process, built by this tree and by a checkout of another commit, alternately, in the same run
+    .venv/bin/python bench/bench_probes.py --baseline 05bcb50 --repeats 3   # the paper preset's five sets as
+        `probes build --probe all` builds them, by this tree and by a checkout of another commit, alternately
 """
 
 import argparse
@@ -122,31 +123,61 @@ def child_build(probe: str, setting: str) -> dict:
     }
 
 
-def child_together(setting: str) -> dict:
-    """All five probes in one process, every frame kept (as the CLI's ``--probe all`` does)."""
+def child_together(setting: str, workers: str = "1") -> dict:
+    """All five probes, every frame kept, as ``workbench probes build --probe all`` builds them: by
+    ``build_probe_sets`` (one process per core) where the tree has it, else one after another in this process.
+    Memory is the peak of the summed resident memory of this process and its workers, sampled every 50 ms."""
+    import threading
+
+    import psutil
+
     start = time.perf_counter()
+    from workbench import probes as package
     from workbench.knowledge import load_graph
-    from workbench.probes import build_probes
 
     imported = time.perf_counter()
     cpu = time.process_time()
-    graphs, frames, steps = {}, [], {}
-    for probe in PROBES:
-        spec = make_spec(probe, setting)
-        step = time.perf_counter()
-        if spec.source not in graphs:
-            graphs[spec.source] = load_graph(spec.source)
-        loaded = time.perf_counter()
-        frames.append(build_probes(spec, graphs[spec.source], progress=False))
-        steps[probe] = {"load_s": loaded - step, "build_s": time.perf_counter() - loaded, "rss_after_mb": peak_mb()}
+    peak, done_sampling = [0.0, 0.0], threading.Event()  # summed RSS (shared pages counted in each), summed PSS
+
+    def sample() -> None:
+        me = psutil.Process()
+        while not done_sampling.wait(0.05):
+            rss = pss = 0
+            for process in [me, *me.children(recursive=True)]:
+                try:
+                    info = process.memory_full_info()
+                except psutil.Error:
+                    continue
+                rss, pss = rss + info.rss, pss + info.pss
+            peak[0], peak[1] = max(peak[0], rss / 1e6), max(peak[1], pss / 1e6)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    specs = [make_spec(probe, setting) for probe in PROBES]
+    steps = {}
+    if hasattr(package, "build_probe_sets"):
+        frames = list(package.build_probe_sets(specs, workers=int(workers), progress=False).values())
+    else:
+        graphs, frames = {}, []
+        for spec in specs:
+            step = time.perf_counter()
+            if spec.source not in graphs:
+                graphs[spec.source] = load_graph(spec.source)
+            loaded = time.perf_counter()
+            frames.append(package.build_probes(spec, graphs[spec.source], progress=False))
+            steps[spec.probe] = {"load_s": loaded - step, "build_s": time.perf_counter() - loaded}
     done = time.perf_counter()
+    done_sampling.set()
+    sampler.join()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "setting": setting,
         "import_s": imported - start,
         "work_s": done - imported,
-        "work_cpu_s": time.process_time() - cpu,
+        "work_cpu_s": time.process_time() - cpu + children.ru_utime + children.ru_stime,
         "total_s": done - start,
-        "rss_peak_mb": peak_mb(),
+        "rss_peak_mb": max(peak[0], peak_mb()),
+        "pss_peak_mb": peak[1],
         "rows": sum(frame.height for frame in frames),
         "steps": steps,
     }
@@ -349,9 +380,9 @@ def print_timing(setting: str, runs: dict[str, dict], together: dict | None) -> 
     verdict = {"sum_seconds": load + build, "max_peak_mb": peak}
     if together is not None:
         print(
-            f"together, one process, all frames kept: {together['work_s']:.2f} s (graphs loaded once; "
-            f"+{together['import_s']:.2f} s imports; cpu/wall {together['work_cpu_s'] / together['work_s']:.2f}), "
-            f"peak RSS {together['rss_peak_mb']:,.0f} MB, {together['rows']:,} rows"
+            f"together, as `probes build --probe all` builds them: {together['work_s']:.2f} s "
+            f"(+{together['import_s']:.2f} s imports; cpu/wall {together['work_cpu_s'] / together['work_s']:.2f}), "
+            f"peak RSS summed over its processes {together['rss_peak_mb']:,.0f} MB, {together['rows']:,} rows"
         )
         verdict.update(together_seconds=together["work_s"], together_peak_mb=together["rss_peak_mb"])
     return verdict
@@ -421,8 +452,9 @@ def profile(probe: str, setting: str, top: int) -> None:
 
 
 def baseline(rev: str, repeats: int) -> None:
-    """The paper preset's five builds in one process, by this tree and by ``rev`` (a temporary git worktree),
-    alternately ``repeats`` times: the median of each, their ratio and peak memory."""
+    """The paper preset's five builds as ``probes build --probe all`` does them (``child_together``), by this tree
+    and by ``rev`` (a temporary git worktree), alternately ``repeats`` times: the median of each, their ratio and
+    peak memory (summed over the processes)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
@@ -430,10 +462,11 @@ def baseline(rev: str, repeats: int) -> None:
         subprocess.run(["git", "worktree", "add", "--detach", str(other), rev], cwd=REPO, check=True,
                        capture_output=True)  # fmt: skip
         try:
-            runs: dict[str, list[dict]] = {"this tree": [], rev: []}
+            configurations = (("this tree", REPO, "1"), ("this tree, --workers 2", REPO, "2"), (rev, other, "1"))
+            runs: dict[str, list[dict]] = {name: [] for name, _, _ in configurations}
             for repeat in range(repeats):
-                for name, root in (("this tree", REPO), (rev, other)):
-                    runs[name].append(run_child("together", "paper", root=root))
+                for name, root, workers in configurations:
+                    runs[name].append(run_child("together", "paper", workers, root=root))
                     print(f"{name} run {repeat + 1}: {runs[name][-1]['work_s']:.1f} s", file=sys.stderr)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=REPO, check=False)
@@ -443,10 +476,14 @@ def baseline(rev: str, repeats: int) -> None:
     for name, reps in runs.items():
         medians[name] = statistics.median(run["work_s"] for run in reps)
         peak = max(run["rss_peak_mb"] for run in reps)
+        pss = max(run.get("pss_peak_mb", 0.0) for run in reps)
         rows = reps[0]["rows"]
-        print(f"  {name:<12} paper preset, five probes in one process: {medians[name]:6.1f} s (median of "
-              f"{len(reps)}), peak {peak:,.0f} MB, {rows:,} questions")  # fmt: skip
-    print(f"  ratio this tree / {rev}: {medians['this tree'] / medians[rev]:.2f}")
+        print(f"  {name:<22} paper preset, five probes as `probes build` does: {medians[name]:6.1f} s (median of "
+              f"{len(reps)}), peak {peak:,.0f} MB RSS / {pss:,.0f} MB PSS, summed over its processes, "
+              f"{rows:,} questions")  # fmt: skip
+    for name in medians:
+        if name != rev:
+            print(f"  ratio {name} / {rev}: {medians[name] / medians[rev]:.2f}")
 
 
 def main() -> None:

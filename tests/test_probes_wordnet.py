@@ -6,8 +6,9 @@ from dataclasses import replace
 import polars as pl
 import pytest
 
+from workbench.errors import SpecError
 from workbench.knowledge.wordnet import open_wordnet
-from workbench.probes import ProbeSpec, build_probes
+from workbench.probes import ProbeSpec, build_probe_sets, build_probes
 
 pytestmark = pytest.mark.wordnet
 SAMPLE = 1500
@@ -254,7 +255,15 @@ def test_a_concept_subset_gets_exactly_its_questions_of_the_full_build(built, wo
 
 
 def test_a_concept_the_probe_cannot_ask_about_is_named(wordnet_graph):
-    from workbench.errors import SpecError
-
     with pytest.raises(SpecError, match="'happy.a.01'"):  # adjectives have no ISA links
         build_probes(ProbeSpec("hypernymy", concepts=("dog.n.01", "happy.a.01")), wordnet_graph, progress=False)
+
+
+def test_probe_sets_built_on_two_processes_are_those_built_in_one(wordnet_graph):
+    named = "dog.n.01,car.n.01,oak.n.02"
+    specs = [ProbeSpec(probe, concepts=named, seed=1) for probe in ("hypernymy", "definitions", "synonymy")]
+    alone, pooled = build_probe_sets(specs, workers=1, progress=False), build_probe_sets(specs, workers=2)
+    assert list(alone) == list(pooled) == ["hypernymy", "definitions", "synonymy"]
+    assert all(alone[probe].equals(pooled[probe]) and not alone[probe].is_empty() for probe in alone)
+    with pytest.raises(SpecError, match=r"concepts \['cat.n.01'\] cannot be asked about by the hypernymy probe"):
+        build_probe_sets([ProbeSpec("hypernymy", concepts="cat.n.01"), specs[1]], workers=2, progress=False)
