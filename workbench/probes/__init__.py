@@ -80,8 +80,8 @@ def build_probe_sets(specs: Sequence[ProbeSpec], workers: int = 1, progress: boo
         One spec per set (distinct probes).
     workers : int
         Processes building at once (at most one per set; 1: all in this process, the default). Each set depends on
-        its spec alone, so the frames are the same for any number; the paper preset's five sets take 0.43 of the
-        time on two processes, with 1.6 GB in all against 1.1 GB (bench/README.md).
+        its spec alone, so the frames are the same for any number; the paper preset's five sets take 0.46 of 05bcb50's
+        time on two processes, with 1.65 GB in all against 1.05 GB on one (bench/README.md).
     progress : bool
         A progress bar over the sets (with one worker, each build's own bar).
 
