@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from workbench import metrics
@@ -281,12 +281,23 @@ def test_cli_prints_the_health_table_writes_it_and_refuses_probes_without_train(
     assert refused.returncode == 2 and "no train split" in refused.stderr and "Traceback" not in refused.stderr
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from("aAbÉé z\t\n-'.,"), max_size=40))
-def test_the_character_n_grams_are_scikit_learns_char_wb_ones(text: str):
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.sampled_from("aAbÉé z\t\n-'.,"), max_size=30), min_size=1, max_size=8),
+    st.lists(st.text(alphabet=st.sampled_from("abcÉé z\t-'."), max_size=30), min_size=1, max_size=8),
+)
+def test_the_character_tfidf_is_scikit_learns_char_wb_one_bit_for_bit(fitted: list[str], unseen: list[str]):
+    """``CharTfidf`` counts word by word; its vocabulary and matrices are ``TfidfVectorizer``'s, on texts it was
+    fitted on and on texts with words it never saw (and texts with no word at all)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from workbench.baselines.lexical import _char_ngrams
+    from workbench.baselines.lexical import CharTfidf
 
-    expected = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5)).build_analyzer()(text)
-    assert list(_char_ngrams(text)) == expected
+    assume(any(len(text.split()) for text in fitted))
+    expected = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True)
+    got = CharTfidf()
+    for made, ours in ((expected.fit_transform(fitted), got.fit_transform(fitted)),
+                       (expected.transform(unseen), got.transform(unseen))):  # fmt: skip
+        assert ours.shape == made.shape and ours.dtype == made.dtype
+        assert np.array_equal(ours.toarray(), made.toarray())
+    assert got.vocabulary_ == expected.vocabulary_

@@ -19,7 +19,8 @@ from itertools import chain
 import numpy as np
 import polars as pl
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfVectorizer
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
@@ -31,8 +32,8 @@ def _word_tfidf() -> TfidfVectorizer:
     return TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, dtype=np.float64)
 
 
-def _char_tfidf() -> TfidfVectorizer:
-    return TfidfVectorizer(analyzer=_char_ngrams, sublinear_tf=True, dtype=np.float64)
+def _char_tfidf() -> "CharTfidf":
+    return CharTfidf()
 
 
 _CHAR_WB = CountVectorizer(analyzer="char_wb", ngram_range=(2, 5), lowercase=False).build_analyzer()
@@ -43,10 +44,49 @@ def _word_char_ngrams(word: str) -> tuple[str, ...]:
     return tuple(_CHAR_WB(word))
 
 
-def _char_ngrams(text: str) -> chain:
-    """scikit-learn's ``char_wb`` 2-5-grams of ``text`` lower-cased, word by word (each word's n-grams are
-    computed once: words repeat across choices and questions far more than texts do)."""
-    return chain.from_iterable(_word_char_ngrams(word) for word in text.lower().split())
+class CharTfidf(TransformerMixin, BaseEstimator):
+    """``TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True)``, counted word by word.
+
+    scikit-learn's ``char_wb`` n-grams of a text are those of each of its words, so a text's counts are its word
+    counts times each distinct word's n-gram counts: the n-grams of a word are read once per call, not once per
+    text it appears in (words repeat across choices and questions far more than texts do). The vocabulary, the
+    counts and so the TF-IDF matrices are scikit-learn's, bit for bit (``tests/test_baselines.py``).
+
+    Learned: ``vocabulary_`` (n-gram -> column, sorted as scikit-learn sorts it) and ``tfidf_``.
+    """
+
+    def fit(self, texts, y=None) -> "CharTfidf":
+        self.fit_transform(texts)
+        return self
+
+    def fit_transform(self, texts, y=None) -> sp.csr_matrix:
+        counts, self.vocabulary_ = self._counts(texts, None)
+        self.tfidf_ = TfidfTransformer(sublinear_tf=True)
+        return self.tfidf_.fit_transform(counts)
+
+    def transform(self, texts) -> sp.csr_matrix:
+        return self.tfidf_.transform(self._counts(texts, self.vocabulary_)[0])
+
+    @staticmethod
+    def _counts(texts, vocabulary: dict | None) -> tuple[sp.csr_matrix, dict]:
+        lowered = [text.lower() for text in texts]
+        if vocabulary is not None and not any(map(str.split, lowered)):  # no word to count: all-zero rows
+            return sp.csr_matrix((len(lowered), len(vocabulary))), vocabulary
+        words = CountVectorizer(analyzer=str.split, lowercase=False)
+        per_text = words.fit_transform(lowered)
+        grams = CountVectorizer(analyzer=_word_char_ngrams, lowercase=False, vocabulary=vocabulary, dtype=np.float64)
+        counts = (per_text @ grams.fit_transform(words.get_feature_names_out().tolist())).tocsr()
+        counts.sort_indices()
+        if vocabulary is None:  # as fitted by scikit-learn, a row keeps its n-grams in the order they first appear
+            seen = dict.fromkeys(chain.from_iterable(map(str.split, lowered)))  # words, in order of first appearance
+            grams_seen = dict.fromkeys(chain.from_iterable(map(_word_char_ngrams, seen)))
+            first = [grams.vocabulary_[gram] for gram in grams_seen]
+            rank = np.empty(len(first), dtype=np.int64)
+            rank[first] = np.arange(len(first))
+            rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+            order = np.lexsort((rank[counts.indices], rows))
+            counts = sp.csr_matrix((counts.data[order], counts.indices[order], counts.indptr), shape=counts.shape)
+        return counts, grams.vocabulary_
 
 
 def _length_features(texts) -> np.ndarray:
