@@ -198,6 +198,33 @@ def test_the_population_of_a_sweep_and_an_inoculation_run_fits_a_path_model(inpu
         population(sweeps=[tmp_path])
 
 
+def test_a_causal_lm_member_is_scored_by_the_causal_scorer_as_score_scores_it(inputs, tmp_path):
+    """A grid model with ``scorers: ["causal"]`` (as notebook 10 adds SmolLM2; a tiny random GPT-2 here) is swept
+    with the causal scorer, and its predictions are those ``workbench.scoring.score`` gives on the same questions."""
+    import torch
+    from test_scoring_lm import byte_bpe
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from workbench.probes.formats import read_probes
+    from workbench.scoring import score
+
+    lm = tmp_path / "tiny-gpt2"
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=400, n_positions=128, n_embd=32, n_layer=2, n_head=2, bos_token_id=0, eos_token_id=0)
+    GPT2LMHeadModel(config).save_pretrained(lm)
+    byte_bpe().save_pretrained(lm)
+    grid = {"models": {"gpt2": {"path": str(lm), "scorers": ["causal"], "controls": ["none"]}},
+            "probes": {"toy": inputs["probes"]}, "orig": {"science": inputs["orig"]}}  # fmt: skip
+    plan = plan_sweep(grid, out=tmp_path / "sweep", split="dev", cache=False)
+    assert sorted(plan["unit"]) == ["gpt2__science__causal-auto__none-s0", "gpt2__toy__causal-auto__none-s0"]
+    assert run_sweep(plan, cache=False, progress=False)["status"].to_list() == ["scored", "scored"]
+    swept = pl.read_parquet(tmp_path / "sweep" / "predictions" / "gpt2__toy__causal-auto__none-s0.parquet")
+    direct = score(read_probes(inputs["probes"]).filter(pl.col("split") == "dev"), str(lm), scorer="causal",
+                   cache=False, progress=False)  # fmt: skip
+    assert swept.height == 16 and swept.select("id", "scores", "pred").equals(direct.select("id", "scores", "pred"))
+    assert population(sweeps=[tmp_path / "sweep"])["model"].to_list() == ["gpt2"]
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray (2 CPUs) for this module's Ray tests, shut down after them."""
