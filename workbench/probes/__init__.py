@@ -6,9 +6,11 @@
 
 import gc
 import multiprocessing
+import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
+from pathlib import Path
 
 import polars as pl
 
@@ -80,8 +82,9 @@ def build_probe_sets(specs: Sequence[ProbeSpec], workers: int = 1, progress: boo
         One spec per set (distinct probes).
     workers : int
         Processes building at once (at most one per set; 1: all in this process, the default). Each set depends on
-        its spec alone, so the frames are the same for any number; the paper preset's five sets take 0.46 of 05bcb50's
-        time on two processes, with 1.65 GB in all against 1.05 GB on one (bench/README.md).
+        its spec alone, so the frames are the same for any number; the paper preset's five sets take 0.47 of 05bcb50's
+        time on two processes, with 1.35 GB in all against 1.04 GB on one (bench/README.md). The workers hand their
+        frames back as Arrow files, read once they are gone.
     progress : bool
         A progress bar over the sets (with one worker, each build's own bar).
 
@@ -103,17 +106,23 @@ def build_probe_sets(specs: Sequence[ProbeSpec], workers: int = 1, progress: boo
         if not graph_dir(source).is_dir():  # cached once here, not by every worker at once
             load_graph(source)
     order = sorted(specs, key=lambda spec: BUILD_COST.get(spec.probe, 0.0), reverse=True)
-    frames: dict[str, pl.DataFrame] = {}
     context = multiprocessing.get_context("spawn")  # polars' threads make forking unsafe
-    with (
-        ProcessPoolExecutor(workers, mp_context=context) as pool,
-        ProgressBar(total=len(specs), desc="probe sets", unit="set", disable=not progress) as bar,
-    ):
-        futures = {pool.submit(build_probes, spec, None, False): spec.probe for spec in order}
-        for future in as_completed(futures):
-            frames[futures[future]] = future.result()
-            bar.update(1)
-    return {spec.probe: frames[spec.probe] for spec in specs}
+    with tempfile.TemporaryDirectory(prefix="probe-sets-") as folder:
+        with (
+            ProcessPoolExecutor(workers, mp_context=context) as pool,
+            ProgressBar(total=len(specs), desc="probe sets", unit="set", disable=not progress) as bar,
+        ):
+            for future in as_completed([pool.submit(_build_to_file, spec, Path(folder)) for spec in order]):
+                future.result()  # a worker's error is raised here
+                bar.update(1)
+        # read once the workers are gone, so that the frames are never held beside two builds
+        return {spec.probe: pl.read_ipc((Path(folder) / f"{spec.probe}.arrow").read_bytes()) for spec in specs}
+
+
+def _build_to_file(spec: ProbeSpec, folder: Path) -> None:
+    """``build_probes(spec)`` written to ``folder/<probe>.arrow`` (Arrow IPC): handed back through a file, not a
+    pickle, a frame is never held twice, as bytes and as a frame (bench/README.md)."""
+    build_probes(spec, progress=False).write_ipc(folder / f"{spec.probe}.arrow")
 
 
 @contextmanager
