@@ -102,3 +102,30 @@ def test_bad_build_options_exit_2_with_one_clear_line_and_no_files(tmp_path, arg
 def test_loading_a_missing_file_is_a_clear_error(tmp_path):
     result = run("probes", "load", str(tmp_path / "nope.jsonl"))
     assert result.returncode == 2 and "nope.jsonl" in result.stderr
+
+
+def test_every_option_s_help_is_shown_whole():
+    """Rich reads ``[...]`` in a help text as markup and drops it: '[default: 3000, ...]' once vanished from
+    ``probes build --help``. Every option of every command shows its whole help (brackets written ``\\[``)."""
+    import click
+    from typer.main import get_command
+    from typer.testing import CliRunner
+
+    from workbench.cli import make_app
+
+    app, runner = make_app(), CliRunner()
+
+    def commands(group: click.Command, path: list[str]):
+        yield path, group
+        for name, command in getattr(group, "commands", {}).items():
+            yield from commands(command, [*path, name])
+
+    checked = 0
+    for path, command in commands(get_command(app), []):
+        shown = " ".join(runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"}).output.replace("│", " ").split())
+        for param in command.params:
+            if getattr(param, "help", None):
+                words = " ".join(param.help.replace("\\[", "[").split())
+                assert words[:60] in shown, f"workbench {' '.join(path)} --help hides the help of {param.name}"
+                checked += 1
+    assert checked > 100

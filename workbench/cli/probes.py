@@ -1,5 +1,6 @@
 """``workbench probes``: build, load and describe probe sets."""
 
+import os
 from enum import Enum
 from pathlib import Path
 
@@ -44,40 +45,43 @@ def build(
     ),
     max_hops: int | None = typer.Option(
         None,
-        help="Largest hop count k of the gold (hypernymy, hyponymy): 1..5 [default: the preset's: 5, uniform 3].",
+        help="Largest hop count k of the gold (hypernymy, hyponymy): 1..5 \\[default: the preset's: 5, uniform 3].",
     ),
     distractors: str | None = typer.Option(
-        None, help="Distractor families, comma-separated: random, sister, isa [default: all three]."
+        None, help="Distractor families, comma-separated: random, sister, isa \\[default: all three]."
     ),
     max_depth: int | None = typer.Option(
         None,
-        help="Largest depth l of sister_l and k' of isa_k': 1..5 [default: the preset's: sister 2, isa 4; uniform 3].",
+        help="Largest depth l of sister_l and k' of isa_k': 1..5 \\[default: the preset's: sister 2, isa 4; uniform 3].",
     ),
     perturbations: str | None = typer.Option(
         None,
-        help="Distractor variants per question (a number), or 'all' [default: the preset's: paper 143 disjoint draws, "
+        help="Distractor variants per question (a number), or 'all' \\[default: the preset's: paper 143 disjoint draws, "
         "uniform 2].",
     ),
     golds_per_hop: int | None = typer.Option(
-        None, help="Gold answers per hop count [default: the released data's: 10 for hyponymy, 1 for hypernymy]."
+        None, help="Gold answers per hop count \\[default: the released data's: 10 for hyponymy, 1 for hypernymy]."
     ),
     instance_links: bool | None = typer.Option(
         None,
         "--instance-links/--no-instance-links",
-        help="Follow WordNet instance-hypernym links [default: no, as the released data].",
+        help="Follow WordNet instance-hypernym links \\[default: no, as the released data].",
     ),
-    seed: int | None = typer.Option(None, help="Seed of every random choice; same seed, same bytes [default: 0]."),
+    seed: int | None = typer.Option(None, help="Seed of every random choice; same seed, same bytes \\[default: 0]."),
     train_size: int | None = typer.Option(
         None,
-        help="Most questions in the train split [default: 3000, drawn as the paper drew its (docs/REPRODUCTION.md)].",
+        help="Most questions in the train split \\[default: 3000, drawn as the paper drew its (docs/REPRODUCTION.md)].",
     ),
     templates: Path | None = typer.Option(None, help="A template JSON file to use instead of the default."),
     concepts: str | None = typer.Option(
         None, help="Ask only about these concepts, comma-separated (e.g. dog.n.01,car.n.01)."
     ),
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
-    workers: int = typer.Option(
-        1, min=1, help="Processes building probe sets at once (2: the paper preset in 2/3 of the time, 1.65 GB in all)."
+    workers: int | None = typer.Option(
+        None,
+        min=1,
+        help="Processes building probe sets at once \\[default: 2 on a machine with two cores or more, else 1]. "
+        "The paper preset's five sets on 2: 0.47 of the time they took before this round, 1.35 GB in all.",
     ),
 ) -> None:
     """Build probe sets from the cached graphs and write each split into train, dev and test."""
@@ -113,7 +117,7 @@ def build(
         specs = [ProbeSpec.paper(name, **overrides) for name in names]
     else:
         specs = [ProbeSpec(probe=name, **overrides) for name in names]
-    frames = build_probe_sets(specs, workers=workers)
+    frames = build_probe_sets(specs, workers=workers or min(2, os.cpu_count() or 1))
     sets = frames if len(specs) > 1 else {"": frames[specs[0].probe]}
     for path in write_probe_sets(sets, out, fmt=format.value):  # all sets at once: a kill leaves the old ones
         typer.echo(f"wrote {path}")
