@@ -4,9 +4,11 @@ uninterrupted ones; two writers of one output never interleave (docs/RELIABILITY
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import polars as pl
@@ -21,11 +23,11 @@ pytestmark = pytest.mark.slow
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
 
-def _start(*args: str, stderr: Path, env: dict | None = None) -> subprocess.Popen:
+def _start(*args: str, stderr: Path) -> subprocess.Popen:
     """The CLI with ``args`` started in the background, its stderr kept in ``stderr`` (a run that fails is seen)."""
     with stderr.open("w") as err:
         return subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=err,
-                                env=env or ENV)  # fmt: skip
+                                env=ENV)  # fmt: skip
 
 
 def _timed(*args: str, env: dict | None = None) -> float:
@@ -36,12 +38,12 @@ def _timed(*args: str, env: dict | None = None) -> float:
     return time.monotonic() - started
 
 
-def _kill_when(args: list[str], ready, stderr: Path, timeout: float = 300) -> bool:
+def _kill_when(args: list[str], ready, stderr: Path, timeout: float = 300, env: dict | None = None) -> bool:
     """Start the CLI with ``args``; SIGKILL it as soon as ``ready()`` (observed progress, not a guessed time). True if
     it was killed; a run that ended first must have succeeded (its stderr is in the failure message)."""
     with stderr.open("w") as err:
         process = subprocess.Popen([sys.executable, "-m", "workbench", *args], stdout=subprocess.DEVNULL, stderr=err,
-                                   env=ENV)  # fmt: skip
+                                   env=env or ENV)  # fmt: skip
     deadline = time.monotonic() + timeout
     while process.poll() is None and not ready():
         assert time.monotonic() < deadline, "no progress in time: " + stderr.read_text()[-2000:]
@@ -100,23 +102,32 @@ def test_a_killed_probe_build_leaves_the_old_set_or_the_new_one(tmp_path, wordne
 
 
 def test_a_killed_scoring_run_resumes_to_the_same_predictions(tmp_path, released_dir, minilm_path):
+    """Killed after its first committed batch and again mid-run (observed in the prediction cache), a scoring run
+    resumes to the predictions of an uninterrupted one; a prediction file is never half written."""
     probes = tmp_path / "dictionary_qa_test.jsonl"
     probes.write_text("".join((released_dir / "dictionary_qa_test.jsonl").read_text().splitlines(keepends=True)[:120]))
     args = ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", str(probes)]
-    env_home = {"WORKBENCH_HOME": str(tmp_path / "home")}
-    took = _timed(
-        *args, "--out", str(tmp_path / "full.parquet"), env={**ENV, "WORKBENCH_HOME": str(tmp_path / "clean")}
-    )
-    rng, killed, attempt = random.Random(1), 0, 0
-    while attempt < 3 or (not killed and attempt < 6):  # a run faster than the reference: kill earlier
-        stderr = tmp_path / f"stderr-{attempt}.txt"
-        process = _start(*args, "--out", str(tmp_path / "resumed.parquet"), stderr=stderr, env={**ENV, **env_home})
-        killed += _kill_at_random(process, rng, took, stderr, early=attempt >= 3)
-        attempt += 1
+    home = tmp_path / "home"
+    _timed(*args, "--out", str(tmp_path / "full.parquet"), env={**ENV, "WORKBENCH_HOME": str(tmp_path / "clean")})
+
+    cache = f"file:{home / 'predictions' / 'predictions.sqlite'}?mode=ro"
+
+    def stored() -> int:  # embeddings committed to the resumed runs' cache
+        try:
+            with closing(sqlite3.connect(cache, uri=True)) as db:
+                return db.execute("SELECT COUNT(*) FROM checked").fetchone()[0]
+        except sqlite3.Error:  # not created yet
+            return 0
+
+    resumed = [*args, "--out", str(tmp_path / "resumed.parquet")]
+    killed = 0
+    for stage in (1, 300):  # after the first batch, then about half of the 120 questions' texts
+        killed += _kill_when(resumed, lambda stage=stage: stored() >= stage, tmp_path / f"stderr-{stage}.txt",
+                             env={**ENV, "WORKBENCH_HOME": str(home)})  # fmt: skip
         if (tmp_path / "resumed.parquet").exists():  # never half a file: a complete prediction set or nothing
             assert pl.read_parquet(tmp_path / "resumed.parquet").height == 120
-    assert killed >= 1
-    _timed(*args, "--out", str(tmp_path / "resumed.parquet"), env={**ENV, **env_home})
+    assert killed == 2 and 0 < stored() < 720  # both kills came mid-run (at most 6 texts a question)
+    _timed(*resumed, env={**ENV, "WORKBENCH_HOME": str(home)})
     columns = ["id", "scores", "pred", "correct"]
     assert (
         pl.read_parquet(tmp_path / "resumed.parquet")
