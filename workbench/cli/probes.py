@@ -52,12 +52,13 @@ def build(
     ),
     max_depth: int | None = typer.Option(
         None,
-        help="Largest depth l of sister_l and k' of isa_k': 1..5 \\[default: the preset's: sister 2, isa 4; uniform 3].",
+        help="Largest depth l of sister_l and k' of isa_k': 1..5 "
+        "\\[default: the preset's: sister 2, isa 4; uniform 3].",
     ),
     perturbations: str | None = typer.Option(
         None,
-        help="Distractor variants per question (a number), or 'all' \\[default: the preset's: paper 143 disjoint draws, "
-        "uniform 2].",
+        help="Distractor variants per question (a number), or 'all' "
+        "\\[default: the preset's: paper 143 disjoint draws, uniform 2].",
     ),
     golds_per_hop: int | None = typer.Option(
         None, help="Gold answers per hop count \\[default: the released data's: 10 for hyponymy, 1 for hypernymy]."
