@@ -15,6 +15,7 @@ highest-scoring choice of each question (``docs/BASELINES.md``).
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
+from threading import Lock
 
 import numpy as np
 import polars as pl
@@ -37,20 +38,30 @@ def _char_tfidf() -> "CharTfidf":
 
 
 _CHAR_WB = CountVectorizer(analyzer="char_wb", ngram_range=(2, 5), lowercase=False).build_analyzer()
+_GRAM_IDS: dict[str, int] = {}  # every n-gram met in this process -> its number, in the order first met
+_GRAMS: list[str] = []  # number -> n-gram
+_NEW_GRAM = Lock()
 
 
 @lru_cache(maxsize=2**17)
-def _word_char_ngrams(word: str) -> tuple[str, ...]:
-    return tuple(_CHAR_WB(word))
+def _word_gram_ids(word: str) -> np.ndarray:
+    """The numbers of ``word``'s ``char_wb`` 2-5-grams, one per occurrence: a word is read once per process."""
+    grams = _CHAR_WB(word)
+    with _NEW_GRAM:
+        for gram in grams:
+            if gram not in _GRAM_IDS:
+                _GRAM_IDS[gram] = len(_GRAMS)
+                _GRAMS.append(gram)
+    return np.array([_GRAM_IDS[gram] for gram in grams], dtype=np.int64)
 
 
 class CharTfidf(TransformerMixin, BaseEstimator):
     """``TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True)``, counted word by word.
 
     scikit-learn's ``char_wb`` n-grams of a text are those of each of its words, so a text's counts are its word
-    counts times each distinct word's n-gram counts: the n-grams of a word are read once per call, not once per
-    text it appears in (words repeat across choices and questions far more than texts do). The vocabulary, the
-    counts and so the TF-IDF matrices are scikit-learn's, bit for bit (``tests/test_baselines.py``).
+    counts times each distinct word's n-gram counts, and a word's n-grams are read once per process, not once per
+    text and fit it appears in (words repeat across choices, questions and baselines far more than texts do). The
+    vocabulary, the counts and so the TF-IDF matrices are scikit-learn's, bit for bit (``tests/test_baselines.py``).
 
     Learned: ``vocabulary_`` (n-gram -> column, sorted as scikit-learn sorts it) and ``tfidf_``.
     """
@@ -74,19 +85,36 @@ class CharTfidf(TransformerMixin, BaseEstimator):
             return sp.csr_matrix((len(lowered), len(vocabulary))), vocabulary
         words = CountVectorizer(analyzer=str.split, lowercase=False)
         per_text = words.fit_transform(lowered)
-        grams = CountVectorizer(analyzer=_word_char_ngrams, lowercase=False, vocabulary=vocabulary, dtype=np.float64)
-        counts = (per_text @ grams.fit_transform(words.get_feature_names_out().tolist())).tocsr()
+        ids = [_word_gram_ids(word) for word in words.get_feature_names_out().tolist()]
+        grams = np.concatenate(ids)
+        column = np.full(len(_GRAMS), -1, dtype=np.int64)  # n-gram number -> column of the vocabulary, or -1
+        fitting = vocabulary is None
+        if fitting:
+            used = np.unique(grams)
+            used = used[np.argsort([_GRAMS[gram] for gram in used])]  # scikit-learn sorts its n-grams
+            column[used] = np.arange(len(used))
+            vocabulary = {_GRAMS[gram]: int(col) for col, gram in enumerate(used)}
+        else:
+            known = [(_GRAM_IDS[gram], col) for gram, col in vocabulary.items() if gram in _GRAM_IDS]
+            if known:
+                column[[gram for gram, _ in known]] = [col for _, col in known]
+        rows = np.repeat(np.arange(len(ids)), [len(each) for each in ids])
+        cols = column[grams]
+        kept = cols >= 0
+        per_word = sp.csr_matrix(
+            (np.ones(kept.sum()), (rows[kept], cols[kept])), shape=(len(ids), len(vocabulary))
+        )  # duplicates summed: a word's count of each n-gram
+        counts = (per_text @ per_word).tocsr()
         counts.sort_indices()
-        if vocabulary is None:  # as fitted by scikit-learn, a row keeps its n-grams in the order they first appear
+        if fitting:  # as fitted by scikit-learn, a row keeps its n-grams in the order they first appear
             seen = dict.fromkeys(chain.from_iterable(map(str.split, lowered)))  # words, in order of first appearance
-            grams_seen = dict.fromkeys(chain.from_iterable(map(_word_char_ngrams, seen)))
-            first = [grams.vocabulary_[gram] for gram in grams_seen]
-            rank = np.empty(len(first), dtype=np.int64)
-            rank[first] = np.arange(len(first))
+            met = column[np.concatenate([_word_gram_ids(word) for word in seen])]
+            _, first_met = np.unique(met, return_index=True)  # for each column, where it is first met
+            rank = np.argsort(np.argsort(first_met))
             rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
             order = np.lexsort((rank[counts.indices], rows))
             counts = sp.csr_matrix((counts.data[order], counts.indices[order], counts.indptr), shape=counts.shape)
-        return counts, grams.vocabulary_
+        return counts, vocabulary
 
 
 def _length_features(texts) -> np.ndarray:
