@@ -1,8 +1,8 @@
 """A small real workspace for the panel and browser tests: real WordNet probes, real MiniLM predictions.
 
 The graph caches are linked from the tests' workspace (``tests/conftest.py``: a temporary copy of the
-user's); the probe sets keep only the clusters of a few hundred concepts (dog.n.01 among them) so that
-everything is quick. The built probes and predictions are kept in that workspace (``test-apps/``, keyed by
+user's); the probe sets are built for a few hundred concepts only (dog.n.01 among them) so that everything is
+quick. The built probes and predictions are kept in that workspace (``test-apps/``, keyed by
 the graph) and copied into each test workspace, so only the first test of a session builds and scores.
 """
 
@@ -39,12 +39,13 @@ def _build(home: Path, graph, minilm_path: Path | None, n_concepts: int, n_score
     from workbench.probes import ProbeSpec, build_probes
     from workbench.probes.formats import write_probes
 
-    for probe in ("hypernymy", "definitions"):
-        frame = build_probes(ProbeSpec(probe, max_hops=3, max_depth=2, seed=0), graph, progress=False)
-        keep = (
-            frame.select(pl.col("concept").unique(maintain_order=True)).sample(n_concepts, seed=0)["concept"].to_list()
-        )
-        frame = frame.filter(pl.col("concept").is_in([*keep, *CONCEPTS]))
+    for probe in ("hypernymy", "definitions"):  # the concepts drawn from a quick build (random distractors, one hop)
+        quick = build_probes(ProbeSpec(probe, max_hops=1, families=("random",), max_depth=1), graph, progress=False)
+        askable = quick.select(pl.col("concept").unique(maintain_order=True))["concept"]
+        named = [concept for concept in CONCEPTS if concept in set(askable)]
+        concepts = tuple(dict.fromkeys([*askable.sample(n_concepts, seed=0), *named]))
+        spec = ProbeSpec(probe, max_hops=3, max_depth=2, seed=0, train_size=200, concepts=concepts)
+        frame = build_probes(spec, graph, progress=False)
         write_probes(frame, home / "probes" / probe)
     if minilm_path is not None:
         from workbench.scoring import score
