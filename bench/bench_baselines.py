@@ -9,10 +9,16 @@ back, and the ratio of the two times is the cache's saving measured in the same 
 
     .venv/bin/python bench/bench_baselines.py                 # lexical baselines only
     .venv/bin/python bench/bench_baselines.py --transformer   # and the MiniLM Choice-Only
+    .venv/bin/python bench/bench_baselines.py --baseline d26080b --repeats 2   # compare-release's baselines,
+                                                                   # this tree against git d26080b, same run
 """
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import zlib
@@ -66,11 +72,59 @@ def show(table: pl.DataFrame) -> None:
         print(table, flush=True)
 
 
+def child_partial_input(probe: str) -> None:
+    """Time ``partial_input`` (the baselines of ``probes compare-release``) on a released train file; print JSON."""
+    from workbench.analysis.release import partial_input
+
+    frame = read_probes(RELEASED / f"{probe}_train.jsonl")
+    start = time.perf_counter()
+    scores = partial_input(frame, seed=0)
+    print(json.dumps({"seconds": time.perf_counter() - start, "scores": scores}))
+
+
+def against_revision(rev: str, repeats: int, probe: str) -> None:
+    """``partial_input`` on ``probe``'s released train file by this tree and by git ``rev`` (a temporary worktree),
+    alternately ``repeats`` times, each in a fresh process: the median of each and their ratio."""
+    repo = ROOT
+    with tempfile.TemporaryDirectory() as folder:
+        other = Path(folder) / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", str(other), rev], cwd=repo, check=True,
+                       capture_output=True)  # fmt: skip
+        runs: dict[str, list[dict]] = {"this tree": [], rev: []}
+        try:
+            for _ in range(repeats):
+                for name, root in (("this tree", repo), (rev, other)):
+                    proc = subprocess.run(
+                        [sys.executable, __file__, "--child", probe], capture_output=True, text=True, check=True,
+                        env={**os.environ, "PYTHONPATH": str(root)},
+                    )  # fmt: skip
+                    runs[name].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+                    print(f"{name}: {runs[name][-1]['seconds']:.1f} s", file=sys.stderr, flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=repo, check=False)
+    medians = {name: statistics.median(run["seconds"] for run in reps) for name, reps in runs.items()}
+    same = all(run["scores"] == runs[rev][0]["scores"] for reps in runs.values() for run in reps)
+    print(f"partial_input on {probe}_train.jsonl, median of {repeats}: this tree {medians['this tree']:.1f} s, "
+          f"{rev} {medians[rev]:.1f} s, ratio {medians['this tree'] / medians[rev]:.2f}; "
+          f"accuracies {'the same' if same else 'DIFFERENT'}: {runs[rev][0]['scores']}; "
+          f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transformer", action="store_true", help="also run the MiniLM Choice-Only (slow on CPU)")
     parser.add_argument("--probes", default=",".join(FILES), help="comma-separated probes to run (default: all five)")
+    parser.add_argument("--baseline", metavar="REV", help="time compare-release's baselines here and at git REV")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each tree with --baseline (median)")
+    parser.add_argument("--probe", default="hyponymy", help="the released train file timed with --baseline")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child_partial_input(args.child)
+        return
+    if args.baseline:
+        against_revision(args.baseline, args.repeats, args.probe)
+        return
     names = ["random", "majority-position", "choice-only", "choice-to-choice", "question-to-choice"]
     model = None
     if args.transformer:
