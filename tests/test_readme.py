@@ -45,7 +45,7 @@ def test_every_bash_block_of_the_readme_runs_as_written(tmp_path):
             shutil.copytree(tests_home / name, checkout / "workspace" / name, symlinks=True)
     env = {key: value for key, value in os.environ.items() if key not in ("WORKBENCH_HOME", "VIRTUAL_ENV")}
     result = subprocess.run(
-        ["bash", "-c", readme_script()], cwd=checkout, env=env, capture_output=True, text=True, timeout=900
+        ["bash", "-c", readme_script()], cwd=checkout, env=env, capture_output=True, text=True, timeout=1800
     )
     assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     workspace = checkout / "workspace"
