@@ -42,7 +42,7 @@ def _build(home: Path, graph, minilm_path: Path | None, n_concepts: int, n_score
     for probe in ("hypernymy", "definitions"):  # the concepts drawn from a quick build (random distractors, one hop)
         quick = build_probes(ProbeSpec(probe, max_hops=1, families=("random",), max_depth=1), graph, progress=False)
         askable = quick.select(pl.col("concept").unique(maintain_order=True))["concept"]
-        named = [concept for concept in CONCEPTS if concept in set(askable)]
+        named = [concept for concept in CONCEPTS if askable.is_in([concept]).any()]
         concepts = tuple(dict.fromkeys([*askable.sample(n_concepts, seed=0), *named]))
         spec = ProbeSpec(probe, max_hops=3, max_depth=2, seed=0, train_size=200, concepts=concepts)
         frame = build_probes(spec, graph, progress=False)
