@@ -189,10 +189,14 @@ def diagnosis(page, log: Path) -> str:
     try:
         page.screenshot(path=SHOTS / "jupyterlab-panels-failed.png")
         prompts = " ".join(page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts())
+        dialogs = " | ".join(page.locator(".jp-Dialog").all_inner_texts()) or "none"
         outputs = outputs_text(page)[-3000:]
     except Exception as err:  # the page itself is gone
-        prompts, outputs = f"(page unreadable: {err})", ""
-    return f"cell prompts: {prompts}\noutputs (end):\n{outputs}\nJupyterLab log (end):\n{log.read_text()[-4000:]}"
+        prompts, dialogs, outputs = f"(page unreadable: {err})", "", ""
+    return (
+        f"cell prompts: {prompts}\ndialogs: {dialogs}\noutputs (end):\n{outputs}\n"
+        f"JupyterLab log (end):\n{log.read_text()[-4000:]}"
+    )
 
 
 def total_questions(page) -> int:
