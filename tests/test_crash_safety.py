@@ -189,6 +189,24 @@ def test_a_second_writer_of_one_output_is_refused_naming_the_holder(tmp_path):
         pass
 
 
+def test_a_waiting_writer_of_a_cache_waits_for_the_holder_and_finds_its_folder(tmp_path):
+    """Two sweep workers dequantising one GGUF file: the second waits for the first, then uses its folder."""
+    cache = tmp_path / "gguf" / "digest"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "from workbench.io import exclusive\nimport time, pathlib\n"
+         f"with exclusive({str(cache)!r}):\n    print('held', flush=True)\n    time.sleep(2)\n"
+         f"    pathlib.Path({str(cache)!r}).mkdir()"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with exclusive(cache, wait=True):
+            assert cache.is_dir()  # made at the end of the holder's block: the lock came only once it let go
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_writing_a_probe_set_over_other_files_is_refused(tmp_path):
     from test_inoculation import _frame
 

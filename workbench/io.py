@@ -179,11 +179,12 @@ class LockedError(WorkbenchError):
 
 
 @contextlib.contextmanager
-def exclusive(path: str | Path) -> Iterator[None]:
+def exclusive(path: str | Path, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive lock on the output ``path`` (a run folder, a probe set) for the block.
 
     A second writer gets ``LockedError`` at once, naming the holder (pid, host, start time), instead of two
-    processes overwriting each other's results. The lock file ``.NAME.lock`` sits beside ``path``; the lock
+    processes overwriting each other's results; with ``wait`` it waits for the holder to finish instead (for a
+    cache the second writer then finds made). The lock file ``.NAME.lock`` sits beside ``path``; the lock
     itself is the kernel's (``flock``), so a killed holder never leaves a stale lock behind.
     """
     path = Path(path)
@@ -191,7 +192,7 @@ def exclusive(path: str | Path) -> Iterator[None]:
     lock = path.parent / f".{path.name}.lock"
     with open(lock, "a+", encoding="utf-8") as handle:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
-from workbench.io import staged_folder, write_text
+from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
 from workbench.scoring.fingerprints import GGUF_RECORD, file_digests
 
@@ -48,6 +48,14 @@ def dequantised(path: Path) -> Path:
     folder = cache_dir("predictions") / "gguf" / digest[:32]
     if (folder / GGUF_RECORD).exists():
         return folder
+    with exclusive(folder, wait=True):  # a second process (a sweep's other worker) waits, then reads this folder
+        if not (folder / GGUF_RECORD).exists():
+            _dequantise(path, digest, folder)
+    return folder
+
+
+def _dequantise(path: Path, digest: str, folder: Path) -> None:
+    """Write ``path``'s weights, dequantised to float32, with its config and tokenizer, to ``folder``."""
     if importlib.util.find_spec("gguf") is None:
         raise WorkbenchError(
             f"{path.name} is a GGUF file, and reading it needs the gguf package; install it: "
@@ -76,7 +84,6 @@ def dequantised(path: Path) -> Path:
         tokenizer.save_pretrained(staging)
         safetensors.torch.save_model(network, str(staging / "model.safetensors"))
         write_text(json.dumps({"file": path.name, "sha256": digest}, indent=1), staging / GGUF_RECORD)
-    return folder
 
 
 def smollm2_gguf() -> Path:
