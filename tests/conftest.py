@@ -18,6 +18,13 @@ for _name in ("nltk_data", "graphs"):
     if (USER_HOME / _name).is_dir():
         shutil.copytree(USER_HOME / _name, TEST_HOME / _name, symlinks=True)
 os.environ["WORKBENCH_HOME"] = str(TEST_HOME)
+# SmolLM2's dequantised weights (a GGUF file read once: tens of seconds) are shared by the run's workers: the run's
+# first process makes the folder, the workers it starts inherit its name; `dequantised` locks while it writes.
+IS_WORKER = "PYTEST_XDIST_WORKER" in os.environ
+if not IS_WORKER:
+    os.environ["WORKBENCH_TESTS_GGUF"] = tempfile.mkdtemp(prefix="workbench-tests-gguf-")
+(TEST_HOME / "predictions").mkdir()
+(TEST_HOME / "predictions" / "gguf").symlink_to(os.environ["WORKBENCH_TESTS_GGUF"], target_is_directory=True)
 
 
 def _contents(folder: Path) -> set[tuple[str, int, int]]:
@@ -49,6 +56,8 @@ def pytest_collection_modifyitems(items: list) -> None:
 def pytest_sessionfinish(session, exitstatus) -> None:
     """Remove the tests' workspace; fail the run if anything in the user's workspace changed."""
     shutil.rmtree(TEST_HOME, ignore_errors=True)
+    if not IS_WORKER:  # the workers are done
+        shutil.rmtree(os.environ["WORKBENCH_TESTS_GGUF"], ignore_errors=True)
     changed = sorted({name for name, *_ in USER_CONTENTS ^ (_contents(USER_HOME) if USER_HOME.is_dir() else set())})
     if changed:
         print(f"\nthe tests changed {len(changed)} file(s) in the user's workspace {USER_HOME}: {changed[:5]}")
