@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import CHROMIUM
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +19,7 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 CELL_TIMEOUT_S = 600
 INJECTED_TAG = "injected-parameters"
+RUN_IN_JUPYTERLAB = ("07_panels_in_jupyterlab.ipynb",)  # with Chromium there, tests/test_jupyterlab.py runs them
 
 
 def with_test_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -90,6 +92,8 @@ def test_notebook_kernel_runs_this_interpreter_in_notebooks_dir():
 @pytest.mark.model
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_notebook_runs_top_to_bottom(path: Path):
+    if path.name in RUN_IN_JUPYTERLAB and Path(CHROMIUM).exists():
+        pytest.skip("tests/test_jupyterlab.py runs it top to bottom in JupyterLab (Run All), then uses its panels")
     nb = with_test_parameters(nbformat.read(path, as_version=4))
     client_for(nb).execute()  # raises CellExecutionError, naming the cell and its traceback, at the first failing cell
     ran = [cell for cell in nb.cells if cell.cell_type == "code"]
