@@ -39,9 +39,14 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # `make test`'s workers share the
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _share)))
 
 
-# The longest tests run first (the README's blocks, then the notebooks: minutes each), so that no worker of
-# `make test` starts one near the end while the other has nothing left; each module's tests stay together.
-LONGEST_FIRST = ("tests/test_readme.py::", "tests/test_notebooks.py::")
+# The longest modules run first (the README's blocks and the notebooks: minutes each; then those of over a minute,
+# longest first, by a clean-clone run's durations), so that no worker of `make test` starts a long one near the end
+# while the other has nothing left; each module's tests stay together.
+LONGEST_FIRST = tuple(
+    f"tests/test_{name}.py::"
+    for name in ("readme", "notebooks", "inoculation", "browser", "crash_safety", "smollm2", "probes_wordnet",
+                 "paper_preset", "jupyterlab", "baselines", "cli", "sweep", "serve")
+)  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list) -> None:
