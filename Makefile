@@ -18,9 +18,10 @@ explore: setup
 		--max-questions 400 --name MiniLM --out $(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet
 	.venv/bin/workbench serve explorer --port $(PORT)
 
-# the suite on up to 4 worker processes (pytest-xdist; one per core), long tests handed out first-come; the
-# graphs are built once here (both at once), and every worker and the README's run copy them instead
+# the suite on up to 4 worker processes (pytest-xdist; one per core), each module handed out whole (its fixtures
+# are made once), in tests/conftest.py's order: the longest first; the graphs are built once here (both at once),
+# and every worker and the README's run copy them instead
 test: setup
 	.venv/bin/ruff check .
 	.venv/bin/workbench data setup
-	.venv/bin/python -m pytest -n auto --maxprocesses 4 --dist worksteal
+	.venv/bin/python -m pytest -n auto --maxprocesses 4 --dist loadscope --no-loadscope-reorder

@@ -41,7 +41,8 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # `make test`'s workers share the
 
 # The longest modules run first (the README's blocks and the notebooks: minutes each; then those of over a minute,
 # longest first, by a clean-clone run's durations), so that no worker of `make test` starts a long one near the end
-# while the other has nothing left; each module's tests stay together.
+# while the other has nothing left. `make test` hands each module to one worker whole (`--dist loadscope`, in this
+# order), so a module's fixtures are made once, not once on each worker that took some of its tests.
 LONGEST_FIRST = tuple(
     f"tests/test_{name}.py::"
     for name in ("readme", "notebooks", "inoculation", "browser", "crash_safety", "smollm2", "probes_wordnet",
