@@ -6,11 +6,10 @@ data_app = typer.Typer(help="Find WordNet and GCIDE, provision them and build th
 
 
 def _provision(source: str, rebuild: bool) -> str:
-    """Find ``source`` again and load its graph, building the cache if needed; the line ``setup`` prints."""
+    """Load ``source``'s graph, building the cache if needed; the line ``setup`` prints."""
     from workbench.knowledge import load_graph
     from workbench.knowledge.cache import graph_dir
 
-    graph_dir(source, refresh=True)  # find the source again, whatever was remembered
     graph = load_graph(source, rebuild=rebuild)
     with_examples = graph.examples["id"].n_unique()
     return (
@@ -34,6 +33,7 @@ def setup(
     from workbench.knowledge import SOURCES
     from workbench.knowledge.cache import graph_dir
 
+    # each source found again, whatever was remembered (once: the record is what _provision then reads)
     to_build = [source for source in SOURCES if rebuild or not graph_dir(source, refresh=True).is_dir()]
     if min(workers, len(to_build)) <= 1:
         lines = [_provision(source, rebuild) for source in SOURCES]
