@@ -124,6 +124,11 @@ def test_a_model_s_own_seeds_replace_the_grid_s_for_that_model_only(inputs, tmp_
             read_grid(grid)
 
 
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (state T in /proc/PID/stat)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+
+
 def test_a_sweep_killed_after_its_first_unit_resumes_to_identical_files(inputs, swept, cli):
     out = inputs["root"] / "killed"
     script = (
@@ -136,7 +141,9 @@ def test_a_sweep_killed_after_its_first_unit_resumes_to_identical_files(inputs, 
     process = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
-        while not list((out / "units").glob("*.json")) and process.poll() is None and time.monotonic() < deadline:
+        # on_unit runs once a group (one model load) has written all its units: wait until the sweep has stopped
+        # itself, not for its first record, or the kill lands while the group writes its next file (seen in a run)
+        while not _stopped(process.pid) and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert process.poll() is None, process.stderr.read().decode()[-2000:]
     finally:
