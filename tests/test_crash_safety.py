@@ -207,6 +207,41 @@ def test_a_waiting_writer_of_a_cache_waits_for_the_holder_and_finds_its_folder(t
         holder.wait()
 
 
+WRITER = """import os, signal, sys
+from workbench.io import atomic_path, staged_folder
+with atomic_path(sys.argv[1] + '.txt') as tmp, staged_folder(sys.argv[1]) as staging:
+    tmp.write_text('half')
+    (staging / 'train.parquet').write_text('half')
+    print(tmp, staging, flush=True)
+    os.kill(os.getpid(), signal.SIGSTOP)
+"""
+
+
+def test_a_killed_writers_temporary_files_are_removed_by_the_next_writer_and_a_live_ones_kept(tmp_path):
+    """A sweep killed mid-write left its ``.NAME.*.tmp`` in the predictions folder for good; a live writer's
+    temporary files (another process, stopped mid-write) must survive the next writer's clean-up."""
+    from workbench.io import staged_folder, write_text
+
+    target = tmp_path / "out"
+    killed, live = (subprocess.Popen([sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True)
+                    for _ in range(2))  # fmt: skip
+    try:
+        killed_files, live_files = ([Path(p) for p in w.stdout.readline().split()] for w in (killed, live))
+        killed.kill()
+        killed.wait()
+        assert all(path.exists() for path in killed_files + live_files)
+        write_text("whole", tmp_path / "out.txt")
+        with staged_folder(target) as staging:
+            (staging / "train.parquet").write_text("whole")
+        assert (tmp_path / "out.txt").read_text() == "whole" and (target / "train.parquet").read_text() == "whole"
+        assert not any(path.exists() for path in killed_files)
+        assert all(path.exists() for path in live_files)
+    finally:
+        for writer in (killed, live):
+            writer.kill()
+            writer.wait()
+
+
 def test_writing_a_probe_set_over_other_files_is_refused(tmp_path):
     from test_inoculation import _frame
 

@@ -3,6 +3,7 @@ and reading predictions back."""
 
 import contextlib
 import fcntl
+import glob
 import io
 import json
 import os
@@ -22,11 +23,15 @@ from workbench.schema import PREDICTION_SCHEMA, conform
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; move it into place only if the block succeeds."""
+    """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
+
+    The temporary file is ``.NAME.HOST-PID.*.tmp``; those of killed writers are removed by the next write.
+    """
     path = Path(path)
     _refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _remove_leftovers(path.parent, f".{path.name}.", ".tmp")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_writer()}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -65,23 +70,56 @@ def staged_folder(path: str | Path) -> Iterator[Path]:
 
     A reader sees the old folder or the new one (or, for an instant between two renames, none), never a
     mix of old and new files; a failed or killed block leaves ``path`` as it was. Leftovers of killed
-    writers (``.NAME.staging-*``, ``.NAME.old-*``) are removed by the next writer; readers skip dot-folders.
+    writers (``.NAME.staging-HOST-PID``, ``.NAME.old-HOST-PID``) are removed by the next writer, a live
+    writer's are not; readers skip dot-folders.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for leftover in [*path.parent.glob(f".{path.name}.staging-*"), *path.parent.glob(f".{path.name}.old-*")]:
-        shutil.rmtree(leftover, ignore_errors=True)
-    staging = path.parent / f".{path.name}.staging-{os.getpid()}"
+    _remove_leftovers(path.parent, f".{path.name}.staging-")
+    _remove_leftovers(path.parent, f".{path.name}.old-")
+    staging = path.parent / f".{path.name}.staging-{_writer()}"
+    shutil.rmtree(staging, ignore_errors=True)  # a killed writer's whose pid this process now has
     staging.mkdir()
     try:
         yield staging
-        old = path.parent / f".{path.name}.old-{os.getpid()}"
+        old = path.parent / f".{path.name}.old-{_writer()}"
+        shutil.rmtree(old, ignore_errors=True)
         if path.exists():
             os.rename(path, old)
         os.rename(staging, path)
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _writer() -> str:
+    """``HOST-PID`` of this process, in the names of its temporary files and folders."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _remove_leftovers(folder: Path, prefix: str, suffix: str = "") -> None:
+    """Remove ``folder``'s ``PREFIX<HOST>-<PID>...SUFFIX`` entries left by writers of this host that are gone.
+
+    A live writer's are kept, and so are another host's (its pids mean nothing here)."""
+    mine = f"{prefix}{socket.gethostname()}-"
+    for leftover in folder.glob(f"{glob.escape(mine)}*{suffix}"):
+        pid = leftover.name[len(mine) :].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 OUTPUT_SUFFIXES = {"predictions": (".parquet",), "report": (".html", ".htm")}
