@@ -110,7 +110,8 @@ def run_sweep(
     progress : bool
         A progress bar over units (and, on the local backend with one worker, each unit's scoring bar).
     on_unit : callable, optional
-        Called in this process with each finished unit's summary row.
+        Called in this process with each finished unit's summary row. The rows of a group (the units sharing
+        one model load) come together, once the whole group has been scored and written.
     stop : threading.Event, optional
         Set it to stop after the units running now; a rerun finishes the rest.
 
