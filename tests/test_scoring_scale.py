@@ -25,7 +25,7 @@ from workbench.scoring import ScoreSpec, ScoringWarning, load_model, score
 from workbench.scoring.batch_sizes import MEMORY
 from workbench.scoring.batching import CHUNK_STEPS, Work, compute, encode_texts
 from workbench.scoring.fingerprints import model_fingerprint
-from workbench.scoring.models import check_device, check_dtype
+from workbench.scoring.models import check_device, check_dtype, torch_threads
 from workbench.scoring.similarity import embed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +63,20 @@ def flat(frame) -> np.ndarray:
 
 
 # --- device and dtype ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("share", "expected"), [("1", 1), (None, "cores"), ("999", "cores"), ("two", "cores")])
+def test_torch_takes_the_omp_num_threads_share_of_the_cores(monkeypatch, share, expected):
+    """Two test workers each running torch on both cores of a 2-core machine spent twice the CPU time."""
+    cores = len(os.sched_getaffinity(0))
+    if share is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", share)
+    before = torch.get_num_threads()
+    with torch_threads(None) as count:
+        assert count == torch.get_num_threads() == (cores if expected == "cores" else expected)
+    assert torch.get_num_threads() == before
 
 
 def test_auto_device_is_the_gpu_when_there_is_one_and_a_missing_gpu_is_refused():

@@ -9,7 +9,7 @@ a sweep's summary) and moves checkpoints, so the output folder stays consistent 
 - ``local``, ``workers=1``: items run one after another in this process (``stop`` is passed to the job, which
   may stop between steps by raising ``Cancelled``);
 - ``local``, ``workers>1``: a ``concurrent.futures`` process pool (spawned processes, each job given
-  ``cores // workers`` torch threads unless ``threads`` is set); ``stop`` cancels the items not
+  ``default_threads() // workers`` torch threads unless ``threads`` is set); ``stop`` cancels the items not
   started and waits for the running ones, which are recorded;
 - ``ray``: Ray Tune runs each item as a function trainable with the resources of ``trial_resources``
   (``cpus``, default ``threads`` or 1, and ``gpus``, default 1 when the cluster has GPUs, else 0: one item
@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from workbench.errors import WorkbenchError
 from workbench.inoculation.train import Cancelled
 from workbench.inoculation.trial import Trial, TrialData, run_trial
+from workbench.scoring.models import default_threads
 
 BACKENDS = ("local", "ray")
 Record = Callable[[dict], None]
@@ -78,8 +79,7 @@ def run_local(
                 return
             record(row)
         return
-    cores = len(os.sched_getaffinity(0))
-    threads = threads or max(1, cores // workers)
+    threads = threads or max(1, default_threads() // workers)
     pool = ProcessPoolExecutor(
         workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker, initargs=(job,)
     )

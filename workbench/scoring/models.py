@@ -334,11 +334,19 @@ def fingerprint(network: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, co
     return digest.hexdigest()
 
 
+def default_threads() -> int:
+    """The cores this process may use, or fewer where ``OMP_NUM_THREADS`` says so (the user's or a scheduler's share
+    of the machine: processes that each took every core would slow each other down)."""
+    cores = len(os.sched_getaffinity(0))
+    share = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return min(cores, int(share)) if share.isdigit() and int(share) > 0 else cores
+
+
 @contextlib.contextmanager
 def torch_threads(count: int | None) -> Iterator[int]:
-    """Run torch on ``count`` threads (default: the cores this process may use), then restore."""
+    """Run torch on ``count`` threads (default: ``default_threads()``), then restore."""
     previous = torch.get_num_threads()
-    count = count or len(os.sched_getaffinity(0))
+    count = count or default_threads()
     torch.set_num_threads(count)
     try:
         yield count
