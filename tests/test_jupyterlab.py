@@ -136,7 +136,9 @@ def run_all_cells(page) -> None:
     """Run > Run All Cells, as a reader does; once more if the cells did not start.
 
     JupyterLab focuses the notebook a moment after it opens, which closes a menu opened just before: the
-    click then misses. Queued cells show ``[*]`` at once, so a few seconds without it mean the click missed.
+    click then misses. Queued cells show ``[*]`` at once, so half a minute without it means the click missed (on a
+    loaded machine the page may take longer than the ten seconds this waited before: CI once failed on a dialog
+    over the menu of a second attempt, with the first cells already run).
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -148,7 +150,7 @@ def run_all_cells(page) -> None:
             page.wait_for_function(
                 "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
                 ".some(prompt => /\\[(\\*|\\d+)\\]/.test(prompt.innerText))",
-                timeout=10_000,
+                timeout=30_000,
             )
             return
         except PlaywrightTimeout:
