@@ -14,7 +14,13 @@ from itertools import accumulate
 import polars as pl
 import pytest
 
-from workbench.analysis.release import release_comparison
+from workbench.analysis.release import (
+    PARTIAL_INPUT,
+    baseline_seeds,
+    drawn_like_release,
+    partial_input,
+    release_comparison,
+)
 from workbench.distractors import draw_disjoint, randbelow
 from workbench.errors import SpecError
 from workbench.knowledge.wordnet import open_wordnet
@@ -195,6 +201,22 @@ def test_definitions_partial_input_baselines_match_the_release(paper, released_d
     )
     for name in ("ChoiceOnly", "ChoiceToChoice", "QuestionToChoice"):
         assert abs(ours[name] - released[name]) <= 0.05, (name, ours[name], released[name])
+
+
+def test_baselines_over_seeds_are_the_mean_and_spread_of_each_seeds_draw_and_folds(released_dir):
+    """`compare-release --seeds N`: each seed draws ours anew and refolds both sides (docs/REPRODUCTION.md's table of
+    five seeds); the released rows stay the same."""
+    ours = read_probes(released_dir / "hyponymy_test.jsonl").head(900)
+    released = read_probes(released_dir / "hyponymy_train.jsonl").head(600)
+    table = baseline_seeds(ours, released, range(3, 5))
+    for side in ("ours", "released"):
+        each = [partial_input(drawn_like_release(ours, 600, s) if side == "ours" else released, s) for s in (3, 4)]
+        row = table.filter(pl.col("set") == side).row(0, named=True)
+        for name in PARTIAL_INPUT:
+            values = pl.Series([run[name] for run in each])
+            assert row[name] == pytest.approx(values.mean(), abs=1e-4)
+            assert row[f"{name}_sd"] == pytest.approx(values.std(), abs=1e-4)
+    assert table.filter(pl.col("set") == "ours")["ChoiceOnly_sd"].item() > 0  # the draws differ
 
 
 @pytest.mark.parametrize("probe", PROBES)

@@ -94,14 +94,15 @@ def partial_input(frame: pl.DataFrame, seed: int = 0) -> dict[str, float]:
 
 
 def release_comparison(
-    ours: pl.DataFrame, released: pl.DataFrame, seed: int = 0, baselines: bool = True
+    ours: pl.DataFrame, released: pl.DataFrame, seed: int = 0, baselines: bool = True, seeds: int = 1
 ) -> dict[str, pl.DataFrame]:
     """Our set beside a released file of the same probe, on a sample of ours drawn as the release was.
 
     Returns frames: ``marginals`` (part of speech, hops, distractor kind), ``distances`` (total variation per
     marginal), ``clusters`` (clusters, stems per cluster, choice lengths), ``table4`` (Table 4 of our whole set
     and of the released file) and, unless ``baselines`` is off, ``baselines`` (partial-input accuracy, cross-fitted
-    by cluster; the slow part).
+    by cluster; the slow part). With ``seeds`` > 1 the baselines are the mean over seeds ``seed`` ... ``seed +
+    seeds - 1`` (each a new draw of ours and new folds on both sides), with their standard deviations (``*_sd``).
 
     >>> ours, theirs = read_probes("probes/hypernymy"), read_probes("hypernymy_train.jsonl")  # doctest: +SKIP
     >>> tables = release_comparison(ours, theirs)  # doctest: +SKIP
@@ -124,8 +125,24 @@ def release_comparison(
         ),
     }
     if baselines:
-        tables["baselines"] = pl.DataFrame([{"set": side, **partial_input(frame, seed)} for side, frame in sides])
+        tables["baselines"] = baseline_seeds(ours, released, range(seed, seed + seeds))
     return tables
+
+
+def baseline_seeds(ours: pl.DataFrame, released: pl.DataFrame, seeds: range) -> pl.DataFrame:
+    """``partial_input`` of a draw of ``ours`` and of ``released`` at each seed: one row per side, the mean of each
+    baseline over the seeds (and, for several seeds, its standard deviation ``NAME_sd``)."""
+    runs = pl.DataFrame(
+        [
+            {"set": side, **partial_input(frame, seed)}
+            for seed in seeds
+            for side, frame in (("ours", drawn_like_release(ours, released.height, seed)), ("released", released))
+        ]
+    )
+    spread = [pl.col(name).std().round(4).alias(f"{name}_sd") for name in PARTIAL_INPUT] if len(seeds) > 1 else []
+    return runs.group_by("set", maintain_order=True).agg(
+        *(pl.col(name).mean().round(4) for name in PARTIAL_INPUT), *spread
+    )
 
 
 # ProbeSpec field -> the measure whose shares it sets

@@ -187,6 +187,9 @@ def compare_release(
         None, help="Also score both samples zero-shot with this sentence encoder's `similarity` scorer."
     ),
     seed: int = typer.Option(0, help="Seed of the sample drawn from ours and of the baselines' folds."),
+    seeds: int = typer.Option(
+        1, min=1, help="Baselines over this many seeds from --seed (a new draw and new folds each): mean and sd."
+    ),
 ) -> None:
     """Draw from OURS as the release was drawn and print both side by side: marginals, total-variation
     distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy)."""
@@ -196,7 +199,7 @@ def compare_release(
     from workbench.probes.formats import read_probes
 
     ours_frame, released_frame = read_probes(ours), read_probes(released)
-    tables = release_comparison(ours_frame, released_frame, seed=seed)
+    tables = release_comparison(ours_frame, released_frame, seed=seed, seeds=seeds)
     if model is not None:
         from workbench.scoring import score
 
