@@ -94,7 +94,12 @@ def partial_input(frame: pl.DataFrame, seed: int = 0) -> dict[str, float]:
 
 
 def release_comparison(
-    ours: pl.DataFrame, released: pl.DataFrame, seed: int = 0, baselines: bool = True, seeds: int = 1
+    ours: pl.DataFrame,
+    released: pl.DataFrame,
+    seed: int = 0,
+    baselines: bool = True,
+    seeds: int = 1,
+    progress: bool = False,
 ) -> dict[str, pl.DataFrame]:
     """Our set beside a released file of the same probe, on a sample of ours drawn as the release was.
 
@@ -102,7 +107,8 @@ def release_comparison(
     marginal), ``clusters`` (clusters, stems per cluster, choice lengths), ``table4`` (Table 4 of our whole set
     and of the released file) and, unless ``baselines`` is off, ``baselines`` (partial-input accuracy, cross-fitted
     by cluster; the slow part). With ``seeds`` > 1 the baselines are the mean over seeds ``seed`` ... ``seed +
-    seeds - 1`` (each a new draw of ours and new folds on both sides), with their standard deviations (``*_sd``).
+    seeds - 1`` (each a new draw of ours and new folds on both sides), with their standard deviations (``*_sd``);
+    ``progress`` shows a bar over the seeds.
 
     >>> ours, theirs = read_probes("probes/hypernymy"), read_probes("hypernymy_train.jsonl")  # doctest: +SKIP
     >>> tables = release_comparison(ours, theirs)  # doctest: +SKIP
@@ -125,17 +131,19 @@ def release_comparison(
         ),
     }
     if baselines:
-        tables["baselines"] = baseline_seeds(ours, released, range(seed, seed + seeds))
+        tables["baselines"] = baseline_seeds(ours, released, range(seed, seed + seeds), progress)
     return tables
 
 
-def baseline_seeds(ours: pl.DataFrame, released: pl.DataFrame, seeds: range) -> pl.DataFrame:
+def baseline_seeds(ours: pl.DataFrame, released: pl.DataFrame, seeds: range, progress: bool = False) -> pl.DataFrame:
     """``partial_input`` of a draw of ``ours`` and of ``released`` at each seed: one row per side, the mean of each
     baseline over the seeds (and, for several seeds, its standard deviation ``NAME_sd``)."""
+    from workbench.progress import ProgressBar
+
     runs = pl.DataFrame(
         [
             {"set": side, **partial_input(frame, seed)}
-            for seed in seeds
+            for seed in ProgressBar(seeds, desc="baselines", unit="seed", disable=not progress)
             for side, frame in (("ours", drawn_like_release(ours, released.height, seed)), ("released", released))
         ]
     )

@@ -199,7 +199,7 @@ def compare_release(
     from workbench.probes.formats import read_probes
 
     ours_frame, released_frame = read_probes(ours), read_probes(released)
-    tables = release_comparison(ours_frame, released_frame, seed=seed, seeds=seeds)
+    tables = release_comparison(ours_frame, released_frame, seed=seed, seeds=seeds, progress=seeds > 1)
     if model is not None:
         from workbench.scoring import score
 
