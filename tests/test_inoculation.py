@@ -368,7 +368,7 @@ def test_full_disk_is_a_clear_error_and_keeps_every_finished_trial(
     assert kept.height == (
         2 if failing == "checkpoint" else 1
     )  # baseline (+ the first trial): nothing finished was lost
-    assert not list(out.rglob("*.tmp")) and not list(out.rglob(".model.tmp-*"))
+    assert not list(out.rglob("*.tmp")) and not list(out.rglob(".model.staging-*"))  # io.staged_folder
     monkeypatch.setattr(module, name, real)
     inoculate(tiny_model, probes_dir, orig_dir, **grid)
     assert sorted(load_run(out)["trial"]) == sorted(["baseline", "k8-lr0.001-ep1-s0-none", "k8-lr0.002-ep1-s0-none"])

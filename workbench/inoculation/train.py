@@ -29,6 +29,7 @@ import torch
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.causal_lm import causal_collate, causal_items, causal_loss, is_causal_lm, score_causal
+from workbench.io import staged_folder
 from workbench.progress import ProgressBar
 from workbench.schema import PROBE_SCHEMA, conform
 from workbench.scoring.models import check_device, check_dtype, load_network, quiet_transformers, torch_threads
@@ -500,19 +501,12 @@ def accuracy(predictions: pl.DataFrame) -> float:
 
 
 def save_model(network: torch.nn.Module, tokenizer, folder: str | Path) -> Path:
-    """Write model and tokenizer into ``folder`` all at once: a temporary sibling, then swapped in."""
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
-    _rmtree(tmp)
-    try:
-        with quiet_transformers():
-            network.save_pretrained(tmp)
-            tokenizer.save_pretrained(tmp)
-    except BaseException:
-        _rmtree(tmp)  # a full disk or an interrupt leaves no half-written folder behind
-        raise
-    return swap_in(tmp, folder)
+    """Write model and tokenizer into ``folder`` all at once (``workbench.io.staged_folder``): a full disk or an
+    interrupt leaves the old folder, or none, never a half-written one."""
+    with staged_folder(folder) as staging, quiet_transformers():
+        network.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+    return Path(folder)
 
 
 def swap_in(source: Path, folder: Path) -> Path:
