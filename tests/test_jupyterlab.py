@@ -2,10 +2,10 @@
 
 The test copies notebooks/07_panels_in_jupyterlab.ipynb (with its test parameters injected, as
 tests/test_notebooks.py does) into a temporary folder, serves it with JupyterLab on a free port with a
-temporary workspace, runs every cell from the Run menu, waits for the panels, then uses two of them as a
-reader would: types a word into the concept picker (the cluster browser follows) and moves the hop slider
-(the counts follow). JupyterLab's settings, runtime files and kernel state go to temporary folders too.
-Screenshots land in test-artifacts/browser/.
+temporary workspace, runs every cell (the Run menu's command) once the kernel is ready, waits for the
+panels, then uses two of them as a reader would: types a word into the concept picker (the cluster browser
+follows) and moves the hop slider (the counts follow). JupyterLab's settings, runtime files and kernel state go
+to temporary folders too. Screenshots land in test-artifacts/browser/.
 """
 
 import json
@@ -32,7 +32,6 @@ START_TIMEOUT_S = 120
 RENDER_TIMEOUT_MS = 180_000
 RUN_ALL_TIMEOUT_MS = 420_000  # every cell: WordNet from the cache, a probe build, MiniLM on a few clusters
 STEP_TIMEOUT_MS = 60_000
-MENU_ATTEMPTS = 5
 LAB_SETTINGS = {
     # every cell attached to the page, so that waiting for a panel never depends on scrolling
     "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
@@ -98,7 +97,7 @@ def jupyterlab(folder: Path, home: Path, state: Path):
     command = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={folder}",
+        f"--ServerApp.root_dir={folder}", "--LabApp.expose_app_in_browser=True",
     ]  # fmt: skip
     log_path = state / "jupyterlab.log"
     log = log_path.open("w")
@@ -132,31 +131,25 @@ def jupyterlab(folder: Path, home: Path, state: Path):
                 pass
 
 
+KERNEL_READY = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
+    return !!kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+}"""
+
+
 def run_all_cells(page) -> None:
-    """Run > Run All Cells, as a reader does; once more if the cells did not start.
+    """Run every cell once, by the command the Run menu's *Run All Cells* item invokes, once the kernel is ready.
 
-    JupyterLab focuses the notebook a moment after it opens, which closes a menu opened just before: the
-    click then misses. Queued cells show ``[*]`` at once, so half a minute without it means the click missed (on a
-    loaded machine the page may take longer than the ten seconds this waited before: CI once failed on a dialog
-    over the menu of a second attempt, with the first cells already run).
+    The page exposes JupyterLab's application (``expose_app_in_browser``), so the test waits until the notebook's
+    kernel is connected and idle (the toolbar's execution indicator says *idle* before any kernel is attached) and
+    then runs the command once. Clicking the menu needed retries (JupyterLab's focus closes a menu opened just as the
+    notebook opens), and a retry on a loaded machine may start a second Run All over the first (CI twice ended with
+    four cells run and a *Select Kernel* dialog over the menu). The command's promise is not awaited: it settles
+    only when every cell has run, which the caller waits for on the page.
     """
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    page.locator(".jp-Notebook .jp-Cell").first.click()  # the notebook is the current document
-    for attempt in range(MENU_ATTEMPTS):
-        try:
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click(timeout=10_000)
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-                ".some(prompt => /\\[(\\*|\\d+)\\]/.test(prompt.innerText))",
-                timeout=30_000,
-            )
-            return
-        except PlaywrightTimeout:
-            if attempt == MENU_ATTEMPTS - 1:
-                raise
-            page.keyboard.press("Escape")  # close the menu if it is still open
+    page.wait_for_function(KERNEL_READY, timeout=RENDER_TIMEOUT_MS)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
 
 def outputs_text(page) -> str:
@@ -192,11 +185,15 @@ def diagnosis(page, log: Path) -> str:
         page.screenshot(path=SHOTS / "jupyterlab-panels-failed.png")
         prompts = " ".join(page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts())
         dialogs = " | ".join(page.locator(".jp-Dialog").all_inner_texts()) or "none"
+        kernel = page.evaluate(
+            "() => { const k = window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel;"
+            " return k ? `${k.name} ${k.status} ${k.connectionStatus}` : 'none'; }"
+        )
         outputs = outputs_text(page)[-3000:]
     except Exception as err:  # the page itself is gone
-        prompts, dialogs, outputs = f"(page unreadable: {err})", "", ""
+        prompts, dialogs, kernel, outputs = f"(page unreadable: {err})", "", "", ""
     return (
-        f"cell prompts: {prompts}\ndialogs: {dialogs}\noutputs (end):\n{outputs}\n"
+        f"cell prompts: {prompts}\ndialogs: {dialogs}\nkernel: {kernel}\noutputs (end):\n{outputs}\n"
         f"JupyterLab log (end):\n{log.read_text()[-4000:]}"
     )
 
@@ -222,7 +219,6 @@ def test_notebook_07_runs_in_jupyterlab_and_its_panels_answer(app_home, page, tm
 def use_the_panels(page, base: str, token: str) -> None:
     page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}", timeout=RENDER_TIMEOUT_MS)
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-CodeCell", timeout=RENDER_TIMEOUT_MS)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RENDER_TIMEOUT_MS)
 
     run_all_cells(page)
     page.wait_for_selector(
