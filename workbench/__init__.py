@@ -26,6 +26,7 @@ _PUBLIC = {  # name -> the module that defines it
     "build_probes": "workbench.probes",
     "read_probes": "workbench.probes.formats",
     "write_probes": "workbench.probes.formats",
+    "table4": "workbench.probes.stats",
     "ScoreSpec": "workbench.scoring",
     "score": "workbench.scoring",
     "read_predictions": "workbench.io",

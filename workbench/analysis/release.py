@@ -107,7 +107,9 @@ def release_comparison(
     marginal), ``clusters`` (clusters, stems per cluster, choice lengths), ``table4`` (Table 4 of our whole set
     and of the released file) and, unless ``baselines`` is off, ``baselines`` (partial-input accuracy, cross-fitted
     by cluster; the slow part). With ``seeds`` > 1 the baselines are the mean over seeds ``seed`` ... ``seed +
-    seeds - 1`` (each a new draw of ours and new folds on both sides), with their standard deviations (``*_sd``);
+    seeds - 1`` (each new folds on both sides, and a new draw of ours where ours holds more questions than the
+    release; a paper-preset train split holds exactly its ``train_size``, the released files' 3,000, so there only
+    the folds move: build with other seeds to draw other questions), with their standard deviations (``*_sd``);
     ``progress`` shows a bar over the seeds.
 
     >>> ours, theirs = read_probes("probes/hypernymy"), read_probes("hypernymy_train.jsonl")  # doctest: +SKIP

@@ -188,7 +188,10 @@ def compare_release(
     ),
     seed: int = typer.Option(0, help="Seed of the sample drawn from ours and of the baselines' folds."),
     seeds: int = typer.Option(
-        1, min=1, help="Baselines over this many seeds from --seed (a new draw and new folds each): mean and sd."
+        1,
+        min=1,
+        help="Baselines over this many seeds from --seed (new folds each, and a new draw where OURS holds more "
+        "questions than the release: a paper-preset train split holds exactly as many): mean and sd.",
     ),
 ) -> None:
     """Draw from OURS as the release was drawn and print both side by side: marginals, total-variation

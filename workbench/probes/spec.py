@@ -158,9 +158,10 @@ class ProbeSpec:
     whole clusters to train until ``train_size``; ``held_out_golds`` first leaves out of train every question whose
     gold answer is also a dev or test gold, or for synonymy lists a lemma one lists (the paper de-duplicated its
     splits by correct answer).
-    ``hide_defined_lemmas`` shows a gold answer without the lemmas that share a word with the concept's definition
-    (its first clause), which synonymy's question shows, and asks nothing about a concept whose every lemma does: the
-    released synonymy golds do so, their distractors do not.
+    ``hide_defined_lemmas`` shows a gold answer without the lemmas that share text with the concept's definition (its
+    first clause), which synonymy's question shows: a word of the lemma in the clause, or a word of the clause in the
+    lemma ('time' in 'peacetime'); it asks nothing about a concept whose every lemma does. The released synonymy
+    golds do so, their distractors do not.
     ``choice_words`` is how a taxonomy choice names its concept: ``"lemmas"`` (the first lemma, then the next two,
     case folded) or ``"name"`` (the released files' form: the word of the concept's name in lowercase, two of its
     other lemmas drawn at random, and ' event' after a verb's words: 'calve (or break up) event, defined as ...').
@@ -292,7 +293,8 @@ class ProbeSpec:
             raise SpecError(
                 f"concepts {missing[:5]} cannot be asked about by the {self.probe} probe: not concept names of its "
                 "source, or concepts without a usable example sentence (or, for taxonomy probes, without the ISA links "
-                "or lemmas it needs); use names such as 'dog.n.01' from the concept picker or Graph.concepts"
+                "or lemmas it needs; for synonymy with hide_defined_lemmas, every lemma sharing text with the "
+                "definition); use names such as 'dog.n.01' from the concept picker or Graph.concepts"
             )
         return {eligible[name] for name in self.concepts}
 

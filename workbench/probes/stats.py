@@ -15,18 +15,32 @@ HOPS_INDEX = ("probe", "hops")
 
 
 def table4(frame: pl.DataFrame) -> pl.DataFrame:
-    """One row per probe with the statistics of SPEC Table 4 (``TABLE4_SCHEMA``), sorted by probe.
+    """One row per probe with the statistics of R&S 2020 Table 4 (``TABLE4_SCHEMA``), sorted by probe.
 
-    - ``unique_questions``: distinct (``question``, gold choice text), Table 4's "unique (Q, A) pairs", so a
-      question is counted once whatever distractors it was perturbed with (one concept asked in two sentences,
-      or in two phrasings: two questions);
-    - ``with_perturbations``: all rows (every distractor perturbation of every question);
-    - ``avg_cluster_size``: rows per distinct ``cluster_id``;
-    - ``concepts``: distinct ``concept`` (the paper's "synsets").
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        Probe rows (``build_probes``, ``read_probes``), of one probe or several.
 
-    >>> table4(read_probes("hypernymy_test.jsonl"))  # doctest: +SKIP
-    probe      unique_questions  with_perturbations  avg_cluster_size  concepts
-    hypernymy  ...
+    Returns
+    -------
+    polars.DataFrame
+        One row per probe:
+
+        - ``unique_questions``: distinct (``question``, gold choice text), Table 4's "unique (Q, A) pairs", so a
+          question is counted once whatever distractors it was perturbed with (one concept asked in two sentences,
+          or in two phrasings: two questions);
+        - ``with_perturbations``: all rows (every distractor perturbation of every question);
+        - ``avg_cluster_size``: rows per distinct ``cluster_id``;
+        - ``concepts``: distinct ``concept`` (the paper's "synsets").
+
+    Examples
+    --------
+    >>> import workbench as wb
+    >>> wb.table4(wb.build_probes(wb.ProbeSpec.paper("synonymy", train_pool=None, held_out_golds=False)))
+    ... # doctest: +SKIP
+    probe     unique_questions  with_perturbations  avg_cluster_size  concepts
+    synonymy  60959             91069               2.57              35373
     """
     gold = pl.col("choices").list.get(pl.col("answer"))
     return (

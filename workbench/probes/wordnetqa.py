@@ -81,11 +81,17 @@ class _Lexicon:
         }
 
     def shown_lemmas(self, concept: int) -> list[str]:
-        """The concept's lemmas but those sharing a word with its definition's first clause (a word of the lemma
-        found in the clause's text, case ignored): rule ``hide_defined_lemmas``, which asks nothing about a concept
-        where that leaves none."""
+        """The concept's lemmas but those sharing text with its definition's first clause, case ignored: a word of
+        the lemma found in the clause, or a word of the clause (split at spaces, punctuation kept) found in the
+        lemma ('time' in 'peacetime'): rule ``hide_defined_lemmas``, which asks nothing about a concept where that
+        leaves none."""
         clause = self.gloss[concept].split(";")[0].lower()
-        return [lemma for lemma in self.lemmas[concept] if not any(w in clause for w in lemma.lower().split())]
+        words = clause.split()
+        return [
+            lemma
+            for lemma in self.lemmas[concept]
+            if not any(w in clause for w in lemma.lower().split()) and not any(w in lemma.lower() for w in words)
+        ]
 
 
 _LEXICONS: dict[str, _Lexicon] = {}
