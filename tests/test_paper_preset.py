@@ -271,6 +271,55 @@ def test_a_kept_set_is_dealt_after_the_sets_before_it():
     assert len(set(third) & set(family)) == 2 and filled == 2 and set(third) - set(family) <= set(pool)  # 10 = 4+4+2
 
 
+def test_a_set_takes_one_concept_per_branch_and_the_rest_wait_for_the_next_sets():
+    """``draw_disjoint`` with ``branch`` (rule ``one_per_branch``): no set holds two concepts of one branch, no
+    concept is in two sets, a concept passed over waits for a later set (so the family is used up as without the
+    rule), and a set that runs out of branches is topped up from the pool. Without ``branch``, sets mix branches."""
+    family, pool = list(range(12)), list(range(100, 200))
+    branch = {x: x // 6 if x < 6 else 1 + x % 3 for x in family}.__getitem__  # branches 0 (six concepts), 1, 2, 3
+    drawn = draw_disjoint(random.Random(1), family, pool, lambda x: True, str, set(), [True] * 4, branch=branch)
+    inside = [[x for x in d.concepts if x in family] for d in drawn]
+    assert all(len({branch(x) for x in members}) == len(members) for members in inside)
+    used = [x for members in inside for x in members]
+    assert len(set(used)) == len(used) == 10 and set(range(6, 12)) <= set(used)  # disjoint; branches 1-3 used up
+    assert [d.n_random_fill for d in drawn] == [4 - len(members) for members in inside]
+    assert [len(members) for members in inside] == [4, 4, 1, 1]  # then branch 0 alone: one concept a set
+    plain = draw_disjoint(random.Random(1), family, pool, lambda x: True, str, set(), [True] * 3)
+    assert any(len({branch(x) for x in d.concepts}) < 4 for d in plain)
+
+
+def test_released_deep_sets_take_one_concept_per_branch(released_dir, whole, wordnet_graph):
+    """Rule ``one_per_branch``: every released set of four from a family two or more levels deep comes from four
+    branches (a sibling of the concept for ``sister``, a child for ``isa_down``): 333 hyponymy, 253 definitions, 56
+    synonymy, 45 hypernymy sister-2 sets, where drawing four at random from the family gives four branches in 50 %,
+    64 %, 23 % and 32 % of them; the sets short of branches are topped up with random concepts (weather.n.01's
+    sister-2 set: dew, blizzard, aurora australis, cold front, from four of its siblings). Ours the same."""
+    taxonomy, index = wordnet_graph.taxonomy_for(False), wordnet_graph.ids
+
+    def branches(concept: int, members: list[int]) -> int:
+        siblings = {c for parent in taxonomy.parents[concept] for c in taxonomy.children[parent]} - {concept}
+        return len({min(s for s, links in taxonomy.hops(m, "up", 1).items() if links == 1 and s in siblings)
+                    for m in members})  # fmt: skip
+
+    full = spanning = 0
+    for probe in ("definitions", "hyponymy", "synonymy"):
+        for row in released_rows(released_dir, f"{probe}_train"):
+            notes = row["notes"]
+            if notes["distractor_type"] != "sister" or notes["distractor_hops"] != 2 or notes["random_distractors"]:
+                continue
+            pairs = [link.split("=>") for link in notes["distractor_chain"].split(";")]
+            if all(name in index for pair in pairs for name in pair):
+                full += 1
+                spanning += branches(index[pairs[0][0]], [index[member] for _, member in pairs]) == 4
+    assert full > 600 and spanning == full
+    for probe, frame in whole.items():
+        sets = frame.filter(pl.col("distractor_family") == "sister", pl.col("distractor_depth") == 2)
+        sets = sets.filter(pl.col("n_random_fill") == 0).head(300)
+        for concept, members in sets.select("concept", "distractor_concepts").iter_rows():
+            assert branches(index[concept], [index[m] for m in members]) == 4, (probe, concept, members)
+        assert sets.height == 300
+
+
 def test_kind_counts_are_those_of_random_choices():
     """A question's family kinds are counted from sorted draws (``_choice_counts``), not from ``random.choices``; the
     counts and the generator's state after them must be the same, or the build's sample would change."""

@@ -5,7 +5,8 @@ descendants exactly l-1 levels below each of the concept's siblings, so sister_1
 themselves; not cumulative), ``isa_up`` / ``isa_down`` (concepts exactly k' ISA links above / below
 the concept; ``isa_up_skip`` more links above, as the paper's synonymy draws), ``senses`` (other senses of
 the same word). A family short of valid candidates is topped up from the random pool, and the number topped
-up is recorded.
+up is recorded. With ``one_per_branch`` a set from a family two or more levels deep takes at most one concept per
+branch: the sibling (``sister``) or the child (``isa_down``) of the concept it descends from (``branch_of``).
 """
 
 import random
@@ -62,6 +63,25 @@ def family_sizes(
     return {option: found.get(option, 0) for option in options if option[0] != "random"}
 
 
+def branch_of(taxonomy: Taxonomy, concept: int, family: str, depth: int) -> Callable[[int], int] | None:
+    """Which branch a candidate of a family two or more levels deep descends from: the concept's sibling
+    (``sister``) or child (``isa_down``) ``depth - 1`` links above it (the smallest id where several are); None for
+    the other families and depths, whose candidates are each their own branch."""
+    if depth < 2 or family not in ("sister", "isa_down"):
+        return None
+    if family == "sister":
+        heads = {child for parent in taxonomy.parents[concept] for child in taxonomy.children[parent]} - {concept}
+    else:
+        heads = set(taxonomy.children[concept])
+
+    @cache
+    def of(candidate: int) -> int:
+        above = taxonomy.hops(candidate, "up", depth - 1)
+        return min((node for node, links in above.items() if links == depth - 1 and node in heads), default=candidate)
+
+    return of
+
+
 @cache
 def _deepest(options: tuple[tuple[str, int], ...]) -> dict[str, int]:
     """The deepest depth asked of each family but ``random`` (one walk serves its shallower depths); memoised, as a
@@ -92,19 +112,26 @@ def draw(
     key_of: Callable[[int], str],
     taken_texts: set[str],
     n: int = N_DISTRACTORS,
+    branch: Callable[[int], int] | None = None,
 ) -> Draw | None:
     """Draw ``n`` valid distractors with distinct texts: from the family first, then the random pool.
 
     ``taken_texts`` holds texts that no choice may repeat (the gold's); it is not modified. ``key_of`` gives a
     candidate's text as ``same_text`` folds it, the form texts are compared in (no "cold war" beside "Cold War").
-    Returns None when even the pool cannot supply enough (a tiny graph).
+    With ``branch`` (``branch_of``), at most one family candidate per branch. Returns None when even the pool cannot
+    supply enough (a tiny graph).
     """
     texts = {same_text(text) for text in taken_texts}
     chosen: list[int] = []
+    branches: set[int] = set()
 
     def take(candidate: int) -> None:
+        if branch is not None and branch(candidate) in branches:  # before the text and validity, which are kept
+            return
         text = key_of(candidate)
         if text not in texts and is_valid(candidate):
+            if branch is not None:
+                branches.add(branch(candidate))
             texts.add(text)
             chosen.append(candidate)
 
@@ -131,10 +158,15 @@ def draw_disjoint(
     taken_texts: set[str],
     keep: Sequence[bool],
     n: int = N_DISTRACTORS,
+    branch: Callable[[int], int] | None = None,
 ) -> list[Draw | None]:
     """A set of ``n`` distractors for each entry of ``keep``, no concept in two sets: the family shuffled once and
     dealt out in sets of ``n`` (as the paper's perturbations: a question's k-th sister draw never repeats an earlier
     one); a set the family cannot fill is topped up from the random pool.
+
+    With ``branch`` (``branch_of``) a set takes at most one candidate per branch: a candidate whose branch the set
+    being dealt holds waits for the next sets, which take the waiting ones first; once the family is dealt, the sets
+    left take one waiting candidate per branch each and are topped up.
 
     Only the sets ``keep`` marks are returned (the others are None): a set before the last kept one is still dealt,
     so each kept set is what it would be among all of them, but the shuffle stops at the last kept set and only kept
@@ -142,26 +174,54 @@ def draw_disjoint(
     """
     count = max((index + 1 for index, wanted in enumerate(keep) if wanted), default=0)
     if count <= 1:
-        drawn = [draw(rng, family_candidates, pool, is_valid, key_of, taken_texts, n)] if count else []
+        drawn = [draw(rng, family_candidates, pool, is_valid, key_of, taken_texts, n, branch)] if count else []
         return drawn + [None] * (len(keep) - count)
     order, below = list(family_candidates), randbelow(rng)
     taken = {same_text(text) for text in taken_texts}
     sets: list[list[int]] = [[] for _ in range(count)]
     texts: list[set[str]] = [set(taken) for _ in range(count)]
+    held: list[set[int]] = [set() for _ in range(count)]  # the branches each set holds
+    waiting: list[int] = []  # candidates passed over for a branch the set being dealt held
     current = 0
+
+    def fits(candidate: int) -> bool:  # a waiting candidate: one whose branch a set held (so ``branch`` is given)
+        held_branch = branch(candidate) in held[current]  # type: ignore[misc]
+        return not held_branch and is_valid(candidate) and key_of(candidate) not in texts[current]
+
+    def put(candidate: int) -> None:
+        """Add ``candidate`` to the current set; a full set passes the deal on, the next set taking the waiting
+        candidates that fit it first."""
+        nonlocal current
+        if branch is not None:
+            held[current].add(branch(candidate))
+        texts[current].add(key_of(candidate))
+        sets[current].append(candidate)
+        if len(sets[current]) == n:
+            current += 1
+            take_waiting()
+
+    def take_waiting() -> None:
+        index = 0
+        while current < count and index < len(waiting):
+            if fits(waiting[index]):
+                put(waiting.pop(index))
+                index = 0
+            else:
+                index += 1
+
     for index in range(len(order)):  # a lazy Fisher-Yates shuffle: it stops once the last kept set is dealt
         if current == count:
             break
         swap = index + below(len(order) - index)
         order[index], order[swap] = order[swap], order[index]
         candidate = order[index]
-        text = key_of(candidate)
-        if text in texts[current] or not is_valid(candidate):
-            continue
-        texts[current].add(text)
-        sets[current].append(candidate)
-        if len(sets[current]) == n:
-            current += 1
+        if branch is not None and branch(candidate) in held[current]:  # its validity and text (both memoised by the
+            waiting.append(candidate)  # build) are looked up only if a set takes it
+        elif is_valid(candidate) and key_of(candidate) not in texts[current]:
+            put(candidate)
+    while waiting and current < count:  # the family is dealt: each set left takes what waits, one per branch
+        take_waiting()
+        current += 1
     draws: list[Draw | None] = []
     for wanted, chosen, seen in zip(keep, sets, texts):
         from_family = len(chosen)

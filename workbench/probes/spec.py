@@ -24,7 +24,7 @@ PAPER_DEPTHS = (("isa", 4), ("sister", 2))
 # ``held_out_golds``).
 PAPER: dict[str, dict] = {
     "definitions": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "one_per_branch": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 148662, "train_pool": 0.3, "pos_mix": {"n": 0.407, "v": 0.55, "a": 0.036, "r": 0.007},
         "family_mix": {
@@ -35,7 +35,8 @@ PAPER: dict[str, dict] = {
     },
     "synonymy": {
         "sentences": "lemmas", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
-        "hide_defined_lemmas": True, "isa_up_skip": 1, "held_out_golds": True,
+        "one_per_branch": True, "hide_defined_lemmas": True, "isa_up_skip": 1,
+        "held_out_golds": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.7,
         "pos_mix": {"n": 0.7799, "v": 0.2033, "a": 0.0157, "r": 0.0011},
         "family_mix": {
@@ -45,7 +46,7 @@ PAPER: dict[str, dict] = {
         },
     },
     "hypernymy": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
         "size": 35094, "train_pool": 0.7, "held_out_golds": True, "pos_mix": {"n": 0.7555, "v": 0.2445},
         "hop_mix": {
@@ -57,7 +58,7 @@ PAPER: dict[str, dict] = {
         },
     },
     "hyponymy": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 35243, "train_pool": 0.8, "pos_mix": {"n": 0.555, "v": 0.445},
         "hop_mix": {
@@ -146,7 +147,9 @@ class ProbeSpec:
     ``min_lemmas``: the lemmas a synonymy concept needs. ``draws`` is ``"sample"`` (each perturbation draws one set of
     four from a family) or ``"disjoint"`` (a question has one random perturbation and, family by family, every disjoint
     set of four the family holds, the last one topped up from the random pool, at most ``max_draws`` of a family, until
-    the question has ``perturbations`` family sets).
+    the question has ``perturbations`` family sets). ``one_per_branch`` lets a set from a family two or more levels
+    deep (``sister_2``, ``isa_down_2``, ...) take at most one concept per branch, the sibling or child of the concept
+    it descends from, topping the set up from the random pool where the branches run out.
     ``size`` makes the whole set a uniform random sample of that many questions (with perturbations) out of all
     the settings give; ``pos_mix`` (part of speech -> share; ``s`` counts as ``a``) draws that sample part of speech
     by part of speech at these shares. ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
@@ -200,6 +203,7 @@ class ProbeSpec:
     held_out_golds: bool = False
     choice_words: str = "lemmas"
     isa_up_skip: int = 0
+    one_per_branch: bool = False
 
     @classmethod
     def paper(cls, probe: str, **overrides) -> "ProbeSpec":
@@ -231,7 +235,7 @@ class ProbeSpec:
             _check_range("perturbations", self.perturbations, 1, 10**4)
         if self.golds_per_hop is not None:
             _check_range("golds_per_hop", self.golds_per_hop, 1, 1000)
-        for name in ("instance_links", "examples_only", "hide_defined_lemmas", "held_out_golds"):
+        for name in ("instance_links", "examples_only", "hide_defined_lemmas", "held_out_golds", "one_per_branch"):
             if not isinstance(getattr(self, name), bool):
                 raise SpecError(f"{name}={getattr(self, name)!r} is not allowed; use True or False")
         _check_choice("sentences", self.sentences, SENTENCES)

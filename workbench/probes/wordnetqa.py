@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import cached_property
 from itertools import accumulate, repeat
 
-from workbench.distractors import N_DISTRACTORS, draw_disjoint, families, family_sizes, same_text
+from workbench.distractors import N_DISTRACTORS, branch_of, draw_disjoint, families, family_sizes, same_text
 from workbench.knowledge.graph import Graph, Taxonomy
 from workbench.probes.assemble import Draft
 from workbench.probes.spec import ProbeSpec
@@ -494,6 +494,7 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
                     build.key_of,
                     {gold_text, build.text_of(gold)},
                     wanted,
+                    branch=branch_of(build.taxonomy, concept, family, depth) if spec.one_per_branch else None,
                 )
                 for picked in picked_sets:
                     if picked is None:
