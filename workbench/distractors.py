@@ -183,32 +183,6 @@ def draw_disjoint(
     held: list[set[int]] = [set() for _ in range(count)]  # the branches each set holds
     waiting: list[int] = []  # candidates passed over for a branch the set being dealt held
     current = 0
-
-    def fits(candidate: int) -> bool:  # a waiting candidate: one whose branch a set held (so ``branch`` is given)
-        held_branch = branch(candidate) in held[current]  # type: ignore[misc]
-        return not held_branch and is_valid(candidate) and key_of(candidate) not in texts[current]
-
-    def put(candidate: int) -> None:
-        """Add ``candidate`` to the current set; a full set passes the deal on, the next set taking the waiting
-        candidates that fit it first."""
-        nonlocal current
-        if branch is not None:
-            held[current].add(branch(candidate))
-        texts[current].add(key_of(candidate))
-        sets[current].append(candidate)
-        if len(sets[current]) == n:
-            current += 1
-            take_waiting()
-
-    def take_waiting() -> None:
-        index = 0
-        while current < count and index < len(waiting):
-            if fits(waiting[index]):
-                put(waiting.pop(index))
-                index = 0
-            else:
-                index += 1
-
     for index in range(len(order)):  # a lazy Fisher-Yates shuffle: it stops once the last kept set is dealt
         if current == count:
             break
@@ -217,10 +191,16 @@ def draw_disjoint(
         candidate = order[index]
         if branch is not None and branch(candidate) in held[current]:  # its validity and text (both memoised by the
             waiting.append(candidate)  # build) are looked up only if a set takes it
-        elif is_valid(candidate) and key_of(candidate) not in texts[current]:
-            put(candidate)
+            continue
+        if not is_valid(candidate) or key_of(candidate) in texts[current]:
+            continue
+        _add(candidate, sets[current], texts[current], held[current], branch, key_of)
+        while current < count and len(sets[current]) == n:  # a full set: the next takes the waiting ones first
+            current += 1
+            if current < count:
+                _take_waiting(waiting, sets[current], texts[current], held[current], branch, is_valid, key_of, n)
     while waiting and current < count:  # the family is dealt: each set left takes what waits, one per branch
-        take_waiting()
+        _take_waiting(waiting, sets[current], texts[current], held[current], branch, is_valid, key_of, n)
         current += 1
     draws: list[Draw | None] = []
     for wanted, chosen, seen in zip(keep, sets, texts):
@@ -229,6 +209,43 @@ def draw_disjoint(
             _top_up(below, chosen, seen, pool, is_valid, key_of, n)
         draws.append(Draw(tuple(chosen), n - from_family) if wanted and len(chosen) == n else None)
     return draws + [None] * (len(keep) - count)
+
+
+def _add(
+    candidate: int,
+    chosen: list[int],
+    texts: set[str],
+    held: set[int],
+    branch: Callable[[int], int] | None,
+    key_of: Callable[[int], str],
+) -> None:
+    """Put ``candidate`` in a set: its concepts ``chosen``, their ``texts`` and ``held`` branches."""
+    if branch is not None:
+        held.add(branch(candidate))
+    texts.add(key_of(candidate))
+    chosen.append(candidate)
+
+
+def _take_waiting(
+    waiting: list[int],
+    chosen: list[int],
+    texts: set[str],
+    held: set[int],
+    branch: Callable[[int], int] | None,
+    is_valid: Callable[[int], bool],
+    key_of: Callable[[int], str],
+    n: int,
+) -> None:
+    """Move the ``waiting`` candidates a set can take (a new branch, valid, a new text), in the order they waited,
+    into it until it holds ``n``."""
+    index = 0
+    while len(chosen) < n and index < len(waiting):
+        candidate = waiting[index]
+        if branch is not None and branch(candidate) in held or not is_valid(candidate) or key_of(candidate) in texts:
+            index += 1
+            continue
+        del waiting[index]
+        _add(candidate, chosen, texts, held, branch, key_of)
 
 
 def randbelow(rng: random.Random) -> Callable[[int], int]:

@@ -24,7 +24,7 @@ PAPER_DEPTHS = (("isa", 4), ("sister", 2))
 # ``held_out_golds``).
 PAPER: dict[str, dict] = {
     "definitions": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "one_per_branch": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 148662, "train_pool": 0.3, "pos_mix": {"n": 0.407, "v": 0.55, "a": 0.036, "r": 0.007},
         "family_mix": {
@@ -35,7 +35,7 @@ PAPER: dict[str, dict] = {
     },
     "synonymy": {
         "sentences": "lemmas", "phrasings": 3, "examples_only": False, "min_lemmas": 1, "draws": "disjoint",
-        "hide_defined_lemmas": True, "isa_up_skip": 1, "held_out_golds": True,
+        "one_per_branch": True, "hide_defined_lemmas": True, "isa_up_skip": 1, "held_out_golds": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143, "size": 91069, "train_pool": 0.7,
         "pos_mix": {"n": 0.7799, "v": 0.2033, "a": 0.0157, "r": 0.0011},
         "family_mix": {
@@ -45,7 +45,7 @@ PAPER: dict[str, dict] = {
         },
     },
     "hypernymy": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
         "size": 35094, "train_pool": 0.7, "held_out_golds": True, "pos_mix": {"n": 0.7555, "v": 0.2445},
         "hop_mix": {
@@ -57,7 +57,7 @@ PAPER: dict[str, dict] = {
         },
     },
     "hyponymy": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name",
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 35243, "train_pool": 0.8, "pos_mix": {"n": 0.555, "v": 0.445},
         "hop_mix": {
