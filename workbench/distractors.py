@@ -76,6 +76,8 @@ def branch_of(taxonomy: Taxonomy, concept: int, family: str, depth: int) -> Call
 
     @cache
     def of(candidate: int) -> int:
+        if depth == 2:  # the parents: no walk
+            return min((node for node in taxonomy.parents[candidate] if node in heads), default=candidate)
         above = taxonomy.hops(candidate, "up", depth - 1)
         return min((node for node, links in above.items() if links == depth - 1 and node in heads), default=candidate)
 
@@ -192,9 +194,13 @@ def draw_disjoint(
         if branch is not None and branch(candidate) in held[current]:  # its validity and text (both memoised by the
             waiting.append(candidate)  # build) are looked up only if a set takes it
             continue
-        if not is_valid(candidate) or key_of(candidate) in texts[current]:
+        text = key_of(candidate)
+        if text in texts[current] or not is_valid(candidate):
             continue
-        _add(candidate, sets[current], texts[current], held[current], branch, key_of)
+        if branch is not None:
+            held[current].add(branch(candidate))
+        texts[current].add(text)
+        sets[current].append(candidate)
         while current < count and len(sets[current]) == n:  # a full set: the next takes the waiting ones first
             current += 1
             if current < count:
