@@ -293,9 +293,7 @@ def test_released_deep_sets_take_one_concept_per_branch(released_dir, wordnet_gr
     branches (a sibling of the concept for ``sister``, a child for ``isa_down``): 333 hyponymy, 253 definitions, 56
     synonymy, 45 hypernymy sister-2 sets, where drawing four at random from the family gives four branches in 50 %,
     64 %, 23 % and 32 % of them; the sets short of branches are topped up with random concepts (weather.n.01's
-    sister-2 set: dew, blizzard, aurora australis, cold front, from four of its siblings). Ours the same with the
-    rule, which the preset does not set yet: on two processes its five sets then peaked at 1.75 GB against 1.34 GB
-    (docs/REPRODUCTION.md)."""
+    sister-2 set: dew, blizzard, aurora australis, cold front, from four of its siblings). Ours the same."""
     taxonomy, index = wordnet_graph.taxonomy_for(False), wordnet_graph.ids
 
     def branches(concept: int, members: list[int]) -> int:
@@ -314,7 +312,7 @@ def test_released_deep_sets_take_one_concept_per_branch(released_dir, wordnet_gr
                 full += 1
                 spanning += branches(index[pairs[0][0]], [index[member] for _, member in pairs]) == 4
     assert full > 600 and spanning == full
-    frame = build_probes(ProbeSpec.paper("hyponymy", one_per_branch=True), wordnet_graph, progress=False)
+    frame = build_probes(ProbeSpec.paper("hyponymy"), wordnet_graph, progress=False)
     sets = frame.filter(pl.col("distractor_family") == "sister", pl.col("distractor_depth") == 2)
     sets = sets.filter(pl.col("n_random_fill") == 0).head(300)
     for concept, members in sets.select("concept", "distractor_concepts").iter_rows():
