@@ -217,21 +217,6 @@ def draw_disjoint(
     return draws + [None] * (len(keep) - count)
 
 
-def _add(
-    candidate: int,
-    chosen: list[int],
-    texts: set[str],
-    held: set[int],
-    branch: Callable[[int], int] | None,
-    key_of: Callable[[int], str],
-) -> None:
-    """Put ``candidate`` in a set: its concepts ``chosen``, their ``texts`` and ``held`` branches."""
-    if branch is not None:
-        held.add(branch(candidate))
-    texts.add(key_of(candidate))
-    chosen.append(candidate)
-
-
 def _take_waiting(
     waiting: list[int],
     chosen: list[int],
@@ -247,11 +232,18 @@ def _take_waiting(
     index = 0
     while len(chosen) < n and index < len(waiting):
         candidate = waiting[index]
-        if branch is not None and branch(candidate) in held or not is_valid(candidate) or key_of(candidate) in texts:
+        if branch is not None and branch(candidate) in held or not is_valid(candidate):
+            index += 1
+            continue
+        text = key_of(candidate)
+        if text in texts:
             index += 1
             continue
         del waiting[index]
-        _add(candidate, chosen, texts, held, branch, key_of)
+        if branch is not None:
+            held.add(branch(candidate))
+        texts.add(text)
+        chosen.append(candidate)
 
 
 def randbelow(rng: random.Random) -> Callable[[int], int]:

@@ -204,6 +204,13 @@ class _Concept:
         return {option: found.get(option, []) for option in build.options}
 
     @cached_property
+    def branches(self) -> dict[tuple[str, int], Callable[[int], int] | None]:
+        """With ``one_per_branch``, each family option's ``branch_of`` (made once per concept, not per question)."""
+        if not self.spec.one_per_branch:
+            return {}
+        return {option: branch_of(self.build.taxonomy, self.concept, *option) for option in self.build.options}
+
+    @cached_property
     def sizes(self) -> dict[tuple[str, int], int]:
         """Each family option's number of candidates: with ``draws="disjoint"`` counted without building the
         families (cheap for every concept of the count), else of the filtered ``families``."""
@@ -494,7 +501,7 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
                     build.key_of,
                     {gold_text, build.text_of(gold)},
                     wanted,
-                    branch=branch_of(build.taxonomy, concept, family, depth) if spec.one_per_branch else None,
+                    branch=item.branches.get((family, depth)),
                 )
                 for picked in picked_sets:
                     if picked is None:
