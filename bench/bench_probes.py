@@ -123,10 +123,12 @@ def child_build(probe: str, setting: str) -> dict:
     }
 
 
-def child_together(setting: str, workers: str = "1") -> dict:
+def child_together(setting: str, workers: str = "1", sample: str = "1") -> dict:
     """All five probes, every frame kept, as ``workbench probes build --probe all`` builds them: by
     ``build_probe_sets`` (one process per core) where the tree has it, else one after another in this process.
-    Memory is the peak of the summed resident memory of this process and its workers, sampled every 50 ms."""
+    With ``sample`` "1", memory is the peak of the summed resident memory of this process and its workers, sampled
+    every 50 ms; with "0" no sampler runs (it reads each process's smaps, seconds of a core: ``baseline`` times the
+    builds without it) and memory is this process's own peak."""
     import threading
 
     import psutil
@@ -137,9 +139,10 @@ def child_together(setting: str, workers: str = "1") -> dict:
 
     imported = time.perf_counter()
     cpu = time.process_time()
+    sampling = sample == "1"
     peak, done_sampling = [0.0, 0.0], threading.Event()  # summed RSS (shared pages counted in each), summed PSS
 
-    def sample() -> None:
+    def read_memory() -> None:
         me = psutil.Process()
         while not done_sampling.wait(0.05):
             rss = pss = 0
@@ -151,8 +154,9 @@ def child_together(setting: str, workers: str = "1") -> dict:
                 rss, pss = rss + info.rss, pss + info.pss
             peak[0], peak[1] = max(peak[0], rss / 1e6), max(peak[1], pss / 1e6)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    sampler = threading.Thread(target=read_memory, daemon=True)
+    if sampling:
+        sampler.start()
     specs = [make_spec(probe, setting) for probe in PROBES]
     steps = {}
     if hasattr(package, "build_probe_sets"):
@@ -168,7 +172,8 @@ def child_together(setting: str, workers: str = "1") -> dict:
             steps[spec.probe] = {"load_s": loaded - step, "build_s": time.perf_counter() - loaded}
     done = time.perf_counter()
     done_sampling.set()
-    sampler.join()
+    if sampling:
+        sampler.join()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "setting": setting,
@@ -454,7 +459,12 @@ def profile(probe: str, setting: str, top: int) -> None:
 def baseline(rev: str, repeats: int) -> None:
     """The paper preset's five builds as ``probes build --probe all`` does them (``child_together``), by this tree
     and by ``rev`` (a temporary git worktree), alternately ``repeats`` times: the median of each, their ratio and
-    peak memory (summed over the processes)."""
+    peak memory (summed over the processes).
+
+    Each repeat runs every configuration twice: once timed with no memory sampler, once with it for the memory. The
+    sampler reads /proc smaps of every process 20 times a second, 6.5-7 s of a core over a two-process build, which
+    on two cores slows the two workers it competes with (13.5 s against 15.4-16.0 s for this tree's five sets on
+    two processes, 2026-11-27) but not a one-process build, whose sampler has the second core to itself."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
@@ -464,10 +474,16 @@ def baseline(rev: str, repeats: int) -> None:
         try:
             configurations = (("this tree", REPO, "1"), ("this tree, --workers 2", REPO, "2"), (rev, other, "1"))
             runs: dict[str, list[dict]] = {name: [] for name, _, _ in configurations}
+            sampled: dict[str, list[dict]] = {name: [] for name, _, _ in configurations}
             for repeat in range(repeats):
                 for name, root, workers in configurations:
-                    runs[name].append(run_child("together", "paper", workers, root=root))
-                    print(f"{name} run {repeat + 1}: {runs[name][-1]['work_s']:.1f} s", file=sys.stderr)
+                    runs[name].append(run_child("together", "paper", workers, "0", root=root))
+                    sampled[name].append(run_child("together", "paper", workers, "1", root=root))
+                    print(
+                        f"{name} run {repeat + 1}: {runs[name][-1]['work_s']:.1f} s "
+                        f"({sampled[name][-1]['work_s']:.1f} s with the memory sampler)",
+                        file=sys.stderr,
+                    )
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=REPO, check=False)
     info = machine()
@@ -475,11 +491,12 @@ def baseline(rev: str, repeats: int) -> None:
     medians = {}
     for name, reps in runs.items():
         medians[name] = statistics.median(run["work_s"] for run in reps)
-        peak = max(run["rss_peak_mb"] for run in reps)
-        pss = max(run.get("pss_peak_mb", 0.0) for run in reps)
+        peak = max(run["rss_peak_mb"] for run in sampled[name])
+        pss = max(run["pss_peak_mb"] for run in sampled[name])
         rows = reps[0]["rows"]
         print(f"  {name:<22} paper preset, five probes as `probes build` does: {medians[name]:6.1f} s (median of "
-              f"{len(reps)}), peak {peak:,.0f} MB RSS / {pss:,.0f} MB PSS, summed over its processes, "
+              f"{len(reps)}; {statistics.median(run['work_s'] for run in sampled[name]):.1f} s with the memory "
+              f"sampler), peak {peak:,.0f} MB RSS / {pss:,.0f} MB PSS, summed over its processes, "
               f"{rows:,} questions")  # fmt: skip
     for name in medians:
         if name != rev:
