@@ -24,7 +24,7 @@ PAPER_DEPTHS = (("isa", 4), ("sister", 2))
 # ``held_out_golds``).
 PAPER: dict[str, dict] = {
     "definitions": {
-        "sentences": "all", "phrasings": 2, "draws": "disjoint", "one_per_branch": True,
+        "sentences": "all", "phrasings": 2, "draws": "disjoint", "one_per_branch": True, "spread_sets": ("sister_1",),
         "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 148662, "train_pool": 0.3, "pos_mix": {"n": 0.407, "v": 0.55, "a": 0.036, "r": 0.007},
         "family_mix": {
@@ -46,7 +46,7 @@ PAPER: dict[str, dict] = {
     },
     "hypernymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
-        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
+        "spread_sets": ("sister_1",), "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
         "size": 35094, "train_pool": 0.7, "held_out_golds": True, "pos_mix": {"n": 0.7555, "v": 0.2445},
         "hop_mix": {
             1: 0.303, 2: 0.1672, 3: 0.0941, 4: 0.1608, 5: 0.2748,
@@ -58,7 +58,7 @@ PAPER: dict[str, dict] = {
     },
     "hyponymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
-        "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
+        "spread_sets": ("sister_1",), "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 143,
         "size": 35243, "train_pool": 0.8, "pos_mix": {"n": 0.555, "v": 0.445},
         "hop_mix": {
             1: 0.9274, 2: 0.0726,
@@ -148,7 +148,9 @@ class ProbeSpec:
     set of four the family holds, the last one topped up from the random pool, at most ``max_draws`` of a family, until
     the question has ``perturbations`` family sets). ``one_per_branch`` lets a set from a family two or more levels
     deep (``sister_2``, ``isa_down_2``, ...) take at most one concept per branch, the sibling or child of the concept
-    it descends from, topping the set up from the random pool where the branches run out.
+    it descends from, topping the set up from the random pool where the branches run out. ``spread_sets`` names the
+    kinds (such as ``sister_1``) whose sets a question takes at random among every disjoint set of its family (up to
+    ``max_draws``), not its first ones, so that the last set, the one topped up, is as likely as any other.
     ``size`` makes the whole set a uniform random sample of that many questions (with perturbations) out of all
     the settings give; ``pos_mix`` (part of speech -> share; ``s`` counts as ``a``) draws that sample part of speech
     by part of speech at these shares. ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
@@ -203,6 +205,7 @@ class ProbeSpec:
     choice_words: str = "lemmas"
     isa_up_skip: int = 0
     one_per_branch: bool = False
+    spread_sets: tuple[str, ...] = ()
 
     @classmethod
     def paper(cls, probe: str, **overrides) -> "ProbeSpec":
@@ -243,6 +246,11 @@ class ProbeSpec:
         _check_range("min_lemmas", self.min_lemmas, 1, 100)
         _check_range("isa_up_skip", self.isa_up_skip, 0, MAX_HOPS)
         _check_choice("draws", self.draws, DRAWS)
+        spread = self.spread_sets.split(",") if isinstance(self.spread_sets, str) else self.spread_sets
+        object.__setattr__(self, "spread_sets", tuple(sorted({str(kind).strip() for kind in spread} - {""})))
+        for kind in self.spread_sets:
+            if not _is_kind(kind) or kind == "random":
+                raise SpecError(f"spread_sets names {kind!r}; use kinds of a family such as 'sister_1' or 'isa_down_2'")
         draws = self.max_draws.items() if isinstance(self.max_draws, dict) else self.max_draws
         object.__setattr__(self, "max_draws", tuple(sorted((family, count) for family, count in draws)))
         for family, count in self.max_draws:

@@ -10,7 +10,7 @@ from itertools import accumulate, repeat
 from workbench.distractors import N_DISTRACTORS, branch_of, draw_disjoint, families, family_sizes, same_text
 from workbench.knowledge.graph import Graph, Taxonomy
 from workbench.probes.assemble import Draft
-from workbench.probes.spec import ProbeSpec
+from workbench.probes.spec import ProbeSpec, kind_of
 from workbench.probes.templates import fill, load_templates
 from workbench.progress import ProgressBar
 
@@ -209,6 +209,14 @@ class _Concept:
         if not self.spec.one_per_branch:
             return {}
         return {option: branch_of(self.build.taxonomy, self.concept, *option) for option in self.build.options}
+
+    def positions(self, option: tuple[str, int], count: int, rng: random.Random) -> list[int] | None:
+        """Which of the family's disjoint sets a question's ``count`` sets of ``option`` are, in order: drawn at random
+        among all of them (its capacity) for a kind in ``spread_sets``; None for the first ``count``."""
+        capacity = self.kinds.capacity[self.kinds.usable.index(option)]
+        if kind_of(*option) not in self.spec.spread_sets or count >= capacity:
+            return None
+        return sorted(rng.sample(range(capacity), count))
 
     @cached_property
     def sizes(self) -> dict[tuple[str, int], int]:
@@ -493,17 +501,18 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
                 start += count
                 if not any(wanted):
                     continue
-                picked_sets = draw_disjoint(
+                positions = item.positions((family, depth), count, rng)
+                dealt = draw_disjoint(
                     rng,
                     item.families[(family, depth)],
                     pool,
                     valid,
                     build.key_of,
                     {gold_text, build.text_of(gold)},
-                    wanted,
+                    _placed(wanted, positions),
                     branch=item.branches.get((family, depth)),
                 )
-                for picked in picked_sets:
+                for picked in dealt if positions is None else [dealt[position] for position in positions]:
                     if picked is None:
                         continue
                     which = rng.randrange(len(phrasing)) if len(phrasing) > 1 else 0
@@ -527,6 +536,17 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
                         )
                     )
     return drafts
+
+
+def _placed(wanted: list[bool], positions: list[int] | None) -> list[bool]:
+    """``wanted`` (one entry per set a question takes) spread over the family's sets at ``positions`` (None: the
+    first sets)."""
+    if positions is None:
+        return wanted
+    keep = [False] * (positions[-1] + 1)
+    for position, kept in zip(positions, wanted):
+        keep[position] = kept
+    return keep
 
 
 def _wanted(rows: set[int] | None, start: int, count: int) -> list[bool]:
