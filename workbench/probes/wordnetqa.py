@@ -156,6 +156,7 @@ class _Concept:
         if mixed is not None:
             self.mixed = mixed
         self.golds = [(0, concept)]
+        self.branches: dict[tuple[str, int], Callable[[int], int] | None] = {}  # ``branch``, per option drawn
         if spec.probe in ("hypernymy", "hyponymy"):
             found = _golds(taxonomy, spec, concept, self.rng)
             self.golds = [(hops, gold) for hops, gold in found if build.kept(concept, hops, gold)]
@@ -203,20 +204,21 @@ class _Concept:
             found = {option: [x for x in members if self.is_valid(x)] for option, members in found.items()}
         return {option: found.get(option, []) for option in build.options}
 
-    @cached_property
-    def branches(self) -> dict[tuple[str, int], Callable[[int], int] | None]:
-        """With ``one_per_branch``, each family option's ``branch_of`` (made once per concept, not per question)."""
+    def branch(self, option: tuple[str, int]) -> Callable[[int], int] | None:
+        """With ``one_per_branch``, the option's ``branch_of``, made on the concept's first draw of it."""
         if not self.spec.one_per_branch:
-            return {}
-        return {option: branch_of(self.build.taxonomy, self.concept, *option) for option in self.build.options}
+            return None
+        if option not in self.branches:
+            self.branches[option] = branch_of(self.build.taxonomy, self.concept, *option)
+        return self.branches[option]
 
     def positions(self, option: tuple[str, int], count: int, rng: random.Random) -> list[int] | None:
         """Which of the family's disjoint sets a question's ``count`` sets of ``option`` are, in order: drawn at random
         among all of them (its capacity) for a kind in ``spread_sets``; None for the first ``count``."""
-        capacity = self.kinds.capacity[self.kinds.usable.index(option)]
-        if kind_of(*option) not in self.spec.spread_sets or count >= capacity:
+        if option not in self.build.spread:
             return None
-        return sorted(rng.sample(range(capacity), count))
+        capacity = self.kinds.capacity[self.kinds.usable.index(option)]
+        return None if count >= capacity else sorted(rng.sample(range(capacity), count))
 
     @cached_property
     def sizes(self) -> dict[tuple[str, int], int]:
@@ -304,6 +306,7 @@ class _Build:
         self.options = tuple(spec.distractor_options())
         self.weights = {option: spec.weight_of(*option) for option in self.options}  # looked up per concept
         self.caps = {option: None if option[0] == "random" else spec.draws_of(*option) for option in self.options}
+        self.spread = {option for option in self.options if kind_of(*option) in spec.spread_sets}
         self.direction = "up" if spec.probe == "hypernymy" else "down"
         self.concepts = eligible(self.lexicon, spec, self.taxonomy)
         self.keep = _hop_keep(self.taxonomy, self.lexicon, spec, self.concepts, self.direction)
@@ -510,7 +513,7 @@ def _drafts(build: _Build, item: _Concept, rows: set[int] | None) -> list[Draft]
                     build.key_of,
                     {gold_text, build.text_of(gold)},
                     _placed(wanted, positions),
-                    branch=item.branches.get((family, depth)),
+                    branch=item.branch((family, depth)),
                 )
                 for picked in dealt if positions is None else [dealt[position] for position in positions]:
                     if picked is None:
