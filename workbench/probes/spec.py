@@ -14,6 +14,7 @@ PARTS_OF_SPEECH = ("n", "v", "a", "r")  # WordNet's; adjective satellites ('s') 
 SENTENCES = ("one", "all", "lemmas")
 DRAWS = ("sample", "disjoint")
 CHOICE_WORDS = ("lemmas", "name")
+SIZE_UNITS = ("row", "question")
 DRAW_FAMILIES = ("sister", "isa", "isa_up", "isa_down")
 GOLDS_PER_HOP = {"hyponymy": 10}  # released hyponymy data: up to 10 hyponyms at one hop of one concept
 PAPER_DEPTHS = (("isa", 4), ("sister", 2))
@@ -47,13 +48,14 @@ PAPER: dict[str, dict] = {
     "hypernymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
         "spread_sets": ("sister_1",), "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
-        "size": 35094, "train_pool": 0.7, "held_out_golds": True, "pos_mix": {"n": 0.7555, "v": 0.2445},
+        "size": 35094, "size_unit": "question", "train_pool": 0.55, "held_out_golds": True,
+        "pos_mix": {"n": 0.7883, "v": 0.2117},
         "hop_mix": {
-            1: 0.303, 2: 0.1672, 3: 0.0941, 4: 0.1608, 5: 0.2748,
+            1: 0.2723, 2: 0.1433, 3: 0.0695, 4: 0.1584, 5: 0.3564,
         },
         "family_mix": {
-            "isa_down_1": 0.1013, "isa_down_2": 0.0618, "isa_down_3": 0.0609, "isa_down_4": 0.3021, "random": 0.1965,
-            "sister_1": 0.1954, "sister_2": 0.0821,
+            "isa_down_1": 0.1417, "isa_down_2": 0.0756, "isa_down_3": 0.0931, "isa_down_4": 0.0898, "random": 0.2556,
+            "sister_1": 0.2455, "sister_2": 0.0987,
         },
     },
     "hyponymy": {
@@ -153,7 +155,9 @@ class ProbeSpec:
     ``max_draws``), not its first ones, so that the last set, the one topped up, is as likely as any other.
     ``size`` makes the whole set a uniform random sample of that many questions (with perturbations) out of all
     the settings give; ``pos_mix`` (part of speech -> share; ``s`` counts as ``a``) draws that sample part of speech
-    by part of speech at these shares. ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
+    by part of speech at these shares. ``size_unit`` is what the sample draws: ``"row"`` (questions with perturbations
+    one by one) or ``"question"`` (whole questions, each with all its perturbations, until ``size``).
+    ``hop_mix`` (hop count -> share of the golds) thins deeper golds to their shares.
     ``family_mix`` (kind such as ``random``, ``sister_1``, ``isa_up_2`` -> weight) draws the kind of each of a
     question's perturbations from these weights, among the kinds the concept has; with ``draws="disjoint"`` the
     question keeps the number of perturbations the disjoint sets give, and each kind's are disjoint.
@@ -196,6 +200,7 @@ class ProbeSpec:
     draws: str = "sample"
     max_draws: tuple[tuple[str, int], ...] = ()
     size: int | None = None
+    size_unit: str = "row"
     pos_mix: tuple[tuple[str, float], ...] = ()
     hop_mix: tuple[tuple[int, float], ...] = ()
     family_mix: tuple[tuple[str, float], ...] = ()
@@ -261,6 +266,7 @@ class ProbeSpec:
             _check_range(f"max_draws[{family!r}]", count, 1, 10**6)
         if self.size is not None:
             _check_range("size", self.size, 1, 10**8)
+        _check_choice("size_unit", self.size_unit, SIZE_UNITS)
         pool = self.train_pool
         if pool is not None and not (isinstance(pool, int | float) and not isinstance(pool, bool) and 0 < pool <= 1):
             raise SpecError(f"train_pool={pool!r} is out of range; use a share of the concepts in (0, 1]")

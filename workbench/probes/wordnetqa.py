@@ -403,32 +403,39 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], dict[int, set[in
 
     With ``size``, the rows are a uniform sample of ``size`` of every row the settings give, counted concept by
     concept in drafting order, so the whole set is a random sample of its full population, as the paper's
-    (docs/REPRODUCTION.md). Named ``concepts`` get every row of theirs (no sample): what a user picked is shown
-    whole.
+    (docs/REPRODUCTION.md); with ``size_unit="question"`` a sample of whole questions, each with every row of its.
+    Named ``concepts`` get every row of theirs (no sample): what a user picked is shown whole.
     """
     spec = build.spec
     wanted = spec.chosen({build.lexicon.names[c]: c for c in build.concepts})
     if wanted is not None or spec.size is None:
         return (build.concepts if wanted is None else sorted(wanted)), None, {}
     offsets, total, mixed = {}, 0, {}
+    questions: list[tuple[int, int, int]] = []  # size_unit="question": (concept, start, end) of each question's rows
     counting = ProgressBar(build.concepts, desc=f"{spec.probe} counting", unit="concept", disable=not progress,
                            leave=False)  # fmt: skip
     for concept in counting:
         offsets[concept] = total
         item = _Concept(build, concept)
-        total += item.rows
+        if spec.size_unit == "question":
+            for question in range(len(item.units) * len(item.golds)):
+                start, total = total, total + item.rows_of(question)
+                questions.append((concept, start, total))
+        else:
+            total += item.rows
         if spec.draws == "disjoint" and spec.family_mix:  # kept for the drafting, which would draw them again
             mixed[concept] = item.mixed
     rng = random.Random(f"{spec.seed}:{spec.probe}:size")
     order, starts = list(offsets), list(offsets.values())
-    spans = dict(zip(order, zip(starts, [*starts[1:], total])))
-    if not spec.pos_mix:
-        rows = set(_sample_spans(rng, list(spans.values()), spec.size))
-    else:  # each part of speech's share of the sample, drawn uniformly among that part of speech's rows
-        rows = set()
-        for pos, share in spec.pos_mix:
-            mine = [span for concept, span in spans.items() if pos_key(build.lexicon.pos[concept]) == pos]
-            rows.update(_sample_spans(rng, mine, round(spec.size * share)))
+    if spec.size_unit == "row":
+        spans = list(zip(order, starts, [*starts[1:], total]))
+    else:
+        spans = [(concept, start, end) for concept, start, end in questions if end > start]
+    rows = set()  # each part of speech's share of the sample, drawn among that part of speech's rows or questions
+    for pos, share in spec.pos_mix or ((None, 1.0),):
+        mine = [(a, b) for c, a, b in spans if pos is None or pos_key(build.lexicon.pos[c]) == pos]
+        sample = _sample_spans if spec.size_unit == "row" else _whole_spans
+        rows.update(sample(rng, mine, round(spec.size * share)))
     kept: dict[int, set[int]] = defaultdict(set)
     for row in rows:
         concept = order[bisect_right(starts, row) - 1]
@@ -460,6 +467,16 @@ def _sample_spans(rng: random.Random, spans: list[tuple[int, int]], k: int) -> l
     for local in rng.sample(range(total), min(k, total)):
         span = bisect_right(cumulative, local)
         picked.append(spans[span][0] + local - (cumulative[span - 1] if span else 0))
+    return picked
+
+
+def _whole_spans(rng: random.Random, spans: list[tuple[int, int]], k: int) -> list[int]:
+    """``k`` row indices from whole [start, end) ``spans`` drawn at random (the last one drawn cut to make ``k``)."""
+    picked: list[int] = []
+    for start, end in rng.sample(spans, len(spans)):
+        if len(picked) >= k:
+            break
+        picked.extend(range(start, min(end, start + k - len(picked))))
     return picked
 
 
