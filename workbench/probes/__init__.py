@@ -83,7 +83,7 @@ def build_probe_sets(specs: Sequence[ProbeSpec], workers: int = 1, progress: boo
     workers : int
         Processes building at once (at most one per set; 1: all in this process, the default). Each set depends on
         its spec alone, so the frames are the same for any number; the paper preset's five sets take 0.47 of 05bcb50's
-        time on two processes, with 1.35 GB in all against 1.04 GB on one (bench/README.md). The workers hand their
+        time on two processes, with 1.32 GB in all against 0.96 GB on one (bench/README.md). The workers hand their
         frames back as Arrow files, read once they are gone.
     progress : bool
         A progress bar over the sets (with one worker, each build's own bar).
