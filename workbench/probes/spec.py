@@ -49,13 +49,13 @@ PAPER: dict[str, dict] = {
         "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
         "spread_sets": ("sister_1",), "max_draws": {"sister_1": 101, "sister_2": 43}, "perturbations": 2,
         "size": 35094, "size_unit": "question", "train_pool": 0.55, "held_out_golds": True,
-        "pos_mix": {"n": 0.7883, "v": 0.2117},
+        "pos_mix": {"n": 0.7998, "v": 0.2002},
         "hop_mix": {
-            1: 0.2723, 2: 0.1433, 3: 0.0695, 4: 0.1584, 5: 0.3564,
+            1: 0.296, 2: 0.1313, 3: 0.0788, 4: 0.1583, 5: 0.3356,
         },
         "family_mix": {
-            "isa_down_1": 0.1417, "isa_down_2": 0.0756, "isa_down_3": 0.0931, "isa_down_4": 0.0898, "random": 0.2556,
-            "sister_1": 0.2455, "sister_2": 0.0987,
+            "isa_down_1": 0.1455, "isa_down_2": 0.069, "isa_down_3": 0.0559, "isa_down_4": 0.0808, "random": 0.2738,
+            "sister_1": 0.2666, "sister_2": 0.1084,
         },
     },
     "hyponymy": {
