@@ -431,10 +431,10 @@ def _sampled(build: _Build, progress: bool) -> tuple[list[int], dict[int, set[in
         spans = list(zip(order, starts, [*starts[1:], total]))
     else:
         spans = [(concept, start, end) for concept, start, end in questions if end > start]
+    sample = _sample_spans if spec.size_unit == "row" else _whole_spans
     rows = set()  # each part of speech's share of the sample, drawn among that part of speech's rows or questions
     for pos, share in spec.pos_mix or ((None, 1.0),):
         mine = [(a, b) for c, a, b in spans if pos is None or pos_key(build.lexicon.pos[c]) == pos]
-        sample = _sample_spans if spec.size_unit == "row" else _whole_spans
         rows.update(sample(rng, mine, round(spec.size * share)))
     kept: dict[int, set[int]] = defaultdict(set)
     for row in rows:
