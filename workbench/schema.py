@@ -47,7 +47,10 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
     "scorer": pl.String(),  # mcqa, mlm, similarity, ...
     "rule": pl.String(),  # how choice scores were computed
     "control": pl.String(),  # none, random-weights, static-embeddings
+    "asking": pl.String(),  # causal/seq2seq: the way of asking (format/shots/template, digests); "" for others
 }
+ADDED_LATER: dict[str, pl.Expr] = {"asking": pl.lit("")}
+"""Columns added to a schema after files were written without them, and what such a file reads as."""
 
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {**PROBE_SCHEMA, **SCORE_SCHEMA}
 
@@ -112,8 +115,12 @@ def cluster_id(probe: str, concept: str) -> str:
 def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType], what: str = "frame") -> pl.DataFrame:
     """Return ``frame`` with exactly the columns of ``schema``, in order and cast to its types.
 
-    Raises a ``WorkbenchError`` naming the missing columns; extra columns are dropped.
+    Raises a ``WorkbenchError`` naming the missing columns (but those ``ADDED_LATER``, filled); extra columns are
+    dropped.
     """
+    frame = frame.with_columns(
+        value.alias(name) for name, value in ADDED_LATER.items() if name in schema and name not in frame.columns
+    )
     missing = [name for name in schema if name not in frame.columns]
     if missing:
         raise WorkbenchError(

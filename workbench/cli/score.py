@@ -20,6 +20,16 @@ class Dtype(str, Enum):
     float16 = "float16"
 
 
+class Format(str, Enum):
+    cloze = "cloze"
+    letters = "letters"
+
+
+class ChatTemplate(str, Enum):
+    none = "none"
+    auto = "auto"
+
+
 class Control(str, Enum):
     none = "none"
     random_weights = "random-weights"
@@ -72,6 +82,28 @@ def score(
         help="auto: spread a model larger than one device over the GPUs, then the CPU (needs the gpu extra: "
         "pip install 'probe-workbench[gpu]'); replaces --device.",
     ),
+    format: Format = typer.Option(
+        Format.cloze,
+        help="causal, seq2seq: cloze (each choice scored as the answer's text) or letters (the choices listed as "
+        "'A. ...' lines after the question, the letter scored).",
+    ),
+    shots: int = typer.Option(0, min=0, help="causal, seq2seq: worked examples before each question."),
+    shots_from: Path | None = typer.Option(
+        None,
+        help="The probe file or folder the shots come from (default: the train split of --probes, if a folder).",
+    ),
+    shots_per_question: bool = typer.Option(
+        False, help="Draw the shots anew for each question (default: the same shots for every question)."
+    ),
+    shot_seed: int = typer.Option(0, help="Seed of the shots' draw."),
+    chat_template: ChatTemplate = typer.Option(
+        ChatTemplate.none,
+        help="auto: render each prompt with the tokenizer's chat template (shots as turns, as lm-eval's "
+        "--apply_chat_template --fewshot_as_multiturn); none: plain text.",
+    ),
+    system: str | None = typer.Option(
+        None, help="An instruction: the chat's system message, or text before the prompt without a template."
+    ),
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
     force: bool = typer.Option(False, help="Replace --out even if it holds something other than predictions."),
 ) -> None:
@@ -85,8 +117,9 @@ def score(
     from workbench.scoring import score as score_probes
 
     # before any scoring: a folder, an input, another kind of file or an unwritable place fails now, not after the work
-    check_output(out, inputs=(probes, prompts, Path(model)), kind="predictions", force=force)
+    check_output(out, inputs=(probes, prompts, Path(model), shots_from), kind="predictions", force=force)
     frame = read_probes(probes)
+    pool = _shot_pool(frame, probes, shots, shots_from)
     if split is not None:
         available = sorted(frame["split"].unique().to_list())
         frame = frame.filter(pl.col("split") == split)
@@ -109,6 +142,14 @@ def score(
             cache=cache,
             prompts=prompts,
             name=name,
+            format=format.value,
+            shots=shots,
+            shots_per_question=shots_per_question,
+            shot_seed=shot_seed,
+            chat_template=chat_template.value,
+            system=system,
+            shot_pool=pool,
+            shots_from=shots_from,
         )
         write_parquet(predictions, out)
     if rule == "all":
@@ -125,6 +166,28 @@ def score(
         f"scored {predictions.height:,} questions with {scorer.value} (rule {rules}, control {control.value}): "
         f"accuracy {predictions['correct'].mean():.3f} -> {out}"
     )
+
+
+def _shot_pool(frame, probes: Path, shots: int, shots_from: Path | None):
+    """The frame shots are drawn from: ``--shots-from``, else the train split of a probe folder."""
+    import polars as pl
+
+    from workbench.errors import SpecError
+    from workbench.probes.formats import read_probes
+
+    if shots == 0:
+        return None
+    if shots_from is not None:
+        return read_probes(shots_from)
+    if not probes.is_dir():
+        raise SpecError(
+            f"--shots {shots} needs worked examples: pass --shots-from (a probe file or folder, e.g. a train split); "
+            f"only a probe folder ({probes} is a file) lends its train split by default"
+        )
+    train = frame.filter(pl.col("split") == "train")
+    if train.is_empty():
+        raise SpecError(f"{probes} has no train split to draw --shots {shots} from; pass --shots-from")
+    return train
 
 
 def _whole(text: str) -> int:

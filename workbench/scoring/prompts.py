@@ -3,8 +3,10 @@
 A template file (JSON, see ``prompt_templates/default.json``) holds one entry per probe type and a
 ``default`` for any other: ``prompt`` renders the question (``{question}``), ``neutral`` is the
 question-free prompt of the mutual-information rule, ``choice`` renders the continuation
-(``{choice}``, with its leading space). Fields are filled by ``workbench.probes.templates.fill``
-(plain substitution, no code); an unknown field is an error when the file is loaded.
+(``{choice}``, with its leading space); ``letters`` (optional; the ``default``'s for a probe without one) asks
+with lettered choices: its ``prompt`` renders the question and the listed ``{choices}``, each a ``line``
+(``{letter}``, ``{choice}``), and its ``choice`` the letter scored (``{letter}``). Fields are filled by
+``workbench.probes.templates.fill`` (plain substitution, no code); an unknown field is an error when the file is loaded.
 
 >>> templates = load_prompts()
 >>> templates.render("hyponymy", "Which is a type of dog?", "poodle")
@@ -22,16 +24,26 @@ import polars as pl
 from workbench.probes.templates import TemplateError, check_template, fill
 
 PARTS = {"prompt": {"question"}, "neutral": set(), "choice": {"choice"}}
+LETTER_PARTS = {"prompt": {"question", "choices"}, "line": {"letter", "choice"}, "choice": {"letter"}}
+LETTERS_DEFAULT = {
+    "prompt": "Question: {question}\n{choices}\nAnswer:",
+    "line": "{letter}. {choice}",
+    "choice": " {letter}",
+}
+"""The lettered form of a template file whose ``default`` has none (files written before it existed)."""
 
 
 @dataclass(frozen=True)
 class PromptTemplates:
-    """Per probe type (and ``default``): the prompt, neutral and choice templates; ``digest`` names the
-    file's content."""
+    """Per probe type (and ``default``): the prompt, neutral and choice templates; ``letters``: the lettered
+    form's prompt, line and choice templates per probe type (and ``default``); ``digest`` names the cloze
+    templates, ``letters_digest`` the lettered ones."""
 
     probes: dict[str, dict[str, str]]
     default: dict[str, str]
     digest: str
+    letters: dict[str, dict[str, str]]
+    letters_digest: str
 
     def render(self, probe: str | None, question: str, choice: str) -> tuple[str, str, str]:
         """The (prompt, neutral prompt, continuation) of one question-choice pair."""
@@ -40,6 +52,18 @@ class PromptTemplates:
             fill(entry["prompt"], {"question": question}),
             fill(entry["neutral"], {}),
             fill(entry["choice"], {"choice": choice}),
+        )
+
+    def render_letters(self, probe: str | None, question: str, choices: list[str]) -> tuple[str, list[str]]:
+        """The lettered prompt of a question (its choices listed "A. ...") and each choice's continuation."""
+        entry = self.letters.get(probe or "", self.letters["default"])
+        letters = [chr(ord("A") + index) for index in range(len(choices))]
+        listed = "\n".join(
+            fill(entry["line"], {"letter": letter, "choice": choice}) for letter, choice in zip(letters, choices)
+        )
+        return (
+            fill(entry["prompt"], {"question": question, "choices": listed}),
+            [fill(entry["choice"], {"letter": letter}) for letter in letters],
         )
 
 
@@ -63,13 +87,28 @@ def load_prompts(path: str | Path | None = None) -> PromptTemplates:
             name: {part: check_template(entry[part], PARTS[part], f"{where}: {name}.{part}") for part in PARTS}
             for name, entry in entries.items()
         }
+        letters = {
+            name: {
+                part: check_template(form[part], LETTER_PARTS[part], f"{where}: {name}.letters.{part}")
+                for part in LETTER_PARTS
+            }
+            for name, entry in entries.items()
+            if (form := entry.get("letters", LETTERS_DEFAULT if name == "default" else None)) is not None
+        }
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise TemplateError(
             f"{where}: expected JSON with 'default' and 'probes' -> <probe> -> 'prompt', 'neutral', 'choice' "
+            "(and optionally 'letters' -> 'prompt', 'line', 'choice') "
             f"(see the packaged workbench/scoring/prompt_templates/default.json); problem: {err!r}"
         ) from err
     digest = hashlib.sha256(json.dumps(checked, sort_keys=True).encode()).hexdigest()[:16]
-    return PromptTemplates(probes={name: checked[name] for name in probes}, default=checked["default"], digest=digest)
+    return PromptTemplates(
+        probes={name: checked[name] for name in probes},
+        default=checked["default"],
+        digest=digest,
+        letters=letters,
+        letters_digest=hashlib.sha256(json.dumps(letters, sort_keys=True).encode()).hexdigest()[:16],
+    )
 
 
 def render_prompts(pairs: pl.DataFrame, templates: PromptTemplates) -> pl.DataFrame:
