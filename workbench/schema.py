@@ -48,8 +48,9 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
     "rule": pl.String(),  # how choice scores were computed
     "control": pl.String(),  # none, random-weights, static-embeddings
     "asking": pl.String(),  # causal/seq2seq: the way of asking (format/shots/template, digests); "" for others
+    "prompt": pl.String(),  # causal/seq2seq: the exact text the model saw before each choice; null for others
 }
-ADDED_LATER: dict[str, pl.Expr] = {"asking": pl.lit("")}
+ADDED_LATER: dict[str, pl.Expr] = {"asking": pl.lit(""), "prompt": pl.lit(None, pl.String)}
 """Columns added to a schema after files were written without them, and what such a file reads as."""
 
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {**PROBE_SCHEMA, **SCORE_SCHEMA}

@@ -122,9 +122,7 @@ class ScoreSpec:
     @property
     def asking(self) -> Asking:
         """The way of asking these settings name (validated when the spec is made)."""
-        return Asking(
-            self.format, self.shots, self.shots_per_question, self.shot_seed, self.chat_template, self.system
-        )
+        return Asking(self.format, self.shots, self.shots_per_question, self.shot_seed, self.chat_template, self.system)
 
 
 def score(
@@ -206,7 +204,10 @@ def score(
     chosen = module.RULES[0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
     with torch_threads(spec.threads):
         scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
-    per_question = scored.group_by("rule", "row", maintain_order=True).agg(pl.col("score").alias("scores"))
+    per_question = scored.group_by("rule", "row", maintain_order=True).agg(
+        pl.col("score").alias("scores"),
+        (pl.col("prompt").first() if templates is not None else pl.lit(None)).alias("prompt"),
+    )
     asked = asking_label(spec.asking, shots) if templates is not None else ""
     fingerprints = {name: _fingerprint(model, name, templates, asked) for name in per_question["rule"].unique()}
     result = (
