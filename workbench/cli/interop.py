@@ -5,6 +5,17 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.score import (
+    CHAT_TEMPLATE,
+    FORMAT,
+    SHOT_SEED,
+    SHOTS,
+    SHOTS_FROM,
+    SYSTEM,
+    ChatTemplate,
+    Format,
+)
+
 export_app = typer.Typer(help="Write probes in another tool's format.", no_args_is_help=True)
 import_app = typer.Typer(help="Read another tool's results as a prediction file.", no_args_is_help=True)
 
@@ -14,15 +25,36 @@ def export_lm_eval(
     probes: Path = typer.Argument(..., help="A probe file or folder (.parquet, .jsonl, or a built probe folder)."),
     out: Path = typer.Option(..., "--out", help="Folder for the tasks: workbench_<probe>.yaml and .jsonl each."),
     prompts: Path = typer.Option(None, help="Prompt template file of the causal scorer (default: the packaged one)."),
+    split: str | None = typer.Option(None, help="Export only this split (train, dev or test)."),
+    format: Format = FORMAT,
+    shots: int = SHOTS,
+    shots_from: Path | None = SHOTS_FROM,
+    shot_seed: int = SHOT_SEED,
+    chat_template: ChatTemplate = CHAT_TEMPLATE,
+    system: str | None = SYSTEM,
 ) -> None:
-    """One lm-eval task per probe (output_type multiple_choice, our causal prompt), run with
-    lm_eval --include_path OUT --tasks workbench_<probe>."""
-    from workbench.probes.formats import read_probes
-    from workbench.scoring.harness import export_lm_eval as export
+    """One lm-eval task per probe (output_type multiple_choice, our causal prompt, asked as the options say: the
+    shots as the task's fixed few-shot docs), run with the lm_eval command it prints."""
+    import polars as pl
 
-    written = export(read_probes(probes), out, prompts=prompts)
+    from workbench.cli.score import _shot_pool
+    from workbench.errors import WorkbenchError
+    from workbench.probes.formats import read_probes
+    from workbench.scoring.asking import Asking, draw_shots
+    from workbench.scoring.harness import export_lm_eval as export
+    from workbench.scoring.harness import lm_eval_command
+
+    asking = Asking(format.value, shots, False, shot_seed, chat_template.value, system)
+    frame = read_probes(probes)
+    pool = _shot_pool(frame, probes, shots, shots_from)
+    if split is not None:
+        frame = frame.filter(pl.col("split") == split)
+        if frame.is_empty():
+            raise WorkbenchError(f"{probes} has no questions in split {split!r}")
+    drawn = draw_shots(pool, frame, asking, source=str(shots_from or probes)) if pool is not None else None
+    written = export(frame, out, prompts=prompts, asking=asking, shots=drawn)
     tasks = sorted(path.stem for path in written if path.suffix == ".yaml")
-    typer.echo(f"wrote {len(tasks)} task(s) to {out}: lm_eval --include_path {out.resolve()} --tasks {','.join(tasks)}")
+    typer.echo(f"wrote {len(tasks)} task(s) to {out}: {lm_eval_command(tasks, out.resolve(), asking)}")
 
 
 @import_app.command("lm-eval")

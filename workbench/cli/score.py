@@ -30,6 +30,30 @@ class ChatTemplate(str, Enum):
     auto = "auto"
 
 
+# The way of asking (workbench.scoring.asking), shared by `score` and `export lm-eval`.
+FORMAT = typer.Option(
+    Format.cloze,
+    help="causal, seq2seq: cloze (each choice scored as the answer's text) or letters (the choices listed as "
+    "'A. ...' lines after the question, the letter scored).",
+)
+SHOTS = typer.Option(0, min=0, help="causal, seq2seq: worked examples before each question.")
+SHOTS_FROM = typer.Option(
+    None, help="The probe file or folder the shots come from (default: the train split of --probes, if a folder)."
+)
+SHOTS_PER_QUESTION = typer.Option(
+    False, help="Draw the shots anew for each question (default: the same shots for every question)."
+)
+SHOT_SEED = typer.Option(0, help="Seed of the shots' draw.")
+CHAT_TEMPLATE = typer.Option(
+    ChatTemplate.none,
+    help="auto: render each prompt with the tokenizer's chat template (shots as turns, as lm-eval's "
+    "--apply_chat_template --fewshot_as_multiturn); none: plain text.",
+)
+SYSTEM = typer.Option(
+    None, help="An instruction: the chat's system message, or text before the prompt without a template."
+)
+
+
 class Control(str, Enum):
     none = "none"
     random_weights = "random-weights"
@@ -82,28 +106,13 @@ def score(
         help="auto: spread a model larger than one device over the GPUs, then the CPU (needs the gpu extra: "
         "pip install 'probe-workbench[gpu]'); replaces --device.",
     ),
-    format: Format = typer.Option(
-        Format.cloze,
-        help="causal, seq2seq: cloze (each choice scored as the answer's text) or letters (the choices listed as "
-        "'A. ...' lines after the question, the letter scored).",
-    ),
-    shots: int = typer.Option(0, min=0, help="causal, seq2seq: worked examples before each question."),
-    shots_from: Path | None = typer.Option(
-        None,
-        help="The probe file or folder the shots come from (default: the train split of --probes, if a folder).",
-    ),
-    shots_per_question: bool = typer.Option(
-        False, help="Draw the shots anew for each question (default: the same shots for every question)."
-    ),
-    shot_seed: int = typer.Option(0, help="Seed of the shots' draw."),
-    chat_template: ChatTemplate = typer.Option(
-        ChatTemplate.none,
-        help="auto: render each prompt with the tokenizer's chat template (shots as turns, as lm-eval's "
-        "--apply_chat_template --fewshot_as_multiturn); none: plain text.",
-    ),
-    system: str | None = typer.Option(
-        None, help="An instruction: the chat's system message, or text before the prompt without a template."
-    ),
+    format: Format = FORMAT,
+    shots: int = SHOTS,
+    shots_from: Path | None = SHOTS_FROM,
+    shots_per_question: bool = SHOTS_PER_QUESTION,
+    shot_seed: int = SHOT_SEED,
+    chat_template: ChatTemplate = CHAT_TEMPLATE,
+    system: str | None = SYSTEM,
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
     force: bool = typer.Option(False, help="Replace --out even if it holds something other than predictions."),
 ) -> None:

@@ -216,7 +216,7 @@ def render(
                 "ask in cloze (--format cloze) or drop the longer questions"
             )
     turns = [
-        _turn(templates, asking.format, *row)
+        turn(templates, asking.format, *row)
         for row in probes.select("probe", "question", "choices", "answer").iter_rows()
     ]
     shot_turns: dict[int, list[tuple[str, str]]] = {}
@@ -225,7 +225,7 @@ def render(
             shot_turns[row] = [
                 (user, answers[answer])
                 for user, answers, answer in (
-                    _turn(templates, asking.format, *shot)
+                    turn(templates, asking.format, *shot)
                     for shot in part.select("probe", "question", "choices", "answer").iter_rows()
                 )
             ]
@@ -258,8 +258,10 @@ def render(
     )
 
 
-def _turn(templates: PromptTemplates, format: str, probe: str, question: str, choices: list[str], answer: int):
-    """A question's user text, each choice's continuation, and its answer's index."""
+def turn(
+    templates: PromptTemplates, format: str, probe: str, question: str, choices: list[str], answer: int
+) -> tuple[str, list[str], int]:
+    """A question's user text, each choice's continuation (with the template's leading space), its answer."""
     if format == "letters":
         user, answers = templates.render_letters(probe, question, list(choices))
     else:

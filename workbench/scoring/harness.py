@@ -23,7 +23,8 @@ import polars as pl
 from workbench.errors import WorkbenchError
 from workbench.io import write_text
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
-from workbench.scoring.prompts import load_prompts, render_prompts
+from workbench.scoring.asking import LETTERS, SHOT_DELIMITER, Asking, Shots, turn
+from workbench.scoring.prompts import PromptTemplates, load_prompts
 
 TASK_PREFIX = "workbench_"
 DELIMITER = " "
@@ -32,65 +33,116 @@ IMPORT_RULES = {"sum": "acc", "mean-char": "acc_norm"}
 """Our rule for each harness metric it reproduces: the summed log-likelihood, and that per character."""
 
 
-def export_lm_eval(probes: pl.DataFrame, out: str | Path, prompts: str | Path | None = None) -> list[Path]:
+def export_lm_eval(
+    probes: pl.DataFrame,
+    out: str | Path,
+    prompts: str | Path | None = None,
+    asking: Asking = Asking(),
+    shots: Shots | None = None,
+) -> list[Path]:
     """Write one lm-eval task per probe of ``probes`` into ``out`` (YAML + JSONL); the written paths.
 
     ``prompts``: the causal scorer's prompt template file (None: the packaged default); its choice template must
-    be a space then the choice (the harness's convention), so that the harness scores what our scorer does.
+    be a space then the choice (a space then the letter, for ``letters``: the harness's convention), so that the
+    harness scores what our scorer does. ``asking``: the way of asking (format, shots, chat template, system
+    instruction); its ``shots`` (``draw_shots``, the same for every question) are written into the task as its
+    fixed few-shot docs, in order (``fewshot_config: sampler: first_n``), the system instruction as its
+    ``description``; a chat template is asked of lm_eval with ``--apply_chat_template --fewshot_as_multiturn``
+    (``lm_eval_command`` gives the command line).
 
     >>> [path.name for path in export_lm_eval(probes, "tasks")]  # doctest: +SKIP
     ['workbench_hypernymy.jsonl', 'workbench_hypernymy.yaml']
     """
     probes = conform(probes, PROBE_SCHEMA, "probe frame")
-    pairs = render_prompts(
-        probes.select("probe", "question", pl.col("choices").list.first().alias("choice")), load_prompts(prompts)
-    )
-    odd = pairs.filter(pl.col("continuation") != DELIMITER + pl.col("choice"))
-    if not odd.is_empty():
+    if asking.shots_per_question:
         raise WorkbenchError(
-            f"the prompt templates render the choice {odd['choice'][0]!r} as {odd['continuation'][0]!r}, but the "
-            f"harness puts {DELIMITER!r} before each choice; use a choice template of ' {{choice}}' for the export"
+            "lm-eval asks every question after the same few-shot docs; export shots shared by all questions "
+            "(leave out --shots-per-question)"
         )
+    if (asking.shots > 0) != (shots is not None):
+        raise WorkbenchError(f"asking for {asking.shots} shots needs the drawn shots (draw_shots), and only then")
+    templates = load_prompts(prompts)
+    docs = _docs(probes, templates, asking.format).with_columns(asking=pl.lit(asking.label))
+    shot_docs = _docs(shots.frame.drop("row", "position"), templates, asking.format) if shots is not None else None
     folder = Path(out).resolve()
-    docs = probes.with_columns(prompt=pairs["prompt"])
     written = []
     for (probe,), part in docs.group_by("probe", maintain_order=True):
         task = f"{TASK_PREFIX}{probe}"
         data = folder / f"{task}.jsonl"
         lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in part.iter_rows(named=True))
         written.append(write_text(lines, data))
-        written.append(write_text(_task_yaml(task, data, part.height), folder / f"{task}.yaml"))
+        written.append(write_text(_task_yaml(task, data, part.height, asking, shot_docs), folder / f"{task}.yaml"))
     return written
 
 
-def _task_yaml(task: str, data: Path, count: int) -> str:
-    return "\n".join(
-        [
-            f"# Written by workbench export lm-eval: {count} questions; run with lm_eval --include_path "
-            f"{data.parent} --tasks {task}",
-            f"task: {task}",
-            "dataset_path: json",
-            "dataset_kwargs:",
-            "  data_files:",
-            f"    test: {json.dumps(str(data))}",
-            "test_split: test",
-            "output_type: multiple_choice",
-            "doc_to_text: prompt",
-            "doc_to_choice: choices",
-            "doc_to_target: answer",
-            f"target_delimiter: {json.dumps(DELIMITER)}",
-            "metric_list:",
-            *[
-                f"  - metric: {metric}\n    aggregation: mean\n    higher_is_better: true"
-                for metric in ("acc", "acc_norm")
-            ],
-            "metadata:",
-            "  version: 1.0",
-            "  source: probe-workbench",
-            f"  probe_columns: {json.dumps(list(PROBE_SCHEMA))}",
-            "",
-        ]
+def lm_eval_command(tasks: list[str], out: str | Path, asking: Asking = Asking()) -> str:
+    """The ``lm_eval`` arguments that run exported tasks as ``asking`` asks (the model arguments are the user's).
+
+    >>> lm_eval_command(["workbench_hypernymy"], "/t", Asking(chat_template="auto"))
+    'lm_eval --include_path /t --tasks workbench_hypernymy --apply_chat_template --fewshot_as_multiturn'
+    """
+    chat = " --apply_chat_template --fewshot_as_multiturn" if asking.chat_template == "auto" else ""
+    return f"lm_eval --include_path {out} --tasks {','.join(tasks)}{chat}"
+
+
+def _docs(frame: pl.DataFrame, templates: PromptTemplates, format: str) -> pl.DataFrame:
+    """The probe rows with the user text (``prompt``) and, for ``letters``, the letters scored."""
+    rendered = [
+        turn(templates, format, *row) for row in frame.select("probe", "question", "choices", "answer").iter_rows()
+    ]
+    odd = [
+        (answers[0], (f" {LETTERS[0]}" if format == "letters" else DELIMITER + choices[0]))
+        for (_, answers, _), choices in zip(rendered, frame["choices"].to_list())
+        if answers[0] != (f" {LETTERS[0]}" if format == "letters" else DELIMITER + choices[0])
+    ]
+    if odd:
+        raise WorkbenchError(
+            f"the prompt templates render a choice as {odd[0][0]!r} where the harness scores {odd[0][1]!r} (it puts "
+            f"{DELIMITER!r} before each choice); use a choice template of ' {{choice}}' (letters: ' {{letter}}') "
+            "for the export"
+        )
+    docs = frame.select(*PROBE_SCHEMA).with_columns(
+        prompt=pl.Series([user for user, _, _ in rendered], dtype=pl.String)
     )
+    if format == "letters":
+        docs = docs.with_columns(letters=pl.Series([[a.strip() for a in answers] for _, answers, _ in rendered]))
+    return docs
+
+
+def _task_yaml(task: str, data: Path, count: int, asking: Asking, shots: pl.DataFrame | None) -> str:
+    chat = asking.chat_template == "auto"
+    lines = [
+        f"# Written by workbench export lm-eval: {count} questions asked {asking.label}; run with "
+        f"{lm_eval_command([task], data.parent, asking)}",
+        f"task: {task}",
+        "dataset_path: json",
+        "dataset_kwargs:",
+        "  data_files:",
+        f"    test: {json.dumps(str(data))}",
+        "test_split: test",
+        "output_type: multiple_choice",
+        "doc_to_text: prompt",
+        f"doc_to_choice: {'letters' if asking.format == 'letters' else 'choices'}",
+        "doc_to_target: answer",
+        f"target_delimiter: {json.dumps(DELIMITER)}",
+        f"fewshot_delimiter: {json.dumps(SHOT_DELIMITER)}",
+    ]
+    if asking.system is not None:  # without a chat template lm-eval puts the description right before the first turn
+        lines.append(f"description: {json.dumps(asking.system + ('' if chat else SHOT_DELIMITER))}")
+    if shots is not None:
+        lines += [f"num_fewshot: {shots.height}", "fewshot_config:", "  sampler: first_n", "  samples:"]
+        lines += [f"    - {json.dumps(row, ensure_ascii=False)}" for row in shots.iter_rows(named=True)]
+    lines += [
+        "metric_list:",
+        *[f"  - metric: {metric}\n    aggregation: mean\n    higher_is_better: true" for metric in ("acc", "acc_norm")],
+        "metadata:",
+        "  version: 1.0",
+        "  source: probe-workbench",
+        f"  asking: {json.dumps(asking.label)}",
+        f"  probe_columns: {json.dumps(list(PROBE_SCHEMA))}",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def import_lm_eval(samples: str | Path, name: str | None = None) -> pl.DataFrame:
@@ -123,8 +175,17 @@ def import_lm_eval(samples: str | Path, name: str | None = None) -> pl.DataFrame
                 "choices; it is not a multiple_choice sample of an exported task"
             )
         per_char = [value / len(choice) for value, choice in zip(loglik, doc["choices"])]
-        rows.append({**{column: doc[column] for column in PROBE_SCHEMA}, "sum": loglik, "mean-char": per_char})
-    frame = pl.DataFrame(rows, schema={**PROBE_SCHEMA, **{rule: pl.List(pl.Float64) for rule in IMPORT_RULES}})
+        rows.append(
+            {
+                **{column: doc[column] for column in PROBE_SCHEMA},
+                "asking": doc.get("asking", ""),
+                "sum": loglik,
+                "mean-char": per_char,
+            }
+        )
+    frame = pl.DataFrame(
+        rows, schema={**PROBE_SCHEMA, "asking": pl.String, **{rule: pl.List(pl.Float64) for rule in IMPORT_RULES}}
+    )
     per_rule = [
         frame.with_columns(
             rule=pl.lit(rule),
