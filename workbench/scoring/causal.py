@@ -45,8 +45,8 @@ MIN_SAVING = 1.25
 (the gather and the second kind of forward cost about this much; see bench/README.md, "Shared prefix")."""
 GPU_MIN_BATCH = 64
 """On a GPU the shared prefix needs batches at least this large (H100: 0.8x at 32 rows, 1.4x at 128)."""
-VOCAB_CHUNK = 8192
-"""Vocabulary entries per step of the log-sum-exp that normalises a continuation token's logit."""
+LOGPROB_BYTES = 2**28
+"""The float32 log-probabilities computed at once: rows of the batch are taken a few at a time to stay under it."""
 
 
 def choice_scores(
@@ -186,19 +186,19 @@ def continuation_logprobs(
 
 
 def gathered_logprobs(logits: torch.Tensor, where: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """``log_softmax(logits.float())[b, where[b, j], ids[b, j]]`` without a float32 copy of ``logits``: the target
-    token's logit less the log-sum-exp over the vocabulary at its position, taken ``VOCAB_CHUNK`` entries at a time
-    (float32 only on [rows x targets x chunk]).
+    """``log_softmax(logits.float())[b, where[b, j], ids[b, j]]``, a few rows at a time: the float32
+    log-probabilities in hand never pass ``LOGPROB_BYTES`` (one fused log-softmax per slice, casting as it reads).
 
-    >>> logits = torch.randn(2, 5, 70000, dtype=torch.bfloat16)
-    >>> where, ids = torch.tensor([[1, 4], [0, 0]]), torch.tensor([[7, 69999], [3, 3]])
-    >>> full = torch.log_softmax(logits.float(), dim=-1)[torch.arange(2)[:, None], where, ids]
-    >>> bool(torch.allclose(gathered_logprobs(logits, where, ids), full, atol=1e-5))
+    >>> logits = torch.randn(3, 5, 70000, dtype=torch.bfloat16)
+    >>> where, ids = torch.tensor([[1, 4], [0, 0], [2, 3]]), torch.tensor([[7, 69999], [3, 3], [0, 1]])
+    >>> full = torch.log_softmax(logits.float(), dim=-1)[torch.arange(3)[:, None], where, ids]
+    >>> bool(torch.equal(gathered_logprobs(logits, where, ids), full))
     True
     """
-    rows = torch.arange(len(where), device=where.device).unsqueeze(1)
-    total = None
-    for start in range(0, logits.shape[-1], VOCAB_CHUNK):
-        part = logits[rows, where, start : start + VOCAB_CHUNK].float().logsumexp(dim=-1)
-        total = part if total is None else torch.logaddexp(total, part)
-    return logits[rows, where, ids].float() - total
+    step = max(1, LOGPROB_BYTES // (logits.shape[1] * logits.shape[2] * 4))
+    rows = torch.arange(min(step, len(logits)), device=where.device).unsqueeze(1)
+    parts = []
+    for start in range(0, len(logits), step):
+        part = torch.log_softmax(logits[start : start + step], dim=-1, dtype=torch.float32)
+        parts.append(part[rows[: len(part)], where[start : start + step], ids[start : start + step]])
+    return torch.cat(parts)
