@@ -377,11 +377,31 @@ def step_causal(cpu: bool, assets: Path, config: str, dtypes: tuple[str, ...]) -
                          **agreement(scores[f"workbench-{dtype}"], values))  # fmt: skip
 
             guarded(step, f"workbench {dtype}", ours)
+            if step == "causal-135m":
+                guarded(step, f"profile {dtype}", lambda model=model, dtype=dtype: profile(step, model, dtype, frame))
             guarded(step, f"reference {dtype}", reference)
             del model
     if "workbench-float32" in scores and "workbench-bfloat16" in scores:
         emit(step, compare="workbench-float32 vs workbench-bfloat16",
              **agreement(scores["workbench-float32"], scores["workbench-bfloat16"]))  # fmt: skip
+
+
+def profile(step: str, model, dtype: str, frame, rows: int = 12) -> None:
+    """Where a scoring run of 300 questions spends its time: torch.profiler's top operators by self CPU and by
+    self device time (one line each), to find a cast or copy that one dtype makes and the other does not."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as profiler
+
+    cuda = model.device.startswith("cuda")
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    with profiler(activities=activities) as prof:
+        workbench_scores(model, frame.head(300))
+        sync(model.device)
+    events = prof.key_averages()
+    for key in ("self_cpu_time_total", *(["self_device_time_total"] if cuda else [])):
+        top = sorted(events, key=lambda event: getattr(event, key, 0), reverse=True)[:rows]
+        emit(step, profile=dtype, by=key, top=[[event.key, round(getattr(event, key, 0) / 1e3, 1), event.count]
+                                               for event in top])  # fmt: skip
 
 
 def flop_share(device: str, dtype: str, tokens: int, params: int, seconds: float) -> dict:
