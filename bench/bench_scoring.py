@@ -484,6 +484,56 @@ def scale_report(f: dict, batch_size: int | str, title: str) -> str:
     return "\n".join(lines)
 
 
+def causal_memory_run(kind: str, units: int, batch_size: int) -> dict:
+    """In this (fresh) process: SmolLM2 loaded, ``units`` question-choice units of the released hypernymy test; the
+    peak resident memory that one pass of ``kind`` adds over the memory before it (VmHWM reset through
+    /proc/self/clear_refs after loading and a one-question warm-up, so neither's own peak is counted)."""
+    from gpu_check import reference_loop, rendered
+
+    from workbench.scoring import causal, load_model
+    from workbench.scoring.gguf import smollm2_gguf
+    from workbench.scoring.lm import encode_units
+
+    model = load_model(smollm2_gguf(), "causal")
+    pairs = rendered(probes(None, RELEASED / "hypernymy_test.jsonl"))[:units]
+    features = encode_units(model, pairs, joint_limit=True, prompt_special=False)
+
+    def status(field: str) -> int:
+        line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith(field))
+        return int(line.split()[1]) * 1024
+
+    def run(count: int) -> None:
+        with torch.inference_mode():
+            if kind == "loop":
+                reference_loop(model.network, model.tokenizer, pairs[:count], batch_size, "cpu")
+            else:
+                causal.token_logprobs(model, features[:count], batch_size, path=kind)
+
+    run(5)  # warm-up on one question: the first forward's one-off allocations are not the batch's
+    Path("/proc/self/clear_refs").write_text("5")
+    before = status("VmRSS:")
+    tick = time.perf_counter()
+    run(len(features))
+    seconds = time.perf_counter() - tick
+    return {"kind": kind, "units": len(pairs), "batch_size": batch_size, "seconds": round(seconds, 3),
+            "rss_before_mib": round(before / 2**20, 1), "peak_added_mib": round((status("VmHWM:") - before) / 2**20, 1),
+            "tokens": sum(len(item["input_ids"]) for item in features)}  # fmt: skip
+
+
+def causal_memory(units: int, batch_size: int) -> list[dict]:
+    """``causal_memory_run`` for the plain loop and our two paths, each in a fresh process (one JSON line each)."""
+    import json
+    import subprocess
+
+    rows = []
+    for kind in ("loop", "scratch", "shared"):
+        run = subprocess.run([sys.executable, __file__, "--causal-memory-run", kind, "--units", str(units),
+                              "--batch-size", str(batch_size)], capture_output=True, text=True, check=True)  # fmt: skip
+        rows.append(json.loads(run.stdout.splitlines()[-1]))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def write_section(section: str, title: str = "Scoring") -> None:
     """Replace (or append) the ``## title`` section of bench/README.md with ``section``."""
     text = (
@@ -521,7 +571,18 @@ def main() -> None:
     parser.add_argument("--tokenizer", type=Path, default=None, help="--scale: tokenizer folder (default: MiniLM's)")
     parser.add_argument("--repeats", type=int, default=3, help="--scale: interleaved repeats (--small: 1)")
     parser.add_argument("--params", type=int, default=None, help="--scale: parameters of the fingerprinted model")
+    parser.add_argument("--causal-memory", action="store_true", help="peak memory: causal scorer vs a plain loop")
+    parser.add_argument("--causal-memory-run", choices=["loop", "scratch", "shared"], help=argparse.SUPPRESS)
+    parser.add_argument("--units", type=int, default=320, help="--causal-memory: question-choice units")
     args = parser.parse_args()
+    if args.causal_memory_run:
+        import json
+
+        print(json.dumps(causal_memory_run(args.causal_memory_run, args.units, args.batch_size or 64)))
+        return
+    if args.causal_memory:
+        causal_memory(args.units, args.batch_size or 64)
+        return
     if args.scale or args.small:
         batch_size = args.batch_size or (32 if args.small else 256)
         figures = scale(args.small, args.device, args.dtype, batch_size, args.tokenizer, args.probes,

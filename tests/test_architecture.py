@@ -65,6 +65,67 @@ def test_the_layer_check_fails_on_an_upward_import(tmp_path: Path):
     assert all(LAYER_OF[unit] > LAYER_OF["workbench.metrics"] for unit in found)
 
 
+MODULE_FILES = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+                for path in MODULES}  # fmt: skip
+
+
+def module_imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """The ``known`` modules ``path`` imports, at the top or inside a function: ``from a.b import c`` is ``a.b.c``
+    if that is a module, else ``a.b``; a parent package imported only on the way to its module is not counted."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            found.add(name)
+    return found - {""}
+
+
+def import_cycles(known: dict[str, Path]) -> list[list[str]]:
+    """Each set of modules that import one another round a circle (strongly connected, more than one module)."""
+    graph = {module: module_imports(path, known) - {module} for module, path in known.items()}
+    order, low, stack, cycles = {}, {}, [], []
+
+    def visit(module: str) -> None:  # Tarjan's algorithm
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in graph[module]:
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            members = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(members) > 1:
+                cycles.append(sorted(members))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_no_modules_import_each_other_round_a_circle():
+    assert import_cycles(MODULE_FILES) == [], "break the circle: move what both need into a module both import"
+
+
+def test_the_cycle_check_finds_a_circle_even_through_a_function_level_import(tmp_path: Path):
+    (tmp_path / "a.py").write_text("from pkg.b import g\n")
+    (tmp_path / "b.py").write_text("import os\n\ndef g():\n    from pkg.c import h\n")
+    (tmp_path / "c.py").write_text("import pkg.a\n")
+    (tmp_path / "d.py").write_text("from pkg import a\n")
+    known = {f"pkg.{name}": tmp_path / f"{name}.py" for name in "abcd"}
+    assert import_cycles(known) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
 def test_import_workbench_loads_neither_torch_nor_altair_nor_the_panels():
     code = (
         "import sys, workbench as wb; "

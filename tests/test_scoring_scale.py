@@ -281,3 +281,28 @@ def test_the_scoring_benchmark_runs_in_its_small_mode(tmp_path):
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "scorer / bare forward" in run.stdout and "fingerprint, cached" in run.stdout
+
+
+# --- every GPU check, in its CPU mode (bench/gpu_check.sh) -----------------------------------------------------------
+
+
+def test_the_gpu_check_runs_every_step_in_its_cpu_mode_and_prints_each_figure_as_a_json_line(tmp_path, released_dir):
+    """The script the GPU machine runs, on tiny sizes: every step leaves figures and no error, the causal scorer
+    agrees with the plain transformers loop and with lm-eval, and the log in $OUT holds what stdout printed."""
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": sys.executable, "GPU_BUNDLE": str(tmp_path / "none")}
+    run = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--cpu"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    printed = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    logged = [json.loads(line) for line in (tmp_path / "out" / "gpu_check.jsonl").read_text().splitlines()]
+    assert printed == logged
+    assert [line for line in logged if "error" in line or "skipped" in line] == []
+    steps = {line["step"] for line in logged}
+    assert steps == {"env", "mcqa-float32", "mcqa-bfloat16", "causal-135m", "causal-1.7b", "lm-eval", "fit", "done"}
+    compared = {line["compare"]: line for line in logged if "compare" in line}
+    for name in ("workbench-float32 vs reference-float32", "workbench-bfloat16 vs reference-bfloat16"):
+        assert compared[name]["picks_agree"] == 1.0 and compared[name]["max_abs_diff"] < 1e-3
+    harness = next(line for line in logged if line["step"] == "lm-eval")
+    assert harness["picks_agree"] == 1.0 and harness["acc"] == harness["workbench_acc"]
+    assert {line["model"] for line in logged if line["step"] == "fit"} == {"bert-base", "roberta-large"}
+    assert all(line["ratio"] > 0 for line in logged if line["step"].startswith("mcqa"))

@@ -45,6 +45,8 @@ MIN_SAVING = 1.25
 (the gather and the second kind of forward cost about this much; see bench/README.md, "Shared prefix")."""
 GPU_MIN_BATCH = 64
 """On a GPU the shared prefix needs batches at least this large (H100: 0.8x at 32 rows, 1.4x at 128)."""
+LOGPROB_BYTES = 2**28
+"""The float32 log-probabilities computed at once: rows of the batch are taken a few at a time to stay under it."""
 
 
 def choice_scores(
@@ -135,10 +137,12 @@ def continuation_logprobs(
     group: list[int] | None = None,
 ) -> list[np.ndarray]:
     """Run ``inputs`` in length-sorted batches, after their prefix's cache (``past``, row ``group``) if
-    given; each unit's continuation tokens are the last ones its input predicts."""
+    given; each unit's continuation tokens are the last ones its input predicts. The output head runs only
+    on the positions from the batch's first predicting one (``logits_to_keep``, where the model takes it)."""
     device = model.device
+    parameters = inspect.signature(model.network.forward).parameters
     # transformers 5.2x renamed the past key/values argument to ``cache`` (the old name warns, then goes)
-    past_name = "cache" if "cache" in inspect.signature(model.network.forward).parameters else "past_key_values"
+    past_name = "cache" if "cache" in parameters else "past_key_values"
     values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(features)
     for batch in length_batches([len(ids) for ids in inputs], batch_size):
         padded = pad([{"input_ids": inputs[row]} for row in batch], model)
@@ -153,28 +157,48 @@ def continuation_logprobs(
                 rows = torch.tensor([group[row] for row in batch], device=device)
                 cache = DynamicCache([(keys[rows, :, :reach], kept[rows, :, :reach]) for keys, kept in layers])
                 mask = torch.cat([(torch.arange(reach, device=device) < start.unsqueeze(1)).long(), mask], dim=1)
+        targets = [features[row]["continuation"] for row in batch]
+        first = min(len(inputs[row]) - len(tokens) for row, tokens in zip(batch, targets))
+        keep = {"logits_to_keep": width - first} if "logits_to_keep" in parameters else {}
         logits = model.network(
             input_ids=padded["input_ids"],
             attention_mask=mask,
             position_ids=start.unsqueeze(1) + torch.arange(width, device=device),
             use_cache=False,
             **{past_name: cache},
+            **keep,
         ).logits
-        targets = [features[row]["continuation"] for row in batch]
+        skipped = width - logits.shape[1]
         count = max(len(tokens) for tokens in targets)
-        # the input position that predicts each target token (repeating the last one as padding)
+        # the kept position that predicts each target token (repeating the last one as padding)
         where = torch.tensor(
             [
-                [len(inputs[row]) - len(tokens) + min(step, len(tokens) - 1) for step in range(count)]
+                [len(inputs[row]) - len(tokens) + min(step, len(tokens) - 1) - skipped for step in range(count)]
                 for row, tokens in zip(batch, targets)
             ],
             device=device,
         )
-        picked = torch.log_softmax(
-            logits.gather(1, where.unsqueeze(-1).expand(-1, -1, logits.shape[-1])).float(), dim=-1
-        )
         ids = torch.tensor([tokens + tokens[-1:] * (count - len(tokens)) for tokens in targets], device=device)
-        scores = picked.gather(-1, ids.unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        scores = gathered_logprobs(logits, where, ids).cpu().numpy()
         for position, (row, tokens) in enumerate(zip(batch, targets)):
             values[row] = scores[position, : len(tokens)]
     return values
+
+
+def gathered_logprobs(logits: torch.Tensor, where: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """``log_softmax(logits.float())[b, where[b, j], ids[b, j]]``, a few rows at a time: the float32
+    log-probabilities in hand never pass ``LOGPROB_BYTES`` (one fused log-softmax per slice, casting as it reads).
+
+    >>> logits = torch.randn(3, 5, 70000, dtype=torch.bfloat16)
+    >>> where, ids = torch.tensor([[1, 4], [0, 0], [2, 3]]), torch.tensor([[7, 69999], [3, 3], [0, 1]])
+    >>> full = torch.log_softmax(logits.float(), dim=-1)[torch.arange(3)[:, None], where, ids]
+    >>> bool(torch.equal(gathered_logprobs(logits, where, ids), full))
+    True
+    """
+    step = max(1, LOGPROB_BYTES // (logits.shape[1] * logits.shape[2] * 4))
+    rows = torch.arange(min(step, len(logits)), device=where.device).unsqueeze(1)
+    parts = []
+    for start in range(0, len(logits), step):
+        part = torch.log_softmax(logits[start : start + step], dim=-1, dtype=torch.float32)
+        parts.append(part[rows[: len(part)], where[start : start + step], ids[start : start + step]])
+    return torch.cat(parts)

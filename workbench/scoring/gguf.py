@@ -20,6 +20,7 @@ from workbench.errors import WorkbenchError
 from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
 from workbench.scoring.fingerprints import GGUF_RECORD, file_digests
+from workbench.scoring.quiet import quiet_transformers
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -63,8 +64,6 @@ def _dequantise(path: Path, digest: str, folder: Path) -> None:
         )
     import safetensors.torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from workbench.scoring.models import quiet_transformers
 
     with quiet_transformers():
         try:

@@ -40,11 +40,11 @@ from transformers import (
     AutoTokenizer,
     PreTrainedTokenizerBase,
 )
-from transformers.utils import logging as hf_logging
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.scoring.fingerprints import model_fingerprint, model_folder
 from workbench.scoring.gguf import dequantised, gguf_file
+from workbench.scoring.quiet import quiet_transformers
 
 SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq")
 LM_SCORERS = ("causal", "seq2seq")  # scorers that read a language model's likelihood of each choice
@@ -495,17 +495,3 @@ def _max_length(tokenizer: PreTrainedTokenizerBase, config) -> int:
             positions - (tokenizer.pad_token_id + 1 if config.model_type in ("roberta", "xlm-roberta") else 0)
         )
     return int(min(limits))
-
-
-@contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' load report and progress bar inside the block: we report what matters ourselves."""
-    verbosity, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bar:
-            hf_logging.enable_progress_bar()
