@@ -4,8 +4,9 @@
 one score per choice (higher is better), the prediction, and what produced it (model, fingerprint,
 scorer, rule, control). Scorers: ``mcqa`` (multiple-choice head), ``mlm`` (MC-MLM or
 pseudo-log-likelihood), ``similarity`` (cosine of mean embeddings), ``causal`` and ``seq2seq``
-(log-likelihood of each choice after a prompt, rules in ``lm``, prompt templates in ``prompts``);
-controls in ``models``. ``rule="all"`` (causal, seq2seq) gives one row per question and rule.
+(log-likelihood of each choice after a prompt, rules in ``lm``, prompt templates in ``prompts``),
+``generate`` (a causal LM's greedy free answer matched to the gold, ``answers``: recall); controls in
+``models``. ``rule="all"`` (causal, seq2seq) gives one row per question and rule.
 
 Each scorer reduces the frame to unique units of model work (mcqa: a question-choice pair; mlm: a
 masked statement with its candidates, or a filled-in statement; similarity: a text), and
