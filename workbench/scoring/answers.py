@@ -1,7 +1,8 @@
 """Free answers (the ``generate`` scorer) matched against a question's gold and choices.
 
 An answer is normalised (``normalise``: its first line, cut at the first comma, parentheses dropped, lower case,
-punctuation and leading articles a/an/the stripped; choices the same way), then, in this order:
+punctuation and leading articles a/an/the stripped; choices the same way; a last word every choice ends with, as
+"event" in the released verb questions, is the template's and is also tried without), then, in this order:
 
 - ``exact``: it names the gold: the gold choice's text, or a lemma of the gold concept (WordNet's, underscores as
   spaces, through WordNet's morphology: "Dogs", "a dog", "the domestic dog" all name dog.n.01); in synonymy, whose
@@ -104,10 +105,15 @@ def _match(
     if not said:
         return None, "other", None
     pos = words.pos[ids[gold_concept]] if by_lemma else ""
-    forms = base_forms(said, pos) if by_lemma else {said}
     texts = [normalise(choice, cut=by_lemma) for choice in choices]
-    if texts[gold] in forms:
-        return texts[gold], "exact", gold
+    forms, tail = {said}, None
+    if by_lemma:
+        filler = {text.rsplit(" ", 1)[-1] for text in texts if " " in text}  # e.g. the released verbs' "event"
+        tail = filler.pop() if len(filler) == 1 and all(" " in text for text in texts if text) else None
+        forms = base_forms(said, pos) | base_forms(said.removesuffix(f" {tail}"), pos)
+    names = [{text, text.removesuffix(f" {tail}")} if tail else {text} for text in texts]
+    if hit := sorted(names[gold] & forms):
+        return hit[0], "exact", gold
     named = {id: form for form in sorted(forms) for id in words.named.get((form, pos), ())} if by_lemma else {}
     gold_id = ids.get(gold_concept)
     if probe == "synonymy" and by_lemma:
@@ -117,8 +123,8 @@ def _match(
     elif gold_id in named:
         return named[gold_id], "exact", gold
     for index, text in enumerate(texts):
-        if index != gold and text and text in forms:
-            return text, "choice", index
+        if index != gold and text and (hit := sorted(names[index] & forms)):
+            return hit[0], "choice", index
     if by_lemma:
         near = _near(words, probe, ids[concept] if concept in ids else None, gold_id, named)
         if near is not None:
