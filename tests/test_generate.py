@@ -94,7 +94,7 @@ def test_the_same_prompts_shots_and_template_as_the_choice_scorers(tiny, tmp_pat
     assert sum(shown) == 2  # each of the two shots is followed by its gold's text
 
 
-def test_letters_an_encoder_and_max_new_tokens_elsewhere_are_refused(minilm_path):
+def test_letters_an_encoder_and_max_new_tokens_elsewhere_are_refused(minilm_path, tiny_lm):  # noqa: F811
     with pytest.raises(SpecError, match="format='letters' .* free answer; use format='cloze'"):
         ScoreSpec("generate", format="letters")
     with pytest.raises(SpecError, match="max_new_tokens=8 is only used by scorer='generate'"):
@@ -102,6 +102,8 @@ def test_letters_an_encoder_and_max_new_tokens_elsewhere_are_refused(minilm_path
     with pytest.raises(WorkbenchError, match="causal .*decoder-only.* is a BertModel") as caught:
         load_model(minilm_path, "generate")
     assert "\n" not in str(caught.value)
+    with pytest.raises(WorkbenchError, match="has no causal-LM architecture"):  # an encoder-decoder
+        load_model(tiny_lm["seq2seq"], "generate")
 
 
 def test_cli_generate_writes_free_answers_and_refuses_letters_writing_nothing(cli, tiny_lm, tmp_path, monkeypatch):  # noqa: F811
