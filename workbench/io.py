@@ -304,8 +304,10 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
     size = pl.col("choices").list.len()
     problems = {
         "answer is not the index of a choice": ~pl.col("answer").is_between(0, size - 1),
-        "pred is not the index of a choice": ~pl.col("pred").is_between(0, size - 1),
-        "correct is not pred == answer": pl.col("correct") != (pl.col("pred") == pl.col("answer")),
+        # a free answer (scorer generate) that names no choice has no pred, and is not correct
+        "pred is not the index of a choice": ~pl.col("pred").is_between(0, size - 1)
+        & ~(pl.col("pred").is_null() & (pl.col("scorer") == "generate")),
+        "correct is not pred == answer": pl.col("correct") != (pl.col("pred") == pl.col("answer")).fill_null(False),
         "no model named": pl.col("model").is_null() | pl.col("fingerprint").is_null(),
     }
     flagged = frame.select(*(expr.fill_null(True).alias(name) for name, expr in problems.items()))

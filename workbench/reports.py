@@ -17,7 +17,7 @@ import altair as alt
 import polars as pl
 
 from workbench import charts, metrics
-from workbench.analysis import atlas, difficulty
+from workbench.analysis import atlas, difficulty, recall
 from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
@@ -90,6 +90,9 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += ["", "Scoring rules", *(f"  {rule}: {note}" for rule, note in notes.items())]
     for title, cells in tables["cells"]:
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
+    if (paired := recall_tables(preds)) is not None:
+        parts += ["", _RECALL_TITLE, _RECALL_NOTE]
+        parts += [_text_table(_shown_recall(paired[by]), left=3 + len(by)) for by in _RECALL_BY]
     if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is not None and (lines := _taxonomy_lines(taxonomy)):
         parts += ["", *lines]
     elif taxonomy is None:
@@ -123,6 +126,11 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         "calibration": labels.join(
             calibration(preds, by=("probe", "hops", "distractor_family")), on=keys, nulls_equal=True
         ).to_dicts(),
+        "recall": {
+            "_".join(by): [] if paired is None else paired[by].to_dicts()
+            for paired in [recall_tables(preds)]
+            for by in _RECALL_BY
+        },
         "taxonomy": [] if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is None else taxonomy.to_dicts(),
         "difficulty": [] if (coefficients := difficulty.fit_models(preds)[0]) is None else coefficients.to_dicts(),
         "warnings": [warning] if (warning := metrics.partial_cluster_warning(preds, probes)) else [],
@@ -243,6 +251,35 @@ def taxonomy_nodes(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> pl
     )
     keys = metrics.identity_keys(preds)
     return metrics.model_labels(preds).join(table.drop("concepts"), on=keys, nulls_equal=True)
+
+
+_RECALL_BY = (("probe",), ("probe", "hops"))
+_RECALL_TITLE = "Recognition (choosing among the choices) beside recall (a free answer), on the same questions"
+_RECALL_NOTE = (
+    "% of the questions asked both ways; near: free answers naming a concept next to the gold (not recall); "
+    "both / recognised only / recalled only split the questions"
+)
+
+
+def recall_tables(preds: pl.DataFrame) -> dict[tuple[str, ...], pl.DataFrame] | None:
+    """``recall.recognition_recall`` per probe and per probe and hops, when ``preds`` holds a choice scorer's and the
+    generate scorer's predictions of one model on the same questions; else None."""
+    choosing, generating = recall.split(preds)
+    if choosing.is_empty() or generating.is_empty():
+        return None
+    tables = {by: recall.recognition_recall(choosing, generating, by) for by in _RECALL_BY}
+    return None if tables[_RECALL_BY[0]].is_empty() else tables
+
+
+def _shown_recall(table: pl.DataFrame) -> pl.DataFrame:
+    """A recognition/recall table as display strings."""
+    shares = ("recognition", "recall", "near", "both", "recognised_only", "recalled_only")
+    keys = [name for name in table.columns if name not in ("n", *shares)]
+    return table.select(
+        *(pl.col(name).cast(pl.String).fill_null("") for name in keys),
+        questions=pl.col("n").cast(pl.String),
+        **{name.replace("_", " "): _pct(name) for name in shares},
+    )
 
 
 def _taxonomy_lines(taxonomy: pl.DataFrame, shown: int = 3) -> list[str]:

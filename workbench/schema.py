@@ -40,7 +40,7 @@ PROBE_SCHEMA: dict[str, pl.DataType] = {
 
 SCORE_SCHEMA: dict[str, pl.DataType] = {
     "scores": pl.List(pl.Float64()),  # one score per choice, higher is better
-    "pred": pl.Int64(),  # index of the predicted choice
+    "pred": pl.Int64(),  # index of the predicted choice (generate: the choice the answer names; null if none)
     "correct": pl.Boolean(),  # pred == answer
     "model": pl.String(),  # a short readable label (model_label of the path or hub name, or the user's --name)
     "fingerprint": pl.String(),  # checksum of weights + scorer + rule + control
@@ -49,8 +49,17 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
     "control": pl.String(),  # none, random-weights, static-embeddings
     "asking": pl.String(),  # causal/seq2seq: the way of asking (format/shots/template, digests); "" for others
     "prompt": pl.String(),  # causal/seq2seq: the exact text the model saw before each choice; null for others
+    "generated": pl.String(),  # generate: the model's free answer (its first line); null for other scorers
+    "matched": pl.String(),  # generate: the lemma (or choice text) the answer matched; null if none
+    "match": pl.String(),  # generate: exact, near, choice or other (MATCH_KINDS); null for other scorers
 }
-ADDED_LATER: dict[str, pl.Expr] = {"asking": pl.lit(""), "prompt": pl.lit(None, pl.String)}
+ADDED_LATER: dict[str, pl.Expr] = {
+    "asking": pl.lit(""),
+    "prompt": pl.lit(None, pl.String),
+    "generated": pl.lit(None, pl.String),
+    "matched": pl.lit(None, pl.String),
+    "match": pl.lit(None, pl.String),
+}
 """Columns added to a schema after files were written without them, and what such a file reads as."""
 
 PREDICTION_SCHEMA: dict[str, pl.DataType] = {**PROBE_SCHEMA, **SCORE_SCHEMA}
@@ -75,7 +84,15 @@ RULE_NOTES = {
         "causal/seq2seq: that log-likelihood minus the choice's under a question-free prompt "
         "(how much the question helps)."
     ),
+    "match": (
+        "generate: the greedy free answer after the prompt, 1 for the choice it names (the gold's lemmas, inflected, "
+        "or a choice's text), else 0: accuracy is recall."
+    ),
 }
+MATCH_KINDS = ("exact", "near", "choice", "other")
+"""What a free answer (scorer ``generate``) named: the gold (a lemma of its concept, or its choice's text), a near
+concept (another hypernym of the concept, an unshown lemma of its synset, another hyponym), a distractor's choice,
+or nothing of these."""
 
 
 GENERIC_FOLDERS = {"model", "models", "best", "final", "checkpoint", "snapshots", "main", "hf", "pytorch"}

@@ -12,6 +12,7 @@ class Scorer(str, Enum):
     similarity = "similarity"
     causal = "causal"
     seq2seq = "seq2seq"
+    generate = "generate"
 
 
 class Dtype(str, Enum):
@@ -65,7 +66,7 @@ def score(
     scorer: Scorer = typer.Option(
         ...,
         help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine), causal (decoder-only LM), "
-        "seq2seq (encoder-decoder LM).",
+        "seq2seq (encoder-decoder LM), generate (a causal LM's free answer, matched to the gold: recall).",
     ),
     probes: Path = typer.Option(..., help="Probe file (.parquet, ARC-style .jsonl) or a folder of split files."),
     out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
@@ -113,6 +114,9 @@ def score(
     shot_seed: int = SHOT_SEED,
     chat_template: ChatTemplate = CHAT_TEMPLATE,
     system: str | None = SYSTEM,
+    max_new_tokens: int | None = typer.Option(
+        None, min=1, help="generate: the most tokens of each free answer (default 16); it stops at a newline or EOS."
+    ),
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
     force: bool = typer.Option(False, help="Replace --out even if it holds something other than predictions."),
 ) -> None:
@@ -159,6 +163,7 @@ def score(
             system=system,
             shot_pool=pool,
             shots_from=shots_from,
+            max_new_tokens=max_new_tokens,
         )
         write_parquet(predictions, out)
     if rule == "all":
@@ -168,6 +173,13 @@ def score(
             f"scored {predictions.height // accuracies.height:,} questions with {scorer.value} "
             f"under {accuracies.height} rules "
             f"(control {control.value}): accuracy {shown} -> {out}"
+        )
+        return
+    if scorer.value == "generate":
+        kinds = predictions["match"].value_counts(sort=True).iter_rows()
+        typer.echo(
+            f"asked {predictions.height:,} questions for a free answer (control {control.value}): recall "
+            f"{predictions['correct'].mean():.3f} ({', '.join(f'{kind} {count}' for kind, count in kinds)}) -> {out}"
         )
         return
     rules = ", ".join(f"{name} ({count})" for name, count in predictions["rule"].value_counts(sort=True).iter_rows())

@@ -4,8 +4,9 @@
 one score per choice (higher is better), the prediction, and what produced it (model, fingerprint,
 scorer, rule, control). Scorers: ``mcqa`` (multiple-choice head), ``mlm`` (MC-MLM or
 pseudo-log-likelihood), ``similarity`` (cosine of mean embeddings), ``causal`` and ``seq2seq``
-(log-likelihood of each choice after a prompt, rules in ``lm``, prompt templates in ``prompts``);
-controls in ``models``. ``rule="all"`` (causal, seq2seq) gives one row per question and rule.
+(log-likelihood of each choice after a prompt, rules in ``lm``, prompt templates in ``prompts``),
+``generate`` (a causal LM's greedy free answer matched to the gold, ``answers``: recall); controls in
+``models``. ``rule="all"`` (causal, seq2seq) gives one row per question and rule.
 
 Each scorer reduces the frame to unique units of model work (mcqa: a question-choice pair; mlm: a
 masked statement with its candidates, or a filled-in statement; similarity: a text), and
@@ -27,13 +28,14 @@ import polars as pl
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.formats import read_probes
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, RULE_NOTES, conform, model_label
-from workbench.scoring import causal, mcqa, mlm, seq2seq, similarity
+from workbench.scoring import causal, generate, mcqa, mlm, seq2seq, similarity
 from workbench.scoring.asking import Asking, Shots, draw_shots, render
 from workbench.scoring.batch_sizes import AUTO
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import (
     LM_SCORERS,
     MODEL_CONTROLS,
+    PROMPT_SCORERS,
     SCORERS,
     Model,
     ScoringWarning,
@@ -47,7 +49,9 @@ from workbench.scoring.models import (
 from workbench.scoring.prompts import PromptTemplates, load_prompts
 from workbench.specs import resolve_spec
 
-SCORER_MODULES = {"mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq}
+SCORER_MODULES = {
+    "mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq, "generate": generate
+}  # fmt: skip
 RULES = {
     name: ("auto", *module.RULES, *(("all",) if name in LM_SCORERS else ())) for name, module in SCORER_MODULES.items()
 }
@@ -63,6 +67,7 @@ class ScoreSpec:
     the way of asking (``workbench.scoring.asking``): ``format`` (cloze, letters), ``shots`` worked examples from
     ``shots_from`` (a probe file or folder; or a frame passed to ``score``), drawn once for all questions or
     ``shots_per_question``, seeded by ``shot_seed``; ``chat_template`` ("auto": the tokenizer's) and ``system``.
+    ``generate`` (free answers, cloze only) decodes up to ``max_new_tokens`` (default ``generate.MAX_NEW_TOKENS``).
 
     >>> ScoreSpec("mlm", rule="pll-sum", batch_size=16)  # doctest: +ELLIPSIS
     ScoreSpec(scorer='mlm', rule='pll-sum', ...)
@@ -86,17 +91,28 @@ class ScoreSpec:
     shot_seed: int = 0
     chat_template: str = "none"
     system: str | None = None
+    max_new_tokens: int | None = None
 
     def __post_init__(self) -> None:
         check_control(self.scorer, self.control)
-        if not self.asking.default and self.scorer not in LM_SCORERS:
+        if not self.asking.default and self.scorer not in PROMPT_SCORERS:
             raise SpecError(
-                f"ways of asking (format, shots, chat_template, system) are for the scorers {list(LM_SCORERS)}, "
+                f"ways of asking (format, shots, chat_template, system) are for the scorers {list(PROMPT_SCORERS)}, "
                 f"not scorer={self.scorer!r}; leave them out"
             )
-        if self.prompts is not None and self.scorer not in LM_SCORERS:
+        if self.scorer == "generate" and self.format != "cloze":
             raise SpecError(
-                f"prompts={str(self.prompts)!r} is only used by the scorers {list(LM_SCORERS)}, "
+                f"format={self.format!r} lists the choices to pick a letter from, and the generate scorer asks for "
+                "a free answer; use format='cloze' with generate, or a choice scorer (causal) for letters"
+            )
+        if self.max_new_tokens is not None and self.scorer != "generate":
+            raise SpecError(
+                f"max_new_tokens={self.max_new_tokens!r} is only used by scorer='generate', not "
+                f"scorer={self.scorer!r}; leave it out"
+            )
+        if self.prompts is not None and self.scorer not in PROMPT_SCORERS:
+            raise SpecError(
+                f"prompts={str(self.prompts)!r} is only used by the scorers {list(PROMPT_SCORERS)}, "
                 f"not scorer={self.scorer!r}; "
                 "leave it out (probe templates are set when the probes are built)"
             )
@@ -110,10 +126,14 @@ class ScoreSpec:
                 f"rule={self.rule!r} is not allowed for scorer={self.scorer!r}; "
                 f"choose one of {list(RULES[self.scorer])}"
             )
-        limits = (("seed", 0, 2**32 - 1), ("batch_size", 1, 4096), ("max_length", 8, 100_000), ("threads", 1, 1024))
+        limits = (
+            ("seed", 0, 2**32 - 1), ("batch_size", 1, 4096), ("max_length", 8, 100_000), ("threads", 1, 1024),
+            ("max_new_tokens", 1, 1024),
+        )  # fmt: skip
         for name, low, high in limits:
             value = getattr(self, name)
-            if (value is None and name in ("max_length", "threads")) or (name == "batch_size" and value == AUTO):
+            optional = name in ("max_length", "threads", "max_new_tokens")
+            if (value is None and optional) or (name == "batch_size" and value == AUTO):
                 continue
             if not isinstance(value, int) or not low <= value <= high:
                 also = " or 'auto'" if name == "batch_size" else ""
@@ -196,20 +216,31 @@ def score(
     pairs = probes.select(
         pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
     ).explode("choice")
-    templates = load_prompts(spec.prompts) if spec.scorer in LM_SCORERS else None
+    templates = load_prompts(spec.prompts) if spec.scorer in PROMPT_SCORERS else None
     shots = _shots(spec, probes, shot_pool)
     if templates is not None:
         pairs = render(pairs, probes, templates, spec.asking, shots, model.tokenizer)
     module = SCORER_MODULES[spec.scorer]
     chosen = module.RULES[0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
     with torch_threads(spec.threads):
-        scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
-    per_question = scored.group_by("rule", "row", maintain_order=True).agg(
-        pl.col("score").alias("scores"),
-        (pl.col("prompt").first() if templates is not None else pl.lit(None)).alias("prompt"),
-    )
+        if spec.scorer == "generate":
+            prompts = pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
+            per_question = generate.question_scores(
+                model, probes, prompts, _new_tokens(spec), spec.batch_size, store, progress
+            )
+        else:
+            scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
+            per_question = (
+                scored.group_by("rule", "row", maintain_order=True)
+                .agg(
+                    pl.col("score").alias("scores"),
+                    (pl.col("prompt").first() if templates is not None else pl.lit(None)).alias("prompt"),
+                )
+                .with_columns(pred=pl.col("scores").list.arg_max())
+            )
     asked = asking_label(spec.asking, shots) if templates is not None else ""
-    fingerprints = {name: _fingerprint(model, name, templates, asked) for name in per_question["rule"].unique()}
+    extra = f"max_new_tokens={_new_tokens(spec)}" if spec.scorer == "generate" else ""
+    fingerprints = {name: _fingerprint(model, name, templates, asked, extra) for name in per_question["rule"].unique()}
     result = (
         per_question.join(
             probes.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row", maintain_order="left"
@@ -220,12 +251,14 @@ def score(
             control=pl.lit(spec.control),
             asking=pl.lit(asked),
         )
-        .with_columns(
-            pred=pl.col("scores").list.arg_max(),
-            fingerprint=pl.col("rule").replace_strict(fingerprints, return_dtype=pl.String),
-        )
+        .with_columns(fingerprint=pl.col("rule").replace_strict(fingerprints, return_dtype=pl.String))
     )
-    return conform(result.with_columns(correct=pl.col("pred") == pl.col("answer")), PREDICTION_SCHEMA, "predictions")
+    correct = (pl.col("pred") == pl.col("answer")).fill_null(False)
+    return conform(result.with_columns(correct=correct), PREDICTION_SCHEMA, "predictions")
+
+
+def _new_tokens(spec: ScoreSpec) -> int:
+    return spec.max_new_tokens or generate.MAX_NEW_TOKENS
 
 
 def _check_probes(probes: pl.DataFrame) -> pl.DataFrame:
@@ -272,10 +305,14 @@ def _cache(cache: bool | str | Path | PredictionCache) -> PredictionCache | None
     return PredictionCache(cache)
 
 
-def _fingerprint(model: Model, rule: str, templates: PromptTemplates | None = None, asked: str = "") -> str:
+def _fingerprint(
+    model: Model, rule: str, templates: PromptTemplates | None = None, asked: str = "", extra: str = ""
+) -> str:
     """What the ``fingerprint`` column holds: the weights' checksum with scorer, rule, control, max_length
-    (and, for causal/seq2seq, the prompt templates and any way of asking but zero-shot cloze)."""
+    (and, for causal/seq2seq/generate, the prompt templates and any way of asking but zero-shot cloze; ``extra``:
+    the scorer's own settings, e.g. generate's max_new_tokens)."""
     text = f"{model.fingerprint}\x1f{model.scorer}\x1f{rule}\x1f{model.control}\x1f{model.max_length}"
+    text += f"\x1f{extra}" if extra else ""
     if templates is not None:
         text += f"\x1f{templates.digest}"
         if asked != Asking().label:

@@ -46,8 +46,9 @@ from workbench.scoring.fingerprints import model_fingerprint, model_folder
 from workbench.scoring.gguf import dequantised, gguf_file
 from workbench.scoring.quiet import quiet_transformers
 
-SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq")
+SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq", "generate")
 LM_SCORERS = ("causal", "seq2seq")  # scorers that read a language model's likelihood of each choice
+PROMPT_SCORERS = (*LM_SCORERS, "generate")  # scorers that ask a language model through prompt templates
 MODEL_CONTROLS = ("none", "random-weights", "static-embeddings")
 """Model controls (SPEC §4): the trained weights, the same architecture untrained, the input embeddings alone.
 Language controls, which change the probe's text instead, are ``workbench.probes.language_controls``."""
@@ -58,6 +59,7 @@ HEADS = {
     "similarity": AutoModel,
     "causal": AutoModelForCausalLM,
     "seq2seq": AutoModelForSeq2SeqLM,
+    "generate": AutoModelForCausalLM,
 }
 HEAD_NAMES = {
     "mcqa": "multiple-choice",
@@ -65,6 +67,7 @@ HEAD_NAMES = {
     "similarity": "encoder",
     "causal": "causal-LM",
     "seq2seq": "sequence-to-sequence LM",
+    "generate": "causal-LM",
 }
 
 
@@ -78,7 +81,7 @@ def check_control(scorer: str, control: str) -> None:
         raise SpecError(f"scorer={scorer!r} is not allowed; choose one of {list(SCORERS)}")
     if control not in MODEL_CONTROLS:
         raise SpecError(f"control={control!r} is not allowed; choose one of {list(MODEL_CONTROLS)}")
-    if control == "static-embeddings" and scorer in LM_SCORERS:
+    if control == "static-embeddings" and scorer in PROMPT_SCORERS:
         raise SpecError(
             f"control='static-embeddings' does not work with scorer={scorer!r}: a choice's likelihood needs "
             "the model's next-token distribution, and the input embedding table alone predicts nothing. "
@@ -188,6 +191,8 @@ def load_model(
         device_map=device_map,
     )
     network, tokenizer, config = loaded.network, loaded.tokenizer, loaded.config
+    if scorer == "generate":
+        check_generator(name, config)
     fresh_head = _check_head(name, scorer, sorted(loaded.missing))
     if scorer == "mlm" and tokenizer.mask_token_id is None:
         raise WorkbenchError(f"the tokenizer of {name} has no mask token, so the mlm scorer cannot use it")
@@ -217,6 +222,21 @@ def load_model(
         dtype=str(torch_dtype).removeprefix("torch."),
         device_map=device_map,
     )
+
+
+def check_generator(name: str | Path, config) -> None:
+    """Refuse to decode with a checkpoint saved as anything but a causal LM (an encoder, a masked LM: transformers
+    would still build a decoder head on a BERT, whose left-to-right text means nothing)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    causal = set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values())
+    saved = list(getattr(config, "architectures", None) or [])
+    if getattr(config, "is_encoder_decoder", False) or (saved and not set(saved) & causal):
+        raise WorkbenchError(
+            f"the generate scorer decodes with a causal (decoder-only) language model, and {name} is a "
+            f"{', '.join(saved) or config.model_type} (not one); use a causal LM, or score its choices with "
+            "--scorer mlm, mcqa or similarity"
+        )
 
 
 def check_device_map(device_map: str | None, device: str | None, control: str) -> None:
@@ -465,11 +485,11 @@ def _check_head(name: str | Path, scorer: str, missing: list[str]) -> bool:
     if not missing or scorer == "similarity":
         return False
     shown = ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else "")
-    if scorer in LM_SCORERS:
+    if scorer in PROMPT_SCORERS:
         raise WorkbenchError(
             f"{name} lacks trained weights of its {HEAD_NAMES[scorer]} (the checkpoint lacks {shown}), so the "
             f"{scorer} scorer would read random likelihoods. Use a checkpoint trained as a "
-            f"{'decoder-only' if scorer == 'causal' else 'encoder-decoder'} language model."
+            f"{'encoder-decoder' if scorer == 'seq2seq' else 'decoder-only'} language model."
         )
     if scorer == "mlm":
         raise WorkbenchError(
