@@ -208,9 +208,7 @@ def forward_kinds(model) -> list[tuple[bool, int]]:
     """Record each forward of ``model.network``: (whether it reads a past key/value cache, its rows)."""
     calls: list[tuple[bool, int]] = []
     model.network.register_forward_pre_hook(
-        lambda module, args, kwargs: calls.append(
-            (kwargs.get("cache") is not None, len(kwargs["input_ids"]))
-        ),
+        lambda module, args, kwargs: calls.append((kwargs.get("cache") is not None, len(kwargs["input_ids"]))),
         with_kwargs=True,
     )
     return calls
@@ -446,3 +444,26 @@ def test_cli_scores_with_a_causal_model_under_all_rules(cli, tiny_lm, tmp_path, 
     assert preds.schema == pl.Schema(PREDICTION_SCHEMA) and preds["rule"].unique(maintain_order=True).to_list() == list(
         RULES
     )
+
+
+def test_shots_before_every_question_run_once_and_score_as_from_scratch(tiny_lm):
+    """A head of tokens every prompt starts with (the shots) runs once for the block, the rest after its cache."""
+    model = load_model(tiny_lm["causal"], "causal")
+    shots = "Question: a dog is a type of\nAnswer: canine\n\nQuestion: an oak is a type of\nAnswer: tree\n\n"
+    questions = {"a cat": (" feline", " mineral", " vehicle"), "a car": (" vehicle", " tree"), "gold": (" mineral",)}
+    units = [
+        (f"{shots}Question: {word} is a type of\nAnswer:", choice)
+        for word, choices in questions.items()
+        for choice in choices
+    ]
+    features = encode_units(model, units, joint_limit=True, prompt_special=False)
+    assert len(causal.shared_head([item["prompt"][:-1] for item in features])) >= causal.MIN_HEAD
+    calls = forward_kinds(model)
+    with torch.inference_mode():
+        shared = causal.token_logprobs(model, features, batch_size=4, path="shared")
+    assert calls[0] == (False, 1)  # the head alone, once
+    assert sum(1 for _, rows in calls if rows == 1) == 1
+    with torch.inference_mode():
+        scratch = causal.token_logprobs(model, features, batch_size=4, path="scratch")
+    for a, b in zip(shared, scratch):
+        assert a == pytest.approx(b, abs=1e-4)

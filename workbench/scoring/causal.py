@@ -43,6 +43,8 @@ BLOCK = 16
 MIN_SAVING = 1.25
 """The shared prefix runs when scratch / shared padded tokens reaches this; below it, from scratch
 (the gather and the second kind of forward cost about this much; see bench/README.md, "Shared prefix")."""
+MIN_HEAD = 32
+"""Tokens every prefix of a block must share before they run once for all (``shared_head``): the shots."""
 GPU_MIN_BATCH = 64
 """On a GPU the shared prefix needs batches at least this large (H100: 0.8x at 32 rows, 1.4x at 128)."""
 LOGPROB_BYTES = 2**28
@@ -105,27 +107,75 @@ def token_logprobs(model: Model, features: list[Features], batch_size: int, path
 
 def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int) -> tuple[list, torch.Tensor] | None:
     """Each prefix run once: per layer (keys, values) of shape [prefixes, heads, longest, dim], right-padded,
-    and the prefixes' lengths; ``None`` if the model's cache is not a plain key/value cache per layer."""
+    and the prefixes' lengths; ``None`` if the model's cache is not a plain key/value cache per layer.
+
+    The tokens every prefix of the block starts with (``shared_head``: the instruction and the shots, the same
+    text before every question) run once, and each prefix's rest runs after their cache."""
     device = model.device
     lengths = torch.tensor([len(prefix) for prefix in prefixes], device=device)
-    keep = {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.network.forward).parameters else {}
+    parameters = inspect.signature(model.network.forward).parameters
+    keep = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
+    past_name = "cache" if "cache" in parameters else "past_key_values"
+    head = shared_head(prefixes)
+    head_cache = None
+    if head:
+        out = model.network(input_ids=torch.tensor([head], device=device), use_cache=True, **keep)
+        head_cache = _plain_cache(out)
+        if head_cache is None:
+            return None
     layers: list[tuple[torch.Tensor, torch.Tensor]] = []
     for batch in length_batches([len(prefix) for prefix in prefixes], batch_size):
         if not prefixes[batch[0]]:
             break  # one-token prompts: their prefix is empty, and length_batches puts them last
-        out = model.network(**pad([{"input_ids": list(prefixes[row])} for row in batch], model), use_cache=True, **keep)
-        cache = getattr(out, "cache", None) or out.past_key_values
-        if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
+        padded = pad([{"input_ids": list(prefixes[row][len(head) :])} for row in batch], model)
+        if head_cache is not None:  # the rest of each prefix, after the shared head's keys and values
+            padded["position_ids"] = len(head) + torch.arange(padded["input_ids"].shape[1], device=device)
+            padded["attention_mask"] = torch.cat(
+                [padded["attention_mask"].new_ones(len(batch), len(head)), padded["attention_mask"]], dim=1
+            )
+            padded[past_name] = DynamicCache(
+                [
+                    (keys.expand(len(batch), -1, -1, -1), kept.expand(len(batch), -1, -1, -1))
+                    for keys, kept in head_cache
+                ]
+            )
+        cache = _plain_cache(model.network(**padded, use_cache=True, **keep))
+        if cache is None:
             return None
         rows = torch.tensor(batch, device=device)
-        for number, layer in enumerate(cache.layers):
+        for number, (keys, kept) in enumerate(cache):
             if len(layers) <= number:
-                shape = (len(prefixes), layer.keys.shape[1], len(prefixes[batch[0]]), layer.keys.shape[3])
-                layers.append((layer.keys.new_zeros(shape), layer.values.new_zeros(shape)))
-            width = layer.keys.shape[2]
-            layers[number][0][rows, :, :width] = layer.keys
-            layers[number][1][rows, :, :width] = layer.values
+                shape = (len(prefixes), keys.shape[1], len(prefixes[batch[0]]), keys.shape[3])
+                layers.append((keys.new_zeros(shape), kept.new_zeros(shape)))
+            width = keys.shape[2]
+            layers[number][0][rows, :, :width] = keys
+            layers[number][1][rows, :, :width] = kept
     return layers, lengths
+
+
+def shared_head(prefixes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The tokens all ``prefixes`` start with, if at least ``MIN_HEAD`` and one short of the shortest (each prefix
+    keeps a token of its own); else ().
+
+    >>> shots = tuple(range(100, 140))  # 40 tokens before every question
+    >>> shared_head([shots + (1, 2), shots + (3, 4, 5)]) == shots, shared_head([(1, 2, 3), (1, 2, 4)])
+    (True, ())
+    """
+    filled = [prefix for prefix in prefixes if prefix]
+    if len(filled) < 2:
+        return ()
+    first, last = min(filled), max(filled)  # the common prefix of all is that of the two extremes in order
+    size = next((at for at, (a, b) in enumerate(zip(first, last)) if a != b), min(len(first), len(last)))
+    size = min(size, min(len(prefix) for prefix in filled) - 1)
+    return first[:size] if size >= MIN_HEAD else ()
+
+
+def _plain_cache(out) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+    """The forward's cache as (keys, values) per layer, or None if it is not a plain key/value cache."""
+    cache = getattr(out, "cache", None) or out.past_key_values
+    if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
+        return None
+    return [(layer.keys, layer.values) for layer in cache.layers]
 
 
 def continuation_logprobs(
