@@ -52,6 +52,9 @@ from workbench.specs import resolve_spec
 SCORER_MODULES = {
     "mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq, "generate": generate
 }  # fmt: skip
+ASKED_MAX_LENGTH = 4096
+"""The default max_length of a model asked with shots, a chat template or lettered choices (or less where the model
+allows less): 512 would cut a five-shot prompt of definitions; the other scorers keep 512."""
 RULES = {
     name: ("auto", *module.RULES, *(("all",) if name in LM_SCORERS else ())) for name, module in SCORER_MODULES.items()
 }
@@ -205,7 +208,7 @@ def score(
             spec.scorer,
             spec.control,
             seed=spec.seed,
-            max_length=spec.max_length,
+            max_length=spec.max_length or (ASKED_MAX_LENGTH if not spec.asking.default else None),
             device=spec.device,
             dtype=spec.dtype,
             device_map=spec.device_map,

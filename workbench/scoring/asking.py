@@ -73,6 +73,25 @@ class Asking:
         if self.system is not None and (not isinstance(self.system, str) or not self.system.strip()):
             raise SpecError("system must be a non-empty text, or left out")
 
+    @classmethod
+    def from_label(cls, label: str, system: str | None = None, shot_seed: int = 0) -> "Asking":
+        """The way a ``label`` names (``"letters/5-shot/chat"``; the parts after the third are digests, ignored).
+
+        >>> Asking.from_label("letters/5-shot/chat") == Asking("letters", shots=5, chat_template="auto")
+        True
+        """
+        parts = label.split("/")
+        shots = parts[1].removesuffix("-shot").removesuffix("-shots per question") if len(parts) > 1 else "0"
+        if len(parts) < 3 or not shots.isdigit() or parts[2] not in ("chat", "plain"):
+            raise SpecError(
+                f"{label!r} does not name a way of asking; write FORMAT/K-shot/TEMPLATE, e.g. letters/5-shot/chat "
+                f"(FORMAT one of {list(FORMATS)}, TEMPLATE chat or plain)"
+            )
+        return cls(
+            parts[0], int(shots), parts[1].endswith("per question"), shot_seed,
+            "auto" if parts[2] == "chat" else "none", system,
+        )  # fmt: skip
+
     @property
     def default(self) -> bool:
         """Zero-shot cloze without template or instruction: how the scorers asked before there were ways."""
