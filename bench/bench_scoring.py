@@ -524,6 +524,29 @@ def causal_memory_run(kind: str, units: int, batch_size: int) -> dict:
             "tokens": sum(len(item["input_ids"]) for item in features)}  # fmt: skip
 
 
+def causal_dtypes(questions: int, batch_size: int, threads: int = 1) -> None:
+    """SmolLM2's causal scoring in float32 and in bfloat16 weights, both paths (from scratch, shared prefix), on the
+    first ``questions`` released hypernymy test questions: seconds of ``causal.token_logprobs``, one JSON line each."""
+    from gpu_check import rendered
+
+    from workbench.scoring import causal, load_model
+    from workbench.scoring.gguf import smollm2_gguf
+    from workbench.scoring.lm import by_prompt, encode_units
+
+    pairs = rendered(probes(None, RELEASED / "hypernymy_test.jsonl").head(questions))
+    with torch_threads(threads), torch.inference_mode():
+        for dtype in ("float32", "bfloat16"):
+            model = load_model(smollm2_gguf(), "causal", dtype=dtype)
+            features = sorted(encode_units(model, pairs, joint_limit=True, prompt_special=False), key=by_prompt)
+            causal.token_logprobs(model, features[:5], batch_size)  # warm-up
+            for path in ("scratch", "shared"):
+                tick = time.perf_counter()
+                causal.token_logprobs(model, features, batch_size, path=path)
+                print(json.dumps({"dtype": dtype, "path": path, "questions": questions, "units": len(features),
+                                  "batch_size": batch_size, "threads": threads,
+                                  "seconds": round(time.perf_counter() - tick, 3)}), flush=True)  # fmt: skip
+
+
 def causal_memory(units: int, batch_size: int) -> list[dict]:
     """``causal_memory_run`` for the plain loop and our two paths, each in a fresh process (one JSON line each)."""
     import subprocess
@@ -664,12 +687,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="--scale in a minute on a GPU: 2,000 questions, 1 repeat, "
                         "a 0.1B-parameter fingerprint")  # fmt: skip
     parser.add_argument("--null-model", default=None, help="host work per pair, null network: mcqa,similarity,causal")
+    parser.add_argument("--causal-dtypes", type=int, default=None, help="causal float32 vs bfloat16 on N questions")
     parser.add_argument("--causal-memory", action="store_true", help="peak memory: causal scorer vs a plain loop")
     parser.add_argument("--causal-memory-run", choices=["loop", "scratch", "shared"], help=argparse.SUPPRESS)
     parser.add_argument("--units", type=int, default=320, help="--causal-memory: question-choice units")
     args = parser.parse_args()
     if args.causal_memory_run:
         print(json.dumps(causal_memory_run(args.causal_memory_run, args.units, args.batch_size or 64)))
+        return
+    if args.causal_dtypes:
+        causal_dtypes(args.causal_dtypes, args.batch_size or 32)
         return
     if args.causal_memory:
         causal_memory(args.units, args.batch_size or 64)
