@@ -48,6 +48,7 @@ LOG = "gpu_check.jsonl"
 BUNDLED = (
     "polars", "polars-runtime-32", "typer", "lazy-loader", "lm-eval", "datasets", "dill", "multiprocess", "xxhash",
     "sacrebleu", "portalocker", "tabulate", "colorama", "lxml", "requests", "urllib3", "charset-normalizer",
+    "nltk", "joblib",
 )  # fmt: skip
 """What the checks import beyond torch, transformers, tokenizers, pandas, pyarrow, accelerate and their
 dependencies (found by importing each step's modules in an environment of only those), at this venv's versions."""

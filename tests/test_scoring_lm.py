@@ -467,3 +467,15 @@ def test_shots_before_every_question_run_once_and_score_as_from_scratch(tiny_lm)
         scratch = causal.token_logprobs(model, features, batch_size=4, path="scratch")
     for a, b in zip(shared, scratch):
         assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_scoring_on_a_gpu_leaves_cudnn_attention_out_and_the_cpu_as_it_is():
+    from workbench.scoring.batching import attention_kernels
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    with attention_kernels("cuda:0"):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
+    with attention_kernels("cpu"):
+        assert torch.backends.cuda.cudnn_sdp_enabled() == before
+    assert torch.backends.cuda.cudnn_sdp_enabled() == before

@@ -91,7 +91,7 @@ def compute(
     truncated, launched = 0, None  # launched: the last batch's units and outputs, maybe still on the device
     bar = ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress)
     kept = _Outputs(cache, namespace, keys, values, bar)
-    with bar, _ahead(work.encode, chunks, prefetch) as encoded:
+    with bar, _ahead(work.encode, chunks, prefetch) as encoded, attention_kernels(model.device):
         try:
             for todo, features in zip(chunks, encoded):
                 truncated += sum(map(operator.itemgetter("truncated"), features))
@@ -235,6 +235,17 @@ def _encode_fast(tokenizer, first: list[str], second: list[str] | None) -> list[
     if types:
         return [{"input_ids": item.ids, "token_type_ids": item.type_ids, "truncated": False} for item in encodings]
     return [{"input_ids": item.ids, "truncated": False} for item in encodings]
+
+
+def attention_kernels(device: str) -> contextlib.AbstractContextManager:
+    """The attention kernels scoring runs under: on a GPU, every backend of PyTorch's scaled-dot-product attention
+    but cuDNN's, which builds a plan for each new shape (2.6 ms of host time a call on an H100 in bfloat16, and
+    length-bucketed batches are nearly all new shapes: bfloat16 scored slower than float32, bench/README.md)."""
+    if not device.startswith("cuda"):
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
