@@ -22,7 +22,7 @@ from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import REPORT_MARKER, write_text
-from workbench.schema import RULE_NOTES
+from workbench.schema import POPULATIONS, RULE_NOTES
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
 """The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
@@ -80,7 +80,7 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
     Probe Workbench report: 2254 questions in 1555 clusters (hypernymy); 1 model: roberta-base ...
     """
     tables = _tables(preds, n_boot, seed)
-    parts = [f"Probe Workbench report: {_headline(preds)}", ""]
+    parts = [f"Probe Workbench report: {_headline(preds)}", population_line(preds), ""]
     if warning := metrics.partial_cluster_warning(preds, probes):
         parts = [warning, "", *parts]
     parts += ["Summary (accuracy in %; gap = cluster - instance, in points)", _CI_NOTE]
@@ -88,6 +88,8 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
     notes = rule_notes(preds)
     if notes:
         parts += ["", "Scoring rules", *(f"  {rule}: {note}" for rule, note in notes.items())]
+    found = populations(preds).unique("population", maintain_order=True).iter_rows(named=True)
+    parts += ["", "Populations", *(f"  {row['population']}: {row['note']}" for row in found)]
     for title, cells in tables["cells"]:
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     if (taxonomy := taxonomy_nodes(preds, n_boot, seed)) is not None and (lines := _taxonomy_lines(taxonomy)):
@@ -118,6 +120,7 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         **metrics.summary(preds, n_boot=n_boot, seed=seed),
         "by_probe": _accuracy_table(preds, ("probe",), n_boot, seed).to_dicts(),
         "rules": rule_notes(preds),
+        "populations": populations(preds).to_dicts(),
         "breakdown": labels.join(metrics.breakdown(preds), on=keys, nulls_equal=True).to_dicts(),
         "template_consistency": labels.join(template_consistency(preds), on=keys, nulls_equal=True).to_dicts(),
         "calibration": labels.join(
@@ -150,6 +153,7 @@ def html_report(
     body = [
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(_headline(preds))}</p>",
+        f'<p class="population">{html.escape(population_line(preds))}</p>',
         *(
             f'<p class="warning"><b>{html.escape(w)}</b></p>'
             for w in [metrics.partial_cluster_warning(preds, probes)]
@@ -268,6 +272,29 @@ def rule_notes(preds: pl.DataFrame) -> dict[str, str]:
     """One line per scoring rule the predictions use (``workbench.schema.RULE_NOTES``), in order of appearance."""
     rules = preds["rule"].unique(maintain_order=True).to_list() if "rule" in preds.columns else []
     return {rule: RULE_NOTES[rule] for rule in rules if rule in RULE_NOTES}
+
+
+def populations(preds: pl.DataFrame) -> pl.DataFrame:
+    """One row per (probe, split, population) the predictions hold, with what a score on it may be set beside
+    (``workbench.schema.POPULATIONS``; ``unknown`` for files written before the column)."""
+    columns = [name for name in ("probe", "split", "population") if name in preds.columns]
+    found = preds.select(columns).unique().sort(columns)
+    if "population" not in found.columns:
+        found = found.with_columns(population=pl.lit(""))
+    return found.with_columns(
+        population=pl.col("population").replace("", "unknown"),
+        note=pl.col("population").replace_strict(POPULATIONS, default="not recorded: rebuild or rescore to know"),
+    )
+
+
+def population_line(preds: pl.DataFrame) -> str:
+    """'Population: hypernymy test gold-like, ...': which population each probe's scores are on (every score names
+    it, so that a silver score is not set beside the paper's gold-standard test results by mistake)."""
+    rows = populations(preds).iter_rows(named=True)
+    return "Population: " + ", ".join(
+        " ".join(part for part in (row.get("probe", ""), row.get("split", ""), row["population"]) if part)
+        for row in rows
+    )
 
 
 def _headline(preds: pl.DataFrame) -> str:

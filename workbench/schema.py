@@ -36,7 +36,19 @@ PROBE_SCHEMA: dict[str, pl.DataType] = {
     "distractor_depth": pl.Int64(),  # l of sister_l, k' of isa_up/isa_down (0 for random, senses)
     "distractor_concepts": pl.List(pl.String()),  # concepts behind the distractors
     "n_random_fill": pl.Int64(),  # distractors topped up from random concepts
+    "population": pl.String(),  # which population the question is of: one of POPULATIONS ("" when unknown)
 }
+# What a score on each population may be set beside (docs/REPRODUCTION.md): the line the reports show.
+POPULATIONS = {
+    "gold-like": "the paper preset's gold-like test: drawn as R&S 2020's gold-standard hypernymy and hyponymy tests "
+    "(§3.1.3), with an automatic stand-in for their human filter; compare with the paper's test results",
+    "silver": "the paper preset's silver questions, unfiltered (R&S 2020's development sets; definitions' and "
+    "synonymy's test too): not the paper's gold-standard test",
+    "uniform": "the uniform grid (--preset uniform): every hop and distractor kind alike, not the paper's population",
+    "released": "a file released with R&S 2020 (its hypernymy, hyponymy and DictionaryQA tests are the crowd-filtered "
+    "gold-standard tests)",
+}
+OPTIONAL = {"population": ""}  # columns older files lack: conform fills them with this value
 
 SCORE_SCHEMA: dict[str, pl.DataType] = {
     "scores": pl.List(pl.Float64()),  # one score per choice, higher is better
@@ -112,8 +124,10 @@ def cluster_id(probe: str, concept: str) -> str:
 def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType], what: str = "frame") -> pl.DataFrame:
     """Return ``frame`` with exactly the columns of ``schema``, in order and cast to its types.
 
-    Raises a ``WorkbenchError`` naming the missing columns; extra columns are dropped.
+    Raises a ``WorkbenchError`` naming the missing columns (``OPTIONAL`` ones are filled); extra columns are dropped.
     """
+    frame = frame.with_columns(pl.lit(value).alias(name) for name, value in OPTIONAL.items() if name in schema
+                               and name not in frame.columns)  # fmt: skip
     missing = [name for name in schema if name not in frame.columns]
     if missing:
         raise WorkbenchError(
