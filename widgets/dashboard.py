@@ -35,7 +35,7 @@ from workbench.errors import WorkbenchError
 from workbench.io import read_predictions, write_text
 from workbench.paths import workspace_path
 from workbench.probes.select import select
-from workbench.reports import population_line
+from workbench.schema import population_line
 from workbench.views import (
     cluster_bar_data,
     first_questions,

@@ -22,7 +22,7 @@ from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import REPORT_MARKER, write_text
-from workbench.schema import POPULATIONS, RULE_NOTES
+from workbench.schema import RULE_NOTES, population_line, populations
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
 """The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
@@ -272,29 +272,6 @@ def rule_notes(preds: pl.DataFrame) -> dict[str, str]:
     """One line per scoring rule the predictions use (``workbench.schema.RULE_NOTES``), in order of appearance."""
     rules = preds["rule"].unique(maintain_order=True).to_list() if "rule" in preds.columns else []
     return {rule: RULE_NOTES[rule] for rule in rules if rule in RULE_NOTES}
-
-
-def populations(preds: pl.DataFrame) -> pl.DataFrame:
-    """One row per (probe, split, population) the predictions hold, with what a score on it may be set beside
-    (``workbench.schema.POPULATIONS``; ``unknown`` for files written before the column)."""
-    columns = [name for name in ("probe", "split", "population") if name in preds.columns]
-    found = preds.select(columns).unique().sort(columns)
-    if "population" not in found.columns:
-        found = found.with_columns(population=pl.lit(""))
-    return found.with_columns(
-        population=pl.col("population").replace("", "unknown"),
-        note=pl.col("population").replace_strict(POPULATIONS, default="not recorded: rebuild or rescore to know"),
-    )
-
-
-def population_line(preds: pl.DataFrame) -> str:
-    """'Population: hypernymy test gold-like, ...': which population each probe's scores are on (every score names
-    it, so that a silver score is not set beside the paper's gold-standard test results by mistake)."""
-    rows = populations(preds).iter_rows(named=True)
-    return "Population: " + ", ".join(
-        " ".join(part for part in (row.get("probe", ""), row.get("split", ""), row["population"]) if part)
-        for row in rows
-    )
 
 
 def _headline(preds: pl.DataFrame) -> str:

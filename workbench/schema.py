@@ -86,6 +86,29 @@ RULE_NOTES = {
 }
 
 
+def populations(preds: pl.DataFrame) -> pl.DataFrame:
+    """One row per (probe, split, population) the predictions hold, with what a score on it may be set beside
+    (``workbench.schema.POPULATIONS``; ``unknown`` for files written before the column)."""
+    columns = [name for name in ("probe", "split", "population") if name in preds.columns]
+    found = preds.select(columns).unique().sort(columns)
+    if "population" not in found.columns:
+        found = found.with_columns(population=pl.lit(""))
+    return found.with_columns(
+        population=pl.col("population").replace("", "unknown"),
+        note=pl.col("population").replace_strict(POPULATIONS, default="not recorded: rebuild or rescore to know"),
+    )
+
+
+def population_line(preds: pl.DataFrame) -> str:
+    """'Population: hypernymy test gold-like, ...': which population each probe's scores are on (every score names
+    it, so that a silver score is not set beside the paper's gold-standard test results by mistake)."""
+    rows = populations(preds).iter_rows(named=True)
+    return "Population: " + ", ".join(
+        " ".join(part for part in (row.get("probe", ""), row.get("split", ""), row["population"]) if part)
+        for row in rows
+    )
+
+
 GENERIC_FOLDERS = {"model", "models", "best", "final", "checkpoint", "snapshots", "main", "hf", "pytorch"}
 _STAGE = re.compile(r"^(k\d+|checkpoint-\d+|step-?\d+|epoch-?\d+)$")
 

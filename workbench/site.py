@@ -35,7 +35,8 @@ from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import cluster_verdicts
 from workbench.probes.stats import hops_by_family, table4
-from workbench.reports import population_line, script_json
+from workbench.reports import script_json
+from workbench.schema import population_line
 
 FIRST_QUESTIONS = 100
 """Questions the table shows before any cell is clicked (those most models got wrong), held in the page itself."""
