@@ -87,8 +87,24 @@ def general_golds(graph: Graph, frame: pl.DataFrame, spec: ProbeSpec) -> pl.Expr
         return None
     taxonomy, ids = graph.taxonomy_for(spec.instance_links), graph.ids
     golds = frame["gold_concept"].unique().to_list()
-    general = [gold for gold in golds if len(taxonomy.hops(ids[gold], "down", 10**6)) > spec.test_max_below]
+    general = [gold for gold in golds if _more_below(taxonomy.children, ids[gold], spec.test_max_below)]
     return pl.col("gold_concept").is_in(general)
+
+
+def _more_below(children: list[list[int]], concept: int, cap: int) -> bool:
+    """Whether more than ``cap`` concepts lie below ``concept`` (a walk that stops once it has counted them)."""
+    seen, frontier = {concept}, [concept]
+    while frontier:
+        found = []
+        for node in frontier:
+            for child in children[node]:
+                if child not in seen:
+                    seen.add(child)
+                    found.append(child)
+        if len(seen) > cap + 1:
+            return True
+        frontier = found
+    return False
 
 
 # CPU seconds of each probe's paper-preset build (bench/README.md): the longest are handed out first
