@@ -17,17 +17,19 @@ import pytest
 from workbench.analysis.release import (
     PARTIAL_INPUT,
     baseline_seeds,
+    distances,
     drawn_like_release,
+    marginals,
     partial_input,
     release_comparison,
 )
 from workbench.distractors import draw_disjoint, randbelow
 from workbench.errors import SpecError
 from workbench.knowledge.wordnet import open_wordnet
-from workbench.probes import ProbeSpec, build_probes
+from workbench.probes import ProbeSpec, build_probes, general_golds
 from workbench.probes.formats import read_probes
 from workbench.probes.splits import split_by_concept
-from workbench.probes.stats import table4
+from workbench.probes.stats import MEASURES, table4
 from workbench.probes.wordnetqa import _choice_counts
 
 pytestmark = pytest.mark.wordnet
@@ -164,24 +166,34 @@ def test_released_hypernymy_train_holds_few_test_golds(released_dir):
 
 @pytest.fixture(scope="module")
 def whole(wordnet_graph) -> dict[str, pl.DataFrame]:
-    """The paper preset's whole sets (every question of the size sample; train as whole clusters, none left out)."""
+    """The paper preset's whole sets (every question of the size sample; train as whole clusters, none left out,
+    and no test draw)."""
     return {
         probe: build_probes(
-            ProbeSpec.paper(probe, train_pool=None, held_out_golds=False), wordnet_graph, progress=False
+            ProbeSpec.paper(probe, train_pool=None, held_out_golds=False, test_size=None), wordnet_graph, progress=False
         )
         for probe in PROBES
     }
 
 
 @pytest.fixture(scope="module")
-def paper(whole) -> dict[str, pl.DataFrame]:
+def paper(whole, wordnet_graph) -> dict[str, pl.DataFrame]:
     """The preset's splits: what ``build_probes(ProbeSpec.paper(probe))`` returns, its train drawn as the paper's."""
     specs = {probe: ProbeSpec.paper(probe) for probe in PROBES}
     return {
         probe: split_by_concept(
-            frame, specs[probe].train_size, specs[probe].seed, specs[probe].train_pool, specs[probe].held_out_golds
+            frame,
+            spec.train_size,
+            spec.seed,
+            spec.train_pool,
+            spec.held_out_golds,
+            test_size=spec.test_size,
+            test_pool=spec.test_pool,
+            test_mix=spec.test_mix,
+            test_leave_out=general_golds(wordnet_graph, frame, spec),
         )
         for probe, frame in whole.items()
+        for spec in [specs[probe]]
     }
 
 
@@ -195,6 +207,61 @@ def test_the_preset_draws_like_the_released_train_file(paper, released_dir, prob
     clusters = dict(zip(tables["clusters"]["set"], tables["clusters"]["clusters"]))
     tolerance = {"hyponymy": 0.3}.get(probe, 0.15)
     assert abs(clusters["ours"] - clusters["released"]) <= tolerance * clusters["released"], clusters
+
+
+@pytest.mark.parametrize("probe", ["hypernymy", "hyponymy"])
+def test_the_test_mix_is_the_released_gold_tests(released_dir, probe):
+    """Rule ``test_size`` / ``test_mix``: the paper preset's test holds as many questions as the released
+    gold-standard test file and its shares of part of speech, hops and distractor kind, which differ from the
+    released train file's (hypernymy's test: 45 % verbs against the train's 29 %, hop 1 59 % against 75 %), so a
+    test drawn like the train cannot be the gold test."""
+    test, train = (read_probes(released_dir / f"{probe}_{split}.jsonl") for split in ("test", "train"))
+    spec = ProbeSpec.paper(probe)
+    assert spec.test_size == test.height
+    shares = {key: share for key, share in spec.test_mix}
+    for measure, expression in MEASURES.items():
+        counted = test.select(value=expression).group_by("value").len().iter_rows()
+        assert {f"{measure}:{value}": round(n / test.height, 4) for value, n in counted} == pytest.approx(
+            {key: share for key, share in shares.items() if key.startswith(f"{measure}:")}, abs=2e-4
+        )
+    assert max(dict(distances(marginals(test, train)).iter_rows()).values()) > 0.08
+
+
+def test_released_hypernymy_test_golds_are_not_general(released_dir, paper, wordnet_graph):
+    """Rule ``test_max_below``: 1.0 % of the released hypernymy test's rows have a gold with more than 2,000 concepts
+    below it (at any depth; 'entity' has 74,373), against 47 % of our silver dev and test rows (the general golds
+    ``held_out_golds`` keeps out of train), so the gold-like test leaves them out; ours holds none."""
+    taxonomy, ids = wordnet_graph.taxonomy_for(False), wordnet_graph.ids
+    cap = ProbeSpec.paper("hypernymy").test_max_below
+    below = {}
+
+    def general(frame: pl.DataFrame) -> float:
+        for gold in frame["gold_concept"].unique().to_list():
+            if gold not in below:
+                below[gold] = len(taxonomy.hops(ids[gold], "down", 10**6))
+        return frame["gold_concept"].replace_strict(below, return_dtype=pl.Int64).gt(cap).mean()
+
+    whole = build_probes(ProbeSpec.paper("hypernymy", test_size=None), wordnet_graph, progress=False)
+    assert general(read_probes(released_dir / "hypernymy_test.jsonl")) < 0.011
+    assert general(whole.filter(pl.col("split") != "train")) > 0.3
+    assert general(paper["hypernymy"].filter(pl.col("split") == "test")) == 0
+
+
+@pytest.mark.parametrize("probe", ["hypernymy", "hyponymy"])
+def test_the_preset_draws_its_test_like_the_released_gold_test(paper, released_dir, probe):
+    """Our gold-like test split beside the released test file (docs/REPRODUCTION.md, "The gold-like test"): parts of
+    speech, hops and kinds within 0.05 total variation, as many clusters within 10 %, its questions named gold-like
+    and dev the large silver set; no cluster in two splits."""
+    released = read_probes(released_dir / f"{probe}_test.jsonl")
+    tables = release_comparison(paper[probe], released, baselines=False)
+    assert max(dict(tables["distances"].iter_rows()).values()) <= 0.05, tables["distances"]
+    clusters = dict(zip(tables["clusters"]["set"], tables["clusters"]["clusters"]))
+    assert abs(clusters["ours"] - clusters["released"]) <= 0.1 * clusters["released"], clusters
+    frame = paper[probe]
+    test = frame.filter(pl.col("split") == "test")
+    assert test.height == released.height
+    assert frame.group_by("cluster_id").agg(pl.col("split").n_unique())["split"].max() == 1
+    assert frame.filter(pl.col("split") == "dev").height > 2 * test.height
 
 
 def test_hypernymy_train_golds_are_as_specific_as_the_released(paper, whole, released_dir, wordnet_graph):
@@ -632,3 +699,27 @@ def test_released_synonymy_asks_a_question_per_lemma(synonymy_release, released_
     words = ours.group_by("concept").agg(pl.col("word").str.to_lowercase().unique())
     for concept, asked in words.iter_rows():
         assert set(asked) == set(lemmas_of[index[concept]]), concept
+
+
+def test_a_report_names_the_population_its_scores_are_on(wordnet_graph, released_dir, tmp_path):
+    """Every score names its population: a report on the paper preset's hyponymy test says gold-like, on its dev
+    silver, on a released file released (text, JSON and HTML), and the population survives a JSONL round trip."""
+    from tests.fake_scores import predictions_of
+    from workbench.probes.formats import write_jsonl
+    from workbench.reports import html_report, json_report, text_report
+
+    built = build_probes(ProbeSpec.paper("hyponymy"), wordnet_graph, progress=False)
+    populations = built.group_by("split").agg(pl.col("population").unique())
+    assert dict(populations.iter_rows()) == {"train": ["silver"], "dev": ["silver"], "test": ["gold-like"]}
+    test, dev = (built.filter(pl.col("split") == split).head(200) for split in ("test", "dev"))
+    preds = predictions_of(pl.concat([test, dev]))
+    text = text_report(preds, n_boot=10)
+    assert "Population: hyponymy dev silver, hyponymy test gold-like" in text
+    assert "gold-like: the paper preset's gold-like test" in text
+    rows = {(row["split"], row["population"]) for row in json_report(preds, n_boot=10)["populations"]}
+    assert rows == {("dev", "silver"), ("test", "gold-like")}
+    assert "hyponymy test gold-like" in html_report(preds, n_boot=10)
+    released = read_probes(released_dir / "hyponymy_test.jsonl").head(100)
+    assert "Population: hyponymy test released" in text_report(predictions_of(released), n_boot=10)
+    assert read_probes(write_jsonl(test, tmp_path / "test.jsonl"))["population"].unique().to_list() == ["gold-like"]
+    assert ProbeSpec("hyponymy").population_of("test") == "uniform"

@@ -35,6 +35,7 @@ from workbench.errors import WorkbenchError
 from workbench.io import read_predictions, write_text
 from workbench.paths import workspace_path
 from workbench.probes.select import select
+from workbench.schema import population_line
 from workbench.views import (
     cluster_bar_data,
     first_questions,
@@ -209,7 +210,10 @@ class ResultsDashboard:
         cells = self._memo(("heat", where), lambda: heatmap_data(preds))
         models = cells["label"].unique(maintain_order=True).to_list()
         names = escape(", ".join(models))
-        self.message.value = f"<span class='wb-models'>{preds.height:,} scored questions · {names}</span>"
+        self.message.value = (
+            f"<span class='wb-models'>{preds.height:,} scored questions · {names}</span><br>"
+            f"<span class='wb-population'>{escape(population_line(preds))}</span>"
+        )
         # new cells: no old click applies, and a new chart starts with no selection
         clicked = getattr(self.heat.selections, "cell", None)  # none before the first chart
         fresh = clicked is not None and bool(clicked.value)

@@ -10,6 +10,7 @@ from widgets.state import Session
 from workbench.paths import workspace
 from workbench.probes.formats import write_probes
 from workbench.probes.select import ProbeFilter, counts, options, select
+from workbench.schema import population_line
 
 
 class ProbeControls:
@@ -104,6 +105,7 @@ class ProbeControls:
         self.total.value = (
             f"<b class='wb-total'>{chosen.height:,} questions in "
             f"{chosen['cluster_id'].n_unique():,} clusters</b> selected"
+            + (f" · <span class='wb-population'>{escape(population_line(chosen))}</span>" if chosen.height else "")
         )
         self.table.value = table(
             counts(chosen).rename({"distractor_family": "family", "distractor_depth": "depth", "n": "questions"})

@@ -22,7 +22,7 @@ from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.errors import WorkbenchError
 from workbench.io import REPORT_MARKER, write_text
-from workbench.schema import RULE_NOTES
+from workbench.schema import RULE_NOTES, population_line, populations
 
 TAXONOMY_DEPTH, TAXONOMY_MIN_CLUSTERS = 6, 10
 """The report's taxonomy atlas: WordNet nodes down to this depth (``atlas.ROOT`` is 0, ``entity.n.01`` 2) holding
@@ -80,7 +80,7 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
     Probe Workbench report: 2254 questions in 1555 clusters (hypernymy); 1 model: roberta-base ...
     """
     tables = _tables(preds, n_boot, seed)
-    parts = [f"Probe Workbench report: {_headline(preds)}", ""]
+    parts = [f"Probe Workbench report: {_headline(preds)}", population_line(preds), ""]
     if warning := metrics.partial_cluster_warning(preds, probes):
         parts = [warning, "", *parts]
     parts += ["Summary (accuracy in %; gap = cluster - instance, in points)", _CI_NOTE]
@@ -88,6 +88,8 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
     notes = rule_notes(preds)
     if notes:
         parts += ["", "Scoring rules", *(f"  {rule}: {note}" for rule, note in notes.items())]
+    found = populations(preds).unique("population", maintain_order=True).iter_rows(named=True)
+    parts += ["", "Populations", *(f"  {row['population']}: {row['note']}" for row in found)]
     for title, cells in tables["cells"]:
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     if (paired := recall_tables(preds)) is not None:
@@ -121,6 +123,7 @@ def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         **metrics.summary(preds, n_boot=n_boot, seed=seed),
         "by_probe": _accuracy_table(preds, ("probe",), n_boot, seed).to_dicts(),
         "rules": rule_notes(preds),
+        "populations": populations(preds).to_dicts(),
         "breakdown": labels.join(metrics.breakdown(preds), on=keys, nulls_equal=True).to_dicts(),
         "template_consistency": labels.join(template_consistency(preds), on=keys, nulls_equal=True).to_dicts(),
         "calibration": labels.join(
@@ -158,6 +161,7 @@ def html_report(
     body = [
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(_headline(preds))}</p>",
+        f'<p class="population">{html.escape(population_line(preds))}</p>',
         *(
             f'<p class="warning"><b>{html.escape(w)}</b></p>'
             for w in [metrics.partial_cluster_warning(preds, probes)]

@@ -36,6 +36,17 @@ PROBE_SCHEMA: dict[str, pl.DataType] = {
     "distractor_depth": pl.Int64(),  # l of sister_l, k' of isa_up/isa_down (0 for random, senses)
     "distractor_concepts": pl.List(pl.String()),  # concepts behind the distractors
     "n_random_fill": pl.Int64(),  # distractors topped up from random concepts
+    "population": pl.String(),  # which population the question is of: one of POPULATIONS ("" when unknown)
+}
+# What a score on each population may be set beside (docs/REPRODUCTION.md): the line the reports show.
+POPULATIONS = {
+    "gold-like": "the paper preset's gold-like test: drawn as R&S 2020's gold-standard hypernymy and hyponymy tests "
+    "(§3.1.3), with an automatic stand-in for their human filter; compare with the paper's test results",
+    "silver": "the paper preset's silver questions, unfiltered (R&S 2020's development sets; definitions' and "
+    "synonymy's test too): not the paper's gold-standard test",
+    "uniform": "the uniform grid (--preset uniform): every hop and distractor kind alike, not the paper's population",
+    "released": "a file released with R&S 2020 (its hypernymy, hyponymy and DictionaryQA tests are the crowd-filtered "
+    "gold-standard tests)",
 }
 
 SCORE_SCHEMA: dict[str, pl.DataType] = {
@@ -54,6 +65,7 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
     "match": pl.String(),  # generate: exact, near, choice or other (MATCH_KINDS); null for other scorers
 }
 ADDED_LATER: dict[str, pl.Expr] = {
+    "population": pl.lit(""),
     "asking": pl.lit(""),
     "prompt": pl.lit(None, pl.String),
     "generated": pl.lit(None, pl.String),
@@ -93,6 +105,29 @@ MATCH_KINDS = ("exact", "near", "choice", "other")
 """What a free answer (scorer ``generate``) named: the gold (a lemma of its concept, or its choice's text), a near
 concept (another hypernym of the concept, an unshown lemma of its synset, another hyponym), a distractor's choice,
 or nothing of these."""
+
+
+def populations(preds: pl.DataFrame) -> pl.DataFrame:
+    """One row per (probe, split, population) the predictions hold, with what a score on it may be set beside
+    (``workbench.schema.POPULATIONS``; ``unknown`` for files written before the column)."""
+    columns = [name for name in ("probe", "split", "population") if name in preds.columns]
+    found = preds.select(columns).unique().sort(columns)
+    if "population" not in found.columns:
+        found = found.with_columns(population=pl.lit(""))
+    return found.with_columns(
+        population=pl.col("population").replace("", "unknown"),
+        note=pl.col("population").replace_strict(POPULATIONS, default="not recorded: rebuild or rescore to know"),
+    )
+
+
+def population_line(preds: pl.DataFrame) -> str:
+    """'Population: hypernymy test gold-like, ...': which population each probe's scores are on (every score names
+    it, so that a silver score is not set beside the paper's gold-standard test results by mistake)."""
+    rows = populations(preds).iter_rows(named=True)
+    return "Population: " + ", ".join(
+        " ".join(part for part in (row.get("probe", ""), row.get("split", ""), row["population"]) if part)
+        for row in rows
+    )
 
 
 GENERIC_FOLDERS = {"model", "models", "best", "final", "checkpoint", "snapshots", "main", "hf", "pytorch"}

@@ -36,6 +36,7 @@ from workbench.paths import cache_dir
 from workbench.probes.select import cluster_verdicts
 from workbench.probes.stats import hops_by_family, table4
 from workbench.reports import script_json
+from workbench.schema import population_line
 
 FIRST_QUESTIONS = 100
 """Questions the table shows before any cell is clicked (those most models got wrong), held in the page itself."""
@@ -382,7 +383,8 @@ def _page(sections: Sequence[Section], title: str, headline: str) -> str:
 def _headline(preds: pl.DataFrame) -> str:
     labels = metrics.model_labels(preds)["label"].to_list()
     models = f"{len(labels)} model{'s' if len(labels) != 1 else ''}: {', '.join(labels)}"
-    return f"{metrics.n_questions(preds):,} questions in {preds['cluster_id'].n_unique():,} clusters; {models}"
+    counts = f"{metrics.n_questions(preds):,} questions in {preds['cluster_id'].n_unique():,} clusters"
+    return f"{counts}; {models}. {population_line(preds)}"
 
 
 def _json(value: object) -> str:

@@ -8,23 +8,31 @@ lengths, Table 4, partial-input baselines; and the calibration of the paper pres
 import polars as pl
 
 from workbench.errors import WorkbenchError
+from workbench.probes.stats import MEASURES
 
-MEASURES = {  # marginal -> the expression it is read from (adjective satellites count as adjectives)
-    "pos": pl.col("pos").replace("s", "a"),
-    "hops": pl.col("hops").cast(pl.String),
-    "kind": pl.when(pl.col("distractor_depth") == 0)
-    .then(pl.col("distractor_family"))
-    .otherwise(pl.format("{}_{}", pl.col("distractor_family"), pl.col("distractor_depth"))),
-}
 PARTIAL_INPUT = ("ChoiceOnly", "ChoiceToChoice", "QuestionToChoice")
 
 
-def drawn_like_release(ours: pl.DataFrame, n: int, seed: int = 0) -> pl.DataFrame:
-    """``n`` questions of ``ours`` drawn as the released train files were: from its train split when it has one
-    (the paper preset draws train as the paper did), at random from the whole set otherwise."""
-    train = ours.filter(pl.col("split") == "train")
-    source = train if train.height else ours
-    return source.sample(min(n, source.height), seed=seed, shuffle=True)
+def drawn_like_release(ours: pl.DataFrame, n: int, seed: int = 0, split: str = "train") -> pl.DataFrame:
+    """``n`` questions of ``ours`` drawn as the released file of ``split`` was. Train: from its train split when it
+    has one (the paper preset draws train as the paper did), at random from the whole set otherwise. Test: its test
+    split (a paper-preset gold-like test is drawn as the released one, at its size), whole clusters at random up to
+    ``n`` questions where it holds more (a silver test); the whole set where it has none."""
+    part = ours.filter(pl.col("split") == split)
+    if split != "test" or not part.height:
+        source = part if part.height else ours
+        return source.sample(min(n, source.height), seed=seed, shuffle=True)
+    if part.height <= n:
+        return part
+    sizes = part.group_by("cluster_id").len().sort("cluster_id").sample(fraction=1.0, shuffle=True, seed=seed)
+    kept = sizes.filter(pl.col("len").cum_sum() <= n)["cluster_id"].implode()
+    return part.filter(pl.col("cluster_id").is_in(kept))
+
+
+def released_split(released: pl.DataFrame) -> str:
+    """``"test"`` for a released test file (every row's ``split``), else ``"train"``: which split of ours it is
+    compared with."""
+    return "test" if released.height and (released["split"] == "test").all() else "train"
 
 
 def marginals(ours: pl.DataFrame, released: pl.DataFrame) -> pl.DataFrame:
@@ -101,7 +109,8 @@ def release_comparison(
     seeds: int = 1,
     progress: bool = False,
 ) -> dict[str, pl.DataFrame]:
-    """Our set beside a released file of the same probe, on a sample of ours drawn as the release was.
+    """Our set beside a released file of the same probe, on a sample of ours drawn as the release was (a released
+    test file beside our test split, a train file beside our train split: ``released_split``).
 
     Returns frames: ``marginals`` (part of speech, hops, distractor kind), ``distances`` (total variation per
     marginal), ``clusters`` (clusters, stems per cluster, choice lengths), ``table4`` (Table 4 of our whole set
@@ -121,7 +130,8 @@ def release_comparison(
     probes = set(ours["probe"].unique()) | set(released["probe"].unique())
     if len(probes) != 1:
         raise WorkbenchError(f"compare one probe with the same probe; these sets hold {sorted(probes)}")
-    drawn = drawn_like_release(ours, released.height, seed)
+    split = released_split(released)
+    drawn = drawn_like_release(ours, released.height, seed, split)
     shares = marginals(drawn, released)
     sides = (("ours", drawn), ("released", released))
     tables = {
@@ -146,7 +156,10 @@ def baseline_seeds(ours: pl.DataFrame, released: pl.DataFrame, seeds: range, pro
         [
             {"set": side, **partial_input(frame, seed)}
             for seed in ProgressBar(seeds, desc="baselines", unit="seed", disable=not progress)
-            for side, frame in (("ours", drawn_like_release(ours, released.height, seed)), ("released", released))
+            for side, frame in (
+                ("ours", drawn_like_release(ours, released.height, seed, released_split(released))),
+                ("released", released),
+            )
         ]
     )
     spread = [pl.col(name).std().round(4).alias(f"{name}_sd") for name in PARTIAL_INPUT] if len(seeds) > 1 else []

@@ -182,7 +182,9 @@ def reproduce(
 @probes_app.command("compare-release")
 def compare_release(
     ours: Path = typer.Argument(..., help="Our probe set of one probe: a folder of splits or a file."),
-    released: Path = typer.Argument(..., help="A released file of the same probe (e.g. hypernymy_train.jsonl)."),
+    released: Path = typer.Argument(
+        ..., help="A released file of the same probe (hypernymy_train.jsonl; a test file is set beside our test split)."
+    ),
     model: Path | None = typer.Option(
         None, help="Also score both samples zero-shot with this sentence encoder's `similarity` scorer."
     ),
@@ -198,7 +200,7 @@ def compare_release(
     distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy)."""
     import polars as pl
 
-    from workbench.analysis.release import drawn_like_release, release_comparison
+    from workbench.analysis.release import drawn_like_release, release_comparison, released_split
     from workbench.probes.formats import read_probes
 
     ours_frame, released_frame = read_probes(ours), read_probes(released)
@@ -206,7 +208,7 @@ def compare_release(
     if model is not None:
         from workbench.scoring import score
 
-        drawn = drawn_like_release(ours_frame, released_frame.height, seed)
+        drawn = drawn_like_release(ours_frame, released_frame.height, seed, released_split(released_frame))
         accuracy = {
             side: round(score(frame, str(model), "similarity", progress=False)["correct"].mean(), 4)
             for side, frame in (("ours", drawn), ("released", released_frame))

@@ -21,6 +21,7 @@ from workbench.probes.dictionaryqa import draft_wordsense
 from workbench.probes.spec import ProbeSpec
 from workbench.probes.splits import split_by_concept
 from workbench.probes.wordnetqa import draft_wordnetqa
+from workbench.schema import SPLITS
 from workbench.specs import resolve_spec
 
 
@@ -64,9 +65,46 @@ def build_probes(
         else:
             drafts = draft_wordnetqa(graph, spec, progress=progress)
         frame = assemble(drafts, spec.probe, graph.source, spec.seed)
-    return split_by_concept(
-        frame, spec.train_size, spec.seed, train_pool=spec.train_pool, held_out_golds=spec.held_out_golds
+    split = split_by_concept(
+        frame,
+        spec.train_size,
+        spec.seed,
+        train_pool=spec.train_pool,
+        held_out_golds=spec.held_out_golds,
+        test_size=spec.test_size,
+        test_pool=spec.test_pool,
+        test_mix=spec.test_mix,
+        test_leave_out=general_golds(graph, frame, spec),
     )
+    populations = {name: spec.population_of(name) for name in SPLITS}
+    return split.with_columns(population=pl.col("split").replace_strict(populations, default=""))
+
+
+def general_golds(graph: Graph, frame: pl.DataFrame, spec: ProbeSpec) -> pl.Expr | None:
+    """With ``test_max_below``, the questions whose gold answer has more concepts below it than that (rule
+    ``test_max_below``: the gold-like test does not draw them); else None."""
+    if spec.test_size is None or spec.test_max_below is None or spec.source != "wordnet":
+        return None
+    taxonomy, ids = graph.taxonomy_for(spec.instance_links), graph.ids
+    golds = frame["gold_concept"].unique().to_list()
+    general = [gold for gold in golds if _more_below(taxonomy.children, ids[gold], spec.test_max_below)]
+    return pl.col("gold_concept").is_in(general)
+
+
+def _more_below(children: list[list[int]], concept: int, cap: int) -> bool:
+    """Whether more than ``cap`` concepts lie below ``concept`` (a walk that stops once it has counted them)."""
+    seen, frontier = {concept}, [concept]
+    while frontier:
+        found = []
+        for node in frontier:
+            for child in children[node]:
+                if child not in seen:
+                    seen.add(child)
+                    found.append(child)
+        if len(seen) > cap + 1:
+            return True
+        frontier = found
+    return False
 
 
 # CPU seconds of each probe's paper-preset build (bench/README.md): the longest are handed out first

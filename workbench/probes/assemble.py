@@ -62,6 +62,7 @@ def assemble(drafts: list[Draft], probe: str, source: str, seed: int) -> pl.Data
         "probe": [probe] * len(drafts),
         "source": [source] * len(drafts),
         "split": [""] * len(drafts),
+        "population": [""] * len(drafts),
         "cluster_id": [cluster_id(probe, d.concept) for d in drafts],
         "choices": choices,
         "answer": positions,

@@ -451,6 +451,7 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
         "distractor_depth": _whole(notes.get("distractor_hops") or 0, "distractor_hops"),
         "distractor_concepts": distractors,
         "n_random_fill": 0 if family == "random" else n_random_fill,
+        "population": notes.get("population", "") if own else "released",
     }
 
 
@@ -501,5 +502,6 @@ def _arc_record(row: dict[str, Any]) -> dict[str, Any]:
             "context": row["context"],
             "template": row["template"],
             "gold_concept": row["gold_concept"],
+            "population": row["population"],
         },
     }

@@ -15,6 +15,7 @@ SENTENCES = ("one", "all", "lemmas")
 DRAWS = ("sample", "disjoint")
 CHOICE_WORDS = ("lemmas", "name")
 SIZE_UNITS = ("row", "question")
+TEST_MEASURES = ("pos", "hops", "kind")  # the measures a test_mix may name (workbench.probes.stats.MEASURES)
 DRAW_FAMILIES = ("sister", "isa", "isa_up", "isa_down")
 GOLDS_PER_HOP = {"hyponymy": 10}  # released hyponymy data: up to 10 hyponyms at one hop of one concept
 PAPER_DEPTHS = (("isa", 4), ("sister", 2))
@@ -22,7 +23,8 @@ PAPER_DEPTHS = (("isa", 4), ("sister", 2))
 # paper preset is"). ``size`` is Table 4's "with perturbations"; ``pos_mix`` the released train files' shares;
 # ``hop_mix`` and ``family_mix`` theirs as corrected by workbench.analysis.release.calibrated_mixes (seed 0), which
 # corrects hypernymy's and synonymy's ``pos_mix`` too (their train splits leave out the golds of dev and test:
-# ``held_out_golds``).
+# ``held_out_golds``). ``test_size`` and ``test_mix`` are the released gold-standard test files' size and shares
+# (hypernymy, hyponymy), ``test_pool`` the share of concepts whose draw spreads over as many clusters.
 PAPER: dict[str, dict] = {
     "definitions": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint", "one_per_branch": True, "spread_sets": ("sister_1",),
@@ -57,6 +59,13 @@ PAPER: dict[str, dict] = {
             "isa_down_1": 0.1455, "isa_down_2": 0.069, "isa_down_3": 0.0559, "isa_down_4": 0.0808, "random": 0.2738,
             "sister_1": 0.2666, "sister_2": 0.1084,
         },
+        "test_size": 2254, "test_pool": 1.0, "test_max_below": 2000,
+        "test_mix": {
+            "pos:n": 0.5497, "pos:v": 0.4503,
+            "hops:1": 0.5936, "hops:2": 0.2764, "hops:3": 0.0905, "hops:4": 0.0293, "hops:5": 0.0102,
+            "kind:isa_down_1": 0.0621, "kind:isa_down_2": 0.0195, "kind:isa_down_3": 0.0111, "kind:isa_down_4": 0.0027,
+            "kind:random": 0.3287, "kind:sister_1": 0.4228, "kind:sister_2": 0.1531,
+        },
     },
     "hyponymy": {
         "sentences": "all", "phrasings": 2, "draws": "disjoint", "choice_words": "name", "one_per_branch": True,
@@ -68,6 +77,13 @@ PAPER: dict[str, dict] = {
         "family_mix": {
             "isa_up_1": 0.258, "isa_up_2": 0.1901, "isa_up_3": 0.1322, "isa_up_4": 0.0339, "random": 0.173,
             "sister_1": 0.1533, "sister_2": 0.0594,
+        },
+        "test_size": 2020, "test_pool": 0.55,
+        "test_mix": {
+            "pos:n": 0.6663, "pos:v": 0.3337,
+            "hops:1": 0.8297, "hops:2": 0.1426, "hops:3": 0.0208, "hops:4": 0.0054, "hops:5": 0.0015,
+            "kind:isa_up_1": 0.0738, "kind:isa_up_2": 0.0624, "kind:isa_up_3": 0.0441, "kind:isa_up_4": 0.0163,
+            "kind:random": 0.1589, "kind:sister_1": 0.4292, "kind:sister_2": 0.2153,
         },
     },
     "wordsense": {"perturbations": 1, "min_senses": 1},
@@ -173,6 +189,13 @@ class ProbeSpec:
     ``choice_words`` is how a taxonomy choice names its concept: ``"lemmas"`` (the first lemma, then the next two,
     case folded) or ``"name"`` (the released files' form: the word of the concept's name in lowercase, two of its
     other lemmas drawn at random, and ' event' after a verb's words: 'calve (or break up) event, defined as ...').
+    ``test_size`` draws the test split as the paper drew its gold-standard tests (hypernymy and hyponymy): that many
+    questions at random from the questions of ``test_pool`` (a share) of the concepts without a train question,
+    weighted so that the draw holds ``test_mix``'s shares (keys ``"pos:n"``, ``"hops:1"``, ``"kind:sister_1"``; the
+    shares of each measure sum to 1); every other concept is dev, the silver development set. None: dev and test
+    are halves of the silver set. ``test_max_below`` leaves out of that test every question whose gold answer has
+    more concepts below it (at any depth) than this: a gold as general as 'entity' or 'act', which the released
+    gold-standard tests do not hold (the automatic stand-in for their human filter).
     ``isa_up_skip`` puts an ``isa_up`` distractor of depth k that many links further up (k + ``isa_up_skip`` links
     above the concept): the released synonymy's hypernym distractors skip the parent.
 
@@ -211,6 +234,10 @@ class ProbeSpec:
     isa_up_skip: int = 0
     one_per_branch: bool = False
     spread_sets: tuple[str, ...] = ()
+    test_size: int | None = None
+    test_pool: float = 1.0
+    test_mix: tuple[tuple[str, float], ...] = ()
+    test_max_below: int | None = None
 
     @classmethod
     def paper(cls, probe: str, **overrides) -> "ProbeSpec":
@@ -267,9 +294,30 @@ class ProbeSpec:
         if self.size is not None:
             _check_range("size", self.size, 1, 10**8)
         _check_choice("size_unit", self.size_unit, SIZE_UNITS)
-        pool = self.train_pool
-        if pool is not None and not (isinstance(pool, int | float) and not isinstance(pool, bool) and 0 < pool <= 1):
-            raise SpecError(f"train_pool={pool!r} is out of range; use a share of the concepts in (0, 1]")
+        for name in ("train_pool", "test_pool"):
+            pool = getattr(self, name)
+            share = isinstance(pool, int | float) and not isinstance(pool, bool) and 0 < pool <= 1
+            if pool is not None and not share:
+                raise SpecError(f"{name}={pool!r} is out of range; use a share of the concepts in (0, 1]")
+        if self.test_pool is None:
+            raise SpecError("test_pool=None is not allowed; use a share of the concepts in (0, 1] (1: all of them)")
+        if self.test_size is not None:
+            _check_range("test_size", self.test_size, 1, 10**7)
+        if self.test_max_below is not None:
+            _check_range("test_max_below", self.test_max_below, 0, 10**7)
+        mix = self.test_mix.items() if isinstance(self.test_mix, dict) else self.test_mix
+        by_measure: dict[str, list] = {}
+        for pair in mix:
+            key = pair[0] if isinstance(pair, tuple | list) and len(pair) == 2 else pair
+            by_measure.setdefault(str(key).partition(":")[0], []).append(pair)
+        for measure in by_measure:
+            if measure not in TEST_MEASURES:
+                keys = "'pos:n', 'hops:1', 'kind:random'"
+                raise SpecError(f"test_mix names the measure {measure!r}; use keys such as {keys}")
+        object.__setattr__(self, "test_mix", tuple(sorted(
+            pair for measure, pairs in by_measure.items()
+            for pair in _mix("test_mix", pairs, lambda key: str(key).partition(":")[2] != "", f"'{measure}:...'")
+        )))  # fmt: skip
         hop_keys = lambda key: isinstance(key, int) and not isinstance(key, bool) and 0 <= key <= MAX_HOPS  # noqa: E731
         object.__setattr__(self, "hop_mix", _mix("hop_mix", self.hop_mix, hop_keys, "1"))
         object.__setattr__(self, "pos_mix", _mix("pos_mix", self.pos_mix, PARTS_OF_SPEECH.__contains__, "'n'"))
@@ -314,6 +362,15 @@ class ProbeSpec:
                 "definition); use names such as 'dog.n.01' from the concept picker or Graph.concepts"
             )
         return {eligible[name] for name in self.concepts}
+
+    def population_of(self, split: str) -> str:
+        """The population (``workbench.schema.POPULATIONS``) of this spec's questions in ``split``: ``gold-like`` for
+        a test drawn with ``test_size``; ``silver`` for the rest of a paper-preset build (every sentence or lemma of
+        a concept asked, a ``size`` sample, or word sense with ``min_senses=1``); ``uniform`` otherwise."""
+        if split == "test" and self.test_size is not None:
+            return "gold-like"
+        paper = self.sentences != "one" or self.size is not None or (self.probe == "wordsense" and self.min_senses == 1)
+        return "silver" if paper else "uniform"
 
     @property
     def source(self) -> str:

@@ -12,6 +12,13 @@ TABLE4_SCHEMA: dict[str, pl.DataType] = {
     "concepts": pl.Int64(),  # distinct concept
 }
 HOPS_INDEX = ("probe", "hops")
+MEASURES = {  # a probe set's marginals -> the expression each is read from (adjective satellites count as adjectives)
+    "pos": pl.col("pos").replace("s", "a"),
+    "hops": pl.col("hops").cast(pl.String),
+    "kind": pl.when(pl.col("distractor_depth") == 0)
+    .then(pl.col("distractor_family"))
+    .otherwise(pl.format("{}_{}", pl.col("distractor_family"), pl.col("distractor_depth"))),
+}
 
 
 def table4(frame: pl.DataFrame) -> pl.DataFrame:
