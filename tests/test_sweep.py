@@ -289,3 +289,41 @@ def test_decodability_relates_each_concept_s_decoded_class_to_its_cluster_s_stri
     assert exact["gap"] == 1.0 and exact["gap_hi"] == 1.0 and exact["correlation"] > 0.8
     with pytest.raises(WorkbenchError, match="one model"):
         decodability(pl.concat([preds, preds.with_columns(model=pl.lit("other"))]), inputs["tiny1"], graph)
+
+
+def test_ways_of_asking_are_units_of_their_own_with_shots_from_the_probe_folders_train_split(tmp_path, released_dir):
+    """``ways`` in a grid: one unit per way of asking a causal LM, named by it, scored as ``score`` scores it with
+    the probe folder's train split as the shots' pool."""
+    import torch
+    from test_scoring_lm import byte_bpe
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from workbench.probes.formats import read_probes
+    from workbench.scoring import score
+
+    lm = tmp_path / "tiny-gpt2"
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=400, n_positions=1024, n_embd=32, n_layer=2, n_head=2, bos_token_id=0,
+                        eos_token_id=0)
+    GPT2LMHeadModel(config).save_pretrained(lm)
+    byte_bpe().save_pretrained(lm)
+    train = read_probes(released_dir / "hypernymy_train.jsonl").head(200)
+    write_probes(pl.concat([train, read_probes(released_dir / "hypernymy_test.jsonl").head(6)]), tmp_path / "probes")
+    ways = ["cloze/0-shot/plain", "letters/2-shot/plain"]
+    model = {"path": str(lm), "scorers": ["causal"], "ways": ways}
+    grid = {"models": {"gpt2": model}, "probes": {"hyp": str(tmp_path / "probes")}}
+    plan = plan_sweep(grid, out=tmp_path / "sweep", split="test", cache=False)
+    lettered_unit = "gpt2__hyp__causal-auto__none-s0__letters+2-shot+plain"
+    assert sorted(plan["unit"]) == ["gpt2__hyp__causal-auto__none-s0", lettered_unit]
+    assert run_sweep(plan, cache=False, progress=False)["status"].to_list() == ["scored", "scored"]
+    lettered = pl.read_parquet(tmp_path / "sweep" / "predictions" / f"{lettered_unit}.parquet")
+    assert lettered["asking"][0].startswith("letters/2-shot/plain/shots=")
+    probes = read_probes(tmp_path / "probes")
+    direct = score(
+        probes.filter(pl.col("split") == "test"), str(lm), scorer="causal", format="letters", shots=2,
+        shot_pool=probes.filter(pl.col("split") == "train"), cache=False, progress=False,
+    )  # fmt: skip
+    assert lettered.select("id", "scores", "asking", "prompt").equals(direct.select("id", "scores", "asking", "prompt"))
+    bad = {**grid, "models": {"gpt2": {**model, "ways": ["letters/five/chat"]}}}
+    with pytest.raises(SpecError, match="does not name a way of asking"):
+        plan_sweep(bad, out=tmp_path / "bad", cache=False)

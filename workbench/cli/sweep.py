@@ -30,6 +30,11 @@ def sweep(
     rules: str | None = typer.Option(None, help="Rules, comma-separated (default: the grid's, else auto)."),
     controls: str | None = typer.Option(None, help="Controls, comma-separated: none, random-weights, ..."),
     seeds: str | None = typer.Option(None, help="Seeds of the controls, comma-separated (default 0)."),
+    ways: str | None = typer.Option(
+        None,
+        help="causal, seq2seq: ways of asking, comma-separated, e.g. cloze/0-shot/plain,letters/5-shot/chat (shots "
+        "from each probe folder's train split).",
+    ),
     where: str | None = typer.Option(
         None, help="Keep only the units matching this SQL condition over the plan, e.g. \"control = 'none'\"."
     ),
@@ -66,7 +71,7 @@ def sweep(
                        ("orig", _pairs(orig, "--orig"))):  # fmt: skip
         raw[key] = {**raw.get(key, {}), **pairs}
     raw["runs"] = [*raw.get("runs", []), *map(str, run)]
-    for key, text in (("scorers", scorers), ("rules", rules), ("controls", controls)):
+    for key, text in (("scorers", scorers), ("rules", rules), ("controls", controls), ("ways", ways)):
         if text is not None:
             raw[key] = [part.strip() for part in text.split(",") if part.strip()]
     if seeds is not None:

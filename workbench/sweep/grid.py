@@ -8,7 +8,8 @@ runs = ["runs/inoc"]                 # every kept checkpoint of these inoculatio
 
 [models]
 minilm = "/path/to/all-MiniLM-L6-v2"
-smollm2 = { path = "models/SmolLM2-135M.Q8_0.gguf", scorers = ["causal"], seeds = [0] }
+smollm2 = { path = "models/SmolLM2-135M.Q8_0.gguf", scorers = ["causal"], seeds = [0],
+            ways = ["cloze/0-shot/plain", "letters/5-shot/chat"] }   # ways of asking (causal, seq2seq)
 
 [probes]                             # probe files or folders (workbench probes --out)
 hypernymy = "probes/hypernymy"
@@ -18,7 +19,9 @@ arc_easy = "mcqa/arc_easy"
 ```
 
 A model entry is a path (or hub name), or a table with ``path`` and its own ``scorers``, ``rules``, ``controls``,
-``seeds`` that replace the grid's for that model.
+``seeds``, ``ways`` that replace the grid's for that model. ``ways`` names ways of asking a language model
+(``FORMAT/K-shot/TEMPLATE``, ``workbench.scoring.asking``; the shots come from each probe folder's train split);
+the other scorers ignore them.
 
 >>> read_grid("sweep.toml")["models"]["minilm"]["scorers"]  # doctest: +SKIP
 ['similarity']
@@ -30,9 +33,12 @@ from pathlib import Path
 
 from workbench.errors import SpecError
 
-LISTS = {"scorers": ["similarity"], "rules": ["auto"], "controls": ["none"], "seeds": [0], "runs": []}
+LISTS = {
+    "scorers": ["similarity"], "rules": ["auto"], "controls": ["none"], "seeds": [0], "runs": [],
+    "ways": ["cloze/0-shot/plain"],
+}  # fmt: skip
 TABLES = ("models", "probes", "orig")
-OWN = ("scorers", "rules", "controls", "seeds")  # what a model entry may set for itself
+OWN = ("scorers", "rules", "controls", "seeds", "ways")  # what a model entry may set for itself
 
 
 def read_grid(source: str | Path | dict) -> dict:

@@ -36,6 +36,7 @@ PLAN_SCHEMA: dict[str, pl.DataType] = {
     "rule": pl.String(),
     "control": pl.String(),
     "seed": pl.Int64(),
+    "asking": pl.String(),  # causal/seq2seq: the way of asking (letters/5-shot/chat), else ""
     "trial": pl.String(),  # a checkpoint's trial.json (k, lr, epochs, seed, add_some) as JSON, else null
     "split": pl.String(),  # the split scored: the spec's split (null: all), or orig_split for science QA
     "max_questions": pl.Int64(),  # the sample (whole clusters, data_seed), the same for every model
@@ -48,6 +49,7 @@ PLAN_SCHEMA: dict[str, pl.DataType] = {
 }
 SCORING = ("max_questions", "data_seed", "max_length", "dtype")  # with split: what the plan fixes for every unit
 UNITS, PREDICTIONS = "units", "predictions"
+DEFAULT_WAY = "cloze/0-shot/plain"
 CHECKPOINT_SCORER = "mcqa"  # an inoculation checkpoint has its multiple-choice head
 
 
@@ -140,15 +142,17 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
                         except SpecError as err:
                             raise SpecError(f"model {name!r}: {err} (give the model its own scorers, rules or "
                                             "controls in the grid)") from None  # fmt: skip
-                        for probe_set, probes, orig in sets:
-                            unit = unit_name(name, probe_set, scorer, rule, control, seed)
-                            rows.append({
-                                "unit": unit, "model": name, "path": path, "origin": origin, "probe_set": probe_set,
-                                "probes": probes, "orig": orig, "scorer": scorer, "rule": rule, "control": control,
-                                "seed": seed, "trial": json.dumps(trial) if trial else None,
-                                "split": spec.orig_split if orig else spec.split, **scoring,
-                                "file": str(out / PREDICTIONS / f"{unit}.parquet"),
-                            })  # fmt: skip
+                        for way in _ways(entry, scorer, name):
+                            for probe_set, probes, orig in sets:
+                                unit = unit_name(name, probe_set, scorer, rule, control, seed, way)
+                                rows.append({
+                                    "unit": unit, "model": name, "path": path, "origin": origin,
+                                    "probe_set": probe_set, "probes": probes, "orig": orig, "scorer": scorer,
+                                    "rule": rule, "control": control, "seed": seed, "asking": way,
+                                    "trial": json.dumps(trial) if trial else None,
+                                    "split": spec.orig_split if orig else spec.split, **scoring,
+                                    "file": str(out / PREDICTIONS / f"{unit}.parquet"),
+                                })  # fmt: skip
     plan = pl.DataFrame(rows, schema={name: PLAN_SCHEMA[name] for name in PLAN_SCHEMA if name not in ("key", "done")})
     duplicated = plan.filter(pl.col("unit").is_duplicated())["unit"].unique().to_list()
     if duplicated:
@@ -158,10 +162,26 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
     return plan.with_columns(done=pl.Series([is_done(row) for row in plan.iter_rows(named=True)], dtype=pl.Boolean))
 
 
-def unit_name(model: str, probe_set: str, scorer: str, rule: str, control: str, seed: int) -> str:
-    """The unit's file name: ``minilm__hypernymy__similarity-auto__none-s0`` (``/`` of checkpoints becomes ``+``)."""
+def unit_name(model: str, probe_set: str, scorer: str, rule: str, control: str, seed: int, way: str = "") -> str:
+    """The unit's file name: ``minilm__hypernymy__similarity-auto__none-s0`` (``/`` of checkpoints becomes ``+``;
+    a way of asking other than zero-shot cloze is added: ``...__letters+5-shot+chat``)."""
     text = f"{model}__{probe_set}__{scorer}-{rule}__{control}-s{seed}"
+    if way and way != DEFAULT_WAY:
+        text += f"__{way}"
     return re.sub(r"[^A-Za-z0-9._+=-]", "+", text)
+
+
+def _ways(entry: dict, scorer: str, name: str) -> list[str]:
+    """The ways of asking a unit of ``scorer`` takes: the entry's (checked) for a language model's scorer, else ""."""
+    from workbench.scoring import LM_SCORERS
+    from workbench.scoring.asking import Asking
+
+    if scorer not in LM_SCORERS:
+        return [""]
+    try:
+        return list(dict.fromkeys(Asking.from_label(way).label for way in entry["ways"]))
+    except SpecError as err:
+        raise SpecError(f"model {name!r}: {err}") from None
 
 
 def checkpoints(run: str | Path) -> list[tuple[str, str, dict]]:
@@ -191,7 +211,7 @@ def unit_key(unit: dict) -> str:
     probe_files = sorted(p for p in probes.rglob("*") if p.is_file() and not p.name.startswith(".")) \
         if probes.is_dir() else [probes]  # fmt: skip
     digests = file_digests([*files, *probe_files])
-    names = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "split", *SCORING)
+    names = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "asking", "split", *SCORING)
     settings = {name: unit[name] for name in names}
     settings["path"] = None if files else unit["path"]  # a hub name not in the local cache: its name only
     text = json.dumps([settings, [(p.name, digests[p]) for p in files], [digests[p] for p in probe_files]])

@@ -34,7 +34,7 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "file": pl.String(),
 }
 LOAD_KEYS = ("path", "scorer", "control", "seed", "max_length", "dtype")  # units sharing these share a load
-RECORDED = ("model", "path", "origin", "probe_set", "orig", "scorer", "rule", "control", "seed", "trial")
+RECORDED = ("model", "path", "origin", "probe_set", "orig", "scorer", "rule", "control", "seed", "asking", "trial")
 
 
 @dataclass(frozen=True)
@@ -45,12 +45,15 @@ class SweepJob:
     progress: bool = False
 
     def __call__(self, group: list[dict], threads: int | None = None, stop: threading.Event | None = None) -> dict:
-        from workbench.scoring import load_model, score
+        from workbench.scoring import ASKED_MAX_LENGTH, load_model, score
+        from workbench.scoring.asking import Asking
 
         first, spec, rows = group[0], self.spec, []
         started = time.time()
+        asked_any = any(Asking.from_label(unit["asking"]) != Asking() for unit in group if unit.get("asking"))
         model = load_model(first["path"], first["scorer"], first["control"], seed=first["seed"],
-                           max_length=first["max_length"], device=spec.device, dtype=first["dtype"])  # fmt: skip
+                           max_length=first["max_length"] or (ASKED_MAX_LENGTH if asked_any else None),
+                           device=spec.device, dtype=first["dtype"])  # fmt: skip
         load_s = time.time() - started
         for unit in group:
             if stop is not None and stop.is_set():
@@ -60,6 +63,7 @@ class SweepJob:
                 questions(unit), model, unit["scorer"], rule=unit["rule"], control=unit["control"],
                 seed=unit["seed"], batch_size=spec.batch_size, max_length=unit["max_length"], threads=threads,
                 device=spec.device, dtype=unit["dtype"], cache=spec.cache, progress=self.progress, name=unit["model"],
+                **asked(unit),
             )  # fmt: skip
             write_parquet(predictions, unit["file"])
             row = {"unit": unit["unit"], "key": unit["key"], "questions": predictions["id"].n_unique(),
@@ -69,6 +73,27 @@ class SweepJob:
                        record_path(unit["file"]))  # fmt: skip
             rows.append(row)
         return {"units": rows}
+
+
+def asked(unit: dict) -> dict:
+    """The ``score`` arguments of a unit's way of asking: its fields and, with shots, its probe folder's train split."""
+    from workbench.probes.formats import read_probes
+    from workbench.scoring.asking import Asking
+
+    if not unit.get("asking"):
+        return {}
+    way = Asking.from_label(unit["asking"])
+    fields = {"format": way.format, "shots": way.shots, "shots_per_question": way.shots_per_question,
+              "chat_template": way.chat_template}  # fmt: skip
+    if way.shots:
+        pool = read_probes(unit["probes"]).filter(pl.col("split") == "train") if Path(unit["probes"]).is_dir() else None
+        if pool is None or pool.is_empty():
+            raise WorkbenchError(
+                f"{unit['unit']}: {unit['asking']} draws its shots from the probe set's train split, and "
+                f"{unit['probes']} has none; give a probe folder with a train split"
+            )
+        fields |= {"shot_pool": pool, "shots_from": unit["probes"]}
+    return fields
 
 
 def questions(unit: dict) -> pl.DataFrame:
