@@ -4,12 +4,14 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, declares
 from workbench.cli.tables import markdown
 
 SHOWN = ("row", "column", "n", "n_clusters", "accuracy_a", "accuracy_b", "diff", "diff_lo", "diff_hi",
          "cluster_diff", "cluster_diff_lo", "cluster_diff_hi", "a_only", "b_only", "p_mcnemar", "p_holm")  # fmt: skip
 
 
+@declares(a=Reads(), b=Reads())
 def compare(
     a: Path = typer.Argument(..., help="Predictions of model A (.parquet, one model)."),
     b: Path = typer.Argument(..., help="Predictions of model B, on the same questions."),

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.tables import markdown
 
 olmpics_app = typer.Typer(
@@ -30,6 +31,7 @@ def _read(paths: list[Path]):
 
 
 @olmpics_app.command("build")
+@declares(vocab_model=Reads(), out=Writes("olmpics"))
 def build(
     out: Path = typer.Option(..., help="Folder for <probe>.jsonl files (the user format of docs/OLMPICS.md)."),
     probe: str = typer.Option(
@@ -75,6 +77,7 @@ def build(
 
 
 @olmpics_app.command("zero-shot")
+@declares(model=Reads(), probes=Reads(), out=Writes("table"))
 def zero_shot(
     model: str = typer.Option(..., help="A masked LM folder, or a hub name in the local Hugging Face cache."),
     probes: list[Path] = typer.Option(..., help="oLMpics JSONL file(s) or folder(s); repeat for several."),
@@ -84,10 +87,9 @@ def zero_shot(
     """Score statements with the model's own MLM head restricted to the candidates (MC-MLM)."""
     import polars as pl
 
-    from workbench.io import check_output, write_parquet
+    from workbench.io import write_parquet
     from workbench.olmpics import zero_shot as run
 
-    check_output(out, inputs=(*probes, Path(model)))
     frame = _read(probes).filter(pl.col("split") == split)
     predictions = run(frame, model)
     if predictions is None:
@@ -106,6 +108,7 @@ def zero_shot(
 
 
 @olmpics_app.command("curves")
+@declares(model=Reads(), probes=Reads(), out=Writes("table"))
 def curves(
     model: str = typer.Option(
         ..., help="A masked LM folder (no MLM head: one is initialised and zero-shot is skipped)."
@@ -121,10 +124,8 @@ def curves(
     control: str = typer.Option("none", help="none, or random-weights (the same architecture untrained)."),
 ) -> None:
     """Learning curves with the encoder frozen; writes the curves and prints the oLMpics results table."""
-    from workbench.io import check_output, write_parquet
+    from workbench.io import write_parquet
     from workbench.olmpics import CurveSpec, load_masked_lm, results_table, run_curves
-
-    check_output(out, inputs=(*probes, Path(model)))
 
     spec = CurveSpec(
         _numbers(ns, "ns"),
@@ -144,6 +145,7 @@ def curves(
 
 
 @olmpics_app.command("table")
+@declares(curves_file=Reads())
 def table(
     curves_file: Path = typer.Argument(..., help="A curves .parquet written by `workbench olmpics curves`."),
 ) -> None:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.inoculate import Backend
 
 
@@ -19,6 +20,8 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
     return pairs
 
 
+@declares(grid=Reads(), model=Reads(pairs=True), probes=Reads(pairs=True), orig=Reads(pairs=True), run=Reads(),
+          out=Writes("sweep"))  # fmt: skip
 def sweep(
     grid: Path | None = typer.Option(None, help="A grid file (TOML, YAML or JSON; see docs/SWEEP.md)."),
     out: Path = typer.Option(..., help="The sweep folder: predictions/, units/; a killed sweep resumes from it."),
@@ -56,11 +59,9 @@ def sweep(
 
     from workbench.cli.inoculate import _numbers
     from workbench.cli.score import _whole
-    from workbench.io import check_output
     from workbench.sweep import SweepSpec, plan_sweep, read_grid, run_sweep
     from workbench.sweep.grid import _load
 
-    check_output(out, folder=True)
     raw = _load(grid) if grid is not None else {}
     for key, pairs in (("models", _pairs(model, "--model")), ("probes", _pairs(probes, "--probes")),
                        ("orig", _pairs(orig, "--orig"))):  # fmt: skip
