@@ -96,3 +96,54 @@ def test_a_probe_set_that_is_not_the_predictions_is_refused_or_warned_of(release
     hypo.head(30).write_parquet(tmp_path / "part.parquet")
     code, _, err = workbench("report", preds, "--probes", tmp_path / "part.parquet", "--n-boot", "10")
     assert code == 0 and "WARNING: 10 of 40 questions predicted are not in" in err
+
+
+@pytest.fixture(scope="module")
+def logged(released_dir) -> list[dict]:
+    """12 released DictionaryQA questions as lm-eval ``--log_samples`` logs them on an exported task."""
+    frame = read_probes(released_dir / "dictionary_qa_test.jsonl").head(12)
+    return [{"doc_id": i, "doc": row, "target": row["answer"], "filtered_resps": [
+        [-1.0 - abs(j - row["answer"]), False] for j in range(len(row["choices"]))]}
+        for i, row in enumerate(frame.iter_rows(named=True))]  # fmt: skip
+
+
+def _logged(folder: Path, records: list) -> Path:
+    path = folder / "samples_workbench_dictionary_qa_2026-11-27.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_lm_eval_samples_that_would_give_a_wrong_number_are_one_line_naming_the_line(logged, tmp_path):
+    """Issue 42: a doc logged twice, NaN, inf or true as log-likelihoods, an answer 7 of 5 choices, missing
+    filtered_resps, an empty choice, a null doc or choices, flat responses."""
+    out = tmp_path / "lm.parquet"
+    code, text, err = workbench("import", "lm-eval", _logged(tmp_path, logged), "--out", out)
+    assert code == 0 and "wrote 12 questions" in text, err
+    assert pl.read_parquet(out).filter(pl.col("rule") == "sum")["correct"].all()  # the gold is the most likely
+    flat = [{**r, "filtered_resps": [pair[0] for pair in r["filtered_resps"]]} for r in logged]
+    code, text, err = workbench("import", "lm-eval", _logged(tmp_path, flat), "--out", out)
+    assert code == 0 and "wrote 12 questions" in text, err  # bare numbers are log-likelihoods too
+
+    def changed(index: int, change) -> list:
+        records = json.loads(json.dumps(logged))
+        change(records[index])
+        return records
+
+    def value(number):
+        return lambda r: r["filtered_resps"][1].__setitem__(0, number)
+
+    cases = {
+        "is logged again (first on line 4)": [*logged, logged[3]],
+        "not a finite log-likelihood": changed(2, value(float("nan"))),
+        "filtered_resps holds [inf": changed(2, value(float("inf"))),
+        "filtered_resps holds [True": changed(2, value(True)),
+        "doc.answer 7 is not the index": changed(5, lambda r: r["doc"].__setitem__("answer", 7)),
+        "filtered_resps must hold one log-likelihood per choice": changed(0, lambda r: r.pop("filtered_resps")),
+        "doc.choices must be two or more non-empty texts": changed(1, lambda r: r["doc"]["choices"].__setitem__(0, "")),
+        "does not carry the probe columns": changed(1, lambda r: r.__setitem__("doc", None)),
+        "doc.choices must be": changed(1, lambda r: r["doc"].__setitem__("choices", None)),
+        "not a JSON record": [*logged[:3], '{"doc_id": 3, "doc": {'],
+    }
+    for expected, records in cases.items():
+        refused(workbench("import", "lm-eval", _logged(tmp_path, records), "--out", out), expected)
+    assert "line" in workbench("import", "lm-eval", _logged(tmp_path, cases["not a JSON record"]), "--out", out)[2]
