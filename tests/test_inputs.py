@@ -147,3 +147,26 @@ def test_lm_eval_samples_that_would_give_a_wrong_number_are_one_line_naming_the_
     for expected, records in cases.items():
         refused(workbench("import", "lm-eval", _logged(tmp_path, records), "--out", out), expected)
     assert "line" in workbench("import", "lm-eval", _logged(tmp_path, cases["not a JSON record"]), "--out", out)[2]
+
+
+def test_a_partial_comparison_says_how_many_questions_were_paired_and_one_cluster_gives_no_interval(
+    released_dir, tmp_path
+):
+    """Issue 42: ``compare`` of partly overlapping files said nothing of the questions it left out, and ``report``
+    on one question printed ``100.0 [100.0, 100.0]``."""
+    from fake_scores import predictions_of
+
+    probes = read_probes(released_dir / "dictionary_qa_test.jsonl").head(60)
+    predictions_of(probes, "a").write_parquet(tmp_path / "a.parquet")
+    predictions_of(probes.head(40), "b", seed=1).write_parquet(tmp_path / "b.parquet")
+    code, out, err = workbench("compare", tmp_path / "a.parquet", tmp_path / "b.parquet", "--n-boot", "20")
+    assert code == 0 and "paired 40 questions scored by both; left out 20 of A's (a.parquet) and 0 of B's" in err, err
+    code, _, err = workbench("compare", tmp_path / "a.parquet", tmp_path / "a.parquet", "--n-boot", "20")
+    assert code == 0 and "paired" not in err, err  # a full overlap needs no note
+    predictions_of(probes.head(1), "one").write_parquet(tmp_path / "one.parquet")
+    code, out, err = workbench("report", tmp_path / "one.parquet", "--n-boot", "20")
+    assert code == 0 and "too few clusters for an interval" in out and "[100.0, 100.0]" not in out, err
+    code, out, err = workbench(
+        "compare", tmp_path / "one.parquet", tmp_path / "one.parquet", "--n-boot", "20", "--json"
+    )
+    assert code == 0 and json.loads(out)[0]["diff_lo"] is None, err
