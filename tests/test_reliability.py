@@ -213,3 +213,28 @@ def test_a_damaged_weight_file_is_one_clear_error(tiny_model, tmp_path):
         (folder / "pytorch_model.bin").write_bytes(random.Random(seed).randbytes(5000))
         with pytest.raises(WorkbenchError, match="the weight file of .*bin cannot be read"):
             load_model(folder, "mcqa")
+
+
+def test_a_truncated_gguf_is_one_line_and_a_truncated_dequantised_cache_is_made_again(tmp_path, monkeypatch):
+    """Issue 42: a GGUF file cut to 30 bytes was "unexpected error (error)" (struct.error); a dequantised cache
+    whose model.safetensors was cut was blamed on the intact GGUF file ("download again") for good."""
+    pytest.importorskip("gguf")
+    from workbench.scoring import gguf
+
+    path = gguf.smollm2_gguf()
+    cut = tmp_path / "cut.gguf"
+    with path.open("rb") as handle:
+        cut.write_bytes(handle.read(30))
+    with pytest.raises(WorkbenchError, match="cannot read the GGUF file .*cut.gguf"):
+        load_model(cut, "causal")
+    made = gguf.dequantised(path)  # the tests' workspace's copy (made once per session)
+    workspace = tmp_path / "workspace"
+    copy = workspace / "gguf" / made.name
+    shutil.copytree(made, copy)
+    weights = copy / "model.safetensors"
+    with weights.open("r+b") as handle:
+        handle.truncate(weights.stat().st_size // 2)
+    monkeypatch.setattr(gguf, "cache_dir", lambda kind: workspace)
+    with pytest.warns(UserWarning, match="dequantised GGUF cache .* is damaged"):
+        assert gguf.dequantised(path) == copy
+    assert weights.read_bytes() == (made / "model.safetensors").read_bytes()  # made again, whole
