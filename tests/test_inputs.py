@@ -82,6 +82,10 @@ def test_a_huge_n_boot_is_one_line_naming_it(released_dir, tmp_path):
     for command in (("publish", preds, "--out", tmp_path / "site"), ("report", preds), ("compare", preds, preds)):
         refused(workbench(*command, "--n-boot", "99999999999"), "n_boot=99999999999 must lie between")
     assert not (tmp_path / "site").exists()
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n2,3\n3,5\n")
+    (tmp_path / "model.txt").write_text("A =~ a\nB =~ b\nB ~ A\n")
+    refused(workbench("pls", "--data", tmp_path / "table.csv", "--model", tmp_path / "model.txt", "--bootstrap",
+                      "99999999999"), "bootstrap=99999999999 must be 0")  # issue 42: a MemoryError  # fmt: skip
 
 
 def test_a_probe_set_that_is_not_the_predictions_is_refused_or_warned_of(released_dir, tmp_path):
