@@ -174,3 +174,25 @@ def test_a_partial_comparison_says_how_many_questions_were_paired_and_one_cluste
         "compare", tmp_path / "one.parquet", tmp_path / "one.parquet", "--n-boot", "20", "--json"
     )
     assert code == 0 and json.loads(out)[0]["diff_lo"] is None, err
+
+
+def test_names_are_checked_where_they_enter(released_dir, logged, tmp_path, minilm_path):
+    """Issue 42: a 300-character --name was accepted by score, then report, report --html and publish failed with
+    "File name too long"; a name with a line break or control character broke one-line labels."""
+    probes = _jsonl(tmp_path, *[json.loads(line) for line in (released_dir / "hypernymy_test.jsonl").open()][:3])
+    score = (
+        "score",
+        "--model",
+        minilm_path,
+        "--scorer",
+        "similarity",
+        "--probes",
+        probes,
+        "--out",
+        tmp_path / "p.parquet",
+    )
+    refused(workbench(*score, "--name", "m" * 300), "--name is 300 characters long; give at most 100")
+    refused(workbench(*score, "--name", "two\nlines"), "holds a control character or line break")
+    samples = _logged(tmp_path, logged)
+    refused(workbench("import", "lm-eval", samples, "--out", tmp_path / "l.parquet", "--name", "x\x1by"), "control")
+    assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "l.parquet").exists()

@@ -2,6 +2,7 @@
 and reading predictions back."""
 
 import contextlib
+import errno
 import fcntl
 import glob
 import io
@@ -29,9 +30,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     _refuse_special(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_leftovers(path.parent, f".{path.name}.", ".tmp")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_writer()}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(path.parent, f".{path.name}.", ".tmp")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_writer()}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:  # a read-only or full place: name the file asked for, not the temporary one
+        raise WorkbenchError(f"cannot write {path}: {_unwritable(err)} (the old file, if any, is untouched)") from err
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -41,8 +45,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp_path
         os.replace(tmp_path, path)
     except OSError as err:  # a full disk, a quota, a vanished folder: nothing was replaced
-        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; free some space or write elsewhere "
-                             "(the old file, if any, is untouched)") from err  # fmt: skip
+        raise WorkbenchError(f"cannot write {path}: {_unwritable(err)} (the old file, if any, is untouched)") from err
     except pl.exceptions.PolarsError as err:
         if "os error" not in str(err).lower():
             raise
@@ -50,6 +53,14 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
                              "(the old file, if any, is untouched)") from err  # fmt: skip
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def _unwritable(err: OSError) -> str:
+    """Why a write failed, and the fix: a read-only place is not a full disk."""
+    if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"{err.strerror}; make the folder writable (or set WORKBENCH_HOME to a writable workspace) or write " \
+            "elsewhere"  # fmt: skip
+    return f"{err.strerror or err}; free some space or write elsewhere"
 
 
 def read_parquet(path: str | Path, **options) -> pl.DataFrame:
