@@ -150,10 +150,19 @@ def table(
     curves_file: Path = typer.Argument(..., help="A curves .parquet written by `workbench olmpics curves`."),
 ) -> None:
     """Print the oLMpics results table (zero-shot, MLP/LINEAR WS and MAX, LANGSENSE) of a curves file."""
-    from workbench.io import read_parquet
-    from workbench.olmpics import results_table
+    import polars as pl
 
-    typer.echo(markdown(results_table(read_parquet(curves_file))))
+    from workbench.errors import WorkbenchError
+    from workbench.io import read_parquet
+    from workbench.olmpics import CURVE_SCHEMA, results_table
+    from workbench.schema import conform
+
+    try:
+        curves = conform(read_parquet(curves_file), CURVE_SCHEMA, f"curves file {curves_file}")
+    except (pl.exceptions.PolarsError, OSError) as err:
+        raise WorkbenchError(f"{curves_file} is not a readable Parquet file ({' '.join(str(err).split())[:120]}); "
+                             "give the file `workbench olmpics curves --out` wrote") from err  # fmt: skip
+    typer.echo(markdown(results_table(curves)))
 
 
 def register(app: typer.Typer) -> None:
