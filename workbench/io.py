@@ -142,7 +142,8 @@ FOLDER_KINDS = {
     "probes": "a probe set ({train,dev,test}.parquet or .jsonl, or folders of them)",
     "site": "a published site (site.json)",
     "sweep": "a sweep (units/, predictions/)",
-    "run": "a training or inoculation run (config.json, trials.parquet)",
+    "source": "a train-source run (config.json, model/, metrics.json)",
+    "inoculation": "an inoculation run (config.json with a grid, trials.parquet)",
     "tasks": "lm-eval tasks (workbench_*.yaml, workbench_*.jsonl)",
     "edge-task": "an edge-probing task ({train,dev,test}.jsonl with targets)",
     "edge-results": "edge-probing results (summary, predictions, audit .parquet)",
@@ -226,7 +227,7 @@ def written_kind(path: str | Path) -> str | None:
             columns = set(pl.read_parquet_schema(path))
         elif REPORT_MARKER.encode() in head or b"<title>Probe Workbench report</title>" in head:  # or an older one
             return "report"
-        elif head.startswith(b"unit,origin,model,scorer,control"):
+        elif head.startswith(b"unit,origin,model,scorer,"):
             return "population"
         elif head.startswith(b"### ") and MARKDOWN_MARKER.encode() in head:
             return "markdown"
@@ -265,7 +266,7 @@ def folder_kind(path: str | Path) -> str | None:
     if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):
         return "sweep"
     if {"trials.parquet", "config.json"} & names:
-        return "run"
+        return "inoculation" if "trials.parquet" in names or "grid" in _json_keys(children["config.json"]) else "source"
     if all(name.startswith("workbench_") and name.endswith((".yaml", ".jsonl")) for name in names):
         return "tasks"
     if names <= {"summary.parquet", "predictions.parquet", "audit.parquet"}:
@@ -277,6 +278,14 @@ def folder_kind(path: str | Path) -> str | None:
     if all(name.endswith(".jsonl") for name in names) and {_jsonl_kind(children[n]) for n in names} == {"olmpics"}:
         return "olmpics"
     return "other"
+
+
+def _json_keys(file: Path) -> set[str]:
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return set(record) if isinstance(record, dict) else set()
 
 
 def _probe_tree(folder: Path) -> bool:
