@@ -107,8 +107,8 @@ def logged(released_dir) -> list[dict]:
     """12 released DictionaryQA questions as lm-eval ``--log_samples`` logs them on an exported task."""
     frame = read_probes(released_dir / "dictionary_qa_test.jsonl").head(12)
     return [{"doc_id": i, "doc": row, "target": row["answer"], "filtered_resps": [
-        [-1.0 - abs(j - row["answer"]), False] for j in range(len(row["choices"]))]}
-        for i, row in enumerate(frame.iter_rows(named=True))]  # fmt: skip
+        [str(-1.0 - abs(j - row["answer"])), "False"] for j in range(len(row["choices"]))]}
+        for i, row in enumerate(frame.iter_rows(named=True))]  # fmt: skip  # as lm-eval logs them: text
 
 
 def _logged(folder: Path, records: list) -> Path:
@@ -124,7 +124,7 @@ def test_lm_eval_samples_that_would_give_a_wrong_number_are_one_line_naming_the_
     code, text, err = workbench("import", "lm-eval", _logged(tmp_path, logged), "--out", out)
     assert code == 0 and "wrote 12 questions" in text, err
     assert pl.read_parquet(out).filter(pl.col("rule") == "sum")["correct"].all()  # the gold is the most likely
-    flat = [{**r, "filtered_resps": [pair[0] for pair in r["filtered_resps"]]} for r in logged]
+    flat = [{**r, "filtered_resps": [float(pair[0]) for pair in r["filtered_resps"]]} for r in logged]
     code, text, err = workbench("import", "lm-eval", _logged(tmp_path, flat), "--out", out)
     assert code == 0 and "wrote 12 questions" in text, err  # bare numbers are log-likelihoods too
 
@@ -139,6 +139,9 @@ def test_lm_eval_samples_that_would_give_a_wrong_number_are_one_line_naming_the_
     cases = {
         "is logged again (first on line 4)": [*logged, logged[3]],
         "not a finite log-likelihood": changed(2, value(float("nan"))),
+        "filtered_resps holds ['nan'": changed(2, value("nan")),
+        "filtered_resps holds ['-1e999'": changed(2, value("-1e999")),
+        "filtered_resps holds ['0.5'": changed(2, value("0.5")),
         "filtered_resps holds [inf": changed(2, value(float("inf"))),
         "filtered_resps holds [True": changed(2, value(True)),
         "doc.answer 7 is not the index": changed(5, lambda r: r["doc"].__setitem__("answer", 7)),

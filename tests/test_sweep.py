@@ -315,6 +315,11 @@ def test_sweep_mistakes_of_issue_42_are_one_line_before_any_unit_is_scored(input
         refused(workbench(*base, "--model", f"m={inputs['tiny1']}", "--where", where), "is not a condition")
     refused(workbench(*base, "--model", f"{'m' * 250}={inputs['tiny1']}"), "is 250 characters long")
     refused(workbench(*base, "--model", f"a/b={inputs['tiny1']}"), "cannot be part of a file name")
+    other = tmp_path / "not-probes"
+    other.mkdir()
+    (other / "notes.txt").write_text("a folder of other things is refused, not hashed")
+    refused(workbench("sweep", "--out", out, "--probes", f"p={other}", "--model", f"m={inputs['tiny1']}"),
+            "holds no probe files")  # fmt: skip
     assert not out.exists() and not (Path(inputs["probes"]) / "sweep").exists()
 
 

@@ -117,8 +117,14 @@ def _sample(line: str, where: str) -> tuple[int | None, dict]:
 
 
 def _loglik(response, where: str) -> float:
-    """A response's log-likelihood: ``[value, is_greedy]`` as lm-eval logs it, or a bare value; finite, not > 0."""
+    """A response's log-likelihood: ``[value, is_greedy]`` as lm-eval logs it (both as text: ``["-80.3", "False"]``),
+    or a bare value; finite, not > 0."""
     value = response[0] if isinstance(response, list) and response else response
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            value = None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value > 0:
         raise WorkbenchError(f"{where}: filtered_resps holds {response!r:.40}, not a finite log-likelihood (<= 0)")
     return float(value)
