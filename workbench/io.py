@@ -186,7 +186,8 @@ def check_output(
     if folder and path.exists() and not path.is_dir():
         raise WorkbenchError(f"the output {path} is a file; give a folder (new, or the one an earlier run wrote)")
     if not folder and path.is_dir():
-        raise WorkbenchError(f"the output {path} is a folder; give a file name, e.g. {path / 'out'}{path.suffix or ''}")
+        suffix = OUTPUT_SUFFIXES[kind][0] if kind in OUTPUT_SUFFIXES else path.suffix
+        raise WorkbenchError(f"the output {path} is a folder; give a file name, e.g. {path / 'out'}{suffix}")
     existing = next((parent for parent in [path, *path.parents] if parent.exists()), None)
     if existing is not None and not existing.is_dir():
         if existing != path:
@@ -469,12 +470,14 @@ def check_label(label: str | None, option: str, *, file_name: bool = False) -> s
     dot, not empty."""
     if label is None:
         return None
+    if not label.strip():
+        raise WorkbenchError(f"{option} is empty; give a name, e.g. minilm")
     if len(label) > LABEL_LIMIT:
         raise WorkbenchError(f"{option} is {len(label)} characters long; give at most {LABEL_LIMIT}")
     if any(ord(char) < 32 or 0x7F <= ord(char) < 0xA0 or char in "\u2028\u2029" for char in label):
         raise WorkbenchError(f"{option} {label!r} holds a control character or line break; give a plain name")
-    if file_name and (not label.strip() or "/" in label or label.startswith(".") or "\\" in label):
-        raise WorkbenchError(f"{option} {label!r} cannot be part of a file name (empty, a / or \\, or a leading dot); "
+    if file_name and ("/" in label or label.startswith(".") or "\\" in label):
+        raise WorkbenchError(f"{option} {label!r} cannot be part of a file name (a / or \\, or a leading dot); "
                              "give a plain name like minilm")  # fmt: skip
     return label
 

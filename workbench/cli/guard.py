@@ -74,7 +74,7 @@ def guard(declared: dict[str, Declaration], values: dict) -> None:
             elif isinstance(what, Reads):
                 if what.pairs:
                     label, _, value = str(value).partition("=")
-                    check_label(label, f"the name {label!r} of {option}", file_name=True)
+                    check_label(label, f"the name of {option}", file_name=True)
                 inputs.append(Path(value))
     for name, what in declared.items():
         if isinstance(what, Writes) and values[name] is not None:
