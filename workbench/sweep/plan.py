@@ -195,8 +195,14 @@ def checkpoints(run: str | Path) -> list[tuple[str, str, dict]]:
         raise WorkbenchError(f"{run} is not an inoculation run (no trials.parquet); give a `workbench inoculate --out`")
     found = {}
     for info in sorted([*run.glob("best/k*/trial.json"), *run.glob("trials/*/model/trial.json")]):
-        trial = json.loads(info.read_text(encoding="utf-8"))
-        found[trial["trial"]] = (f"{run.name}/{trial['trial']}", str(info.parent), trial)
+        try:
+            trial = json.loads(info.read_text(encoding="utf-8"))
+            name = trial["trial"] if isinstance(trial, dict) and isinstance(trial.get("trial"), str) else None
+        except (OSError, ValueError) as err:
+            raise WorkbenchError(f"{info} cannot be read ({err}); rerun `workbench inoculate` on {run}") from None
+        if name is None:
+            raise WorkbenchError(f"{info} names no trial; it is damaged: rerun `workbench inoculate` on {run}")
+        found[name] = (f"{run.name}/{name}", str(info.parent), trial)
     if not found:
         raise WorkbenchError(f"{run} kept no checkpoints (keep_checkpoints='none'?); rerun it keeping best or all")
     return [found[name] for name in sorted(found)]
