@@ -59,7 +59,14 @@ def build(
     if vocab_model is not None:
         from transformers import AutoTokenizer
 
-        vocabulary = frozenset(token.lstrip("Ġ▁") for token in AutoTokenizer.from_pretrained(vocab_model).get_vocab())
+        if vocab_model.is_file():
+            raise SpecError(f"--vocab-model {vocab_model} is a file; give the model's folder (or its hub name)")
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(vocab_model)
+        except (OSError, ValueError, TypeError, KeyError) as err:  # transformers' ways of saying "not a tokenizer"
+            raise SpecError(f"--vocab-model {vocab_model} holds no tokenizer transformers can read "
+                            f"({' '.join(str(err).split())[:120]}); give a model folder") from None  # fmt: skip
+        vocabulary = frozenset(token.lstrip("Ġ▁") for token in tokenizer.get_vocab())
     for name in names:
         frame = build_olmpics(OlmpicsSpec(name, n_train, n_dev, seed, min_count), vocabulary=vocabulary)
         if controls:

@@ -269,10 +269,13 @@ def control(
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
 ) -> None:
     """Write the oLMpics NO-LANG or PERTURBED-LANG control of a probe set (same choices, answers and splits)."""
+    from workbench.errors import WorkbenchError
     from workbench.probes.formats import read_probes, write_probes
     from workbench.probes.language_controls import ControlSpec, language_control
 
     frame = language_control(read_probes(probes), ControlSpec(kind.value, seed=seed, templates=templates))
+    if frame.is_empty():  # an empty set written would replace --out with an empty folder
+        raise WorkbenchError(f"{probes} holds no questions; give a probe set with some")
     for path in write_probes(frame, out, fmt=format.value):
         typer.echo(f"wrote {path}")
     typer.echo(f"example: {frame['question'][0]}")
