@@ -176,6 +176,10 @@ def test_the_population_of_a_sweep_and_an_inoculation_run_fits_a_path_model(inpu
     inoculate(inputs["tiny2"], inputs["root"] / "train-probes", inputs["root"] / "orig-train", ks=(8,),
               lrs=(1e-3, 3e-3), epochs=(1,), out=run, batch_size=8, max_length=16, progress=False,
               keep_checkpoints="all")  # fmt: skip
+    from inprocess import refused, workbench
+
+    refused(workbench("train-source", "--model", inputs["tiny1"], "--data", inputs["orig"], "--out", run),
+            "already holds an inoculation run")  # its config.json would have been overwritten  # fmt: skip
     checkpoints = inputs["root"] / "checkpoints"
     plan = plan_sweep({"runs": [str(run)], "probes": {"toy": inputs["probes"]}, "orig": {"science": inputs["orig"]}},
                       out=checkpoints, cache=False)  # fmt: skip
