@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from local_ray import local_ray
 from tiny_models import tiny_multiple_choice_bert
 
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
@@ -437,11 +438,10 @@ def test_a_pool_of_two_processes_gives_the_same_trials_as_one_process(tiny_model
 
 @pytest.mark.slow
 def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, probes_dir, orig_dir, tmp_path):
-    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray")
     grid = {"ks": (8,), "lrs": (1e-3,), "epochs": (1,), "seeds": (0,), "threads": 1, **FAST}
     inoculate(tiny_model, probes_dir, orig_dir, out=tmp_path / "local", **grid)
-    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
-    try:
+    with local_ray(cpus=2):  # started as under load: a raylet that is slow to register is waited for
         rows = []
         summary = inoculate(
             tiny_model,
@@ -453,8 +453,6 @@ def test_ray_tune_backend_gives_the_same_trials_as_the_local_one(tiny_model, pro
             on_trial=rows.append,
             **grid,
         )
-    finally:
-        ray.shutdown()
     local, remote = _comparable(load_run(tmp_path / "local")), _comparable(load_run(tmp_path / "ray"))
     assert remote.drop("final_loss").equals(local.drop("final_loss")) and len(rows) == 2
     assert remote["final_loss"].to_list() == pytest.approx(local["final_loss"].to_list(), rel=1e-5)

@@ -82,6 +82,10 @@ def test_a_huge_n_boot_is_one_line_naming_it(released_dir, tmp_path):
     for command in (("publish", preds, "--out", tmp_path / "site"), ("report", preds), ("compare", preds, preds)):
         refused(workbench(*command, "--n-boot", "99999999999"), "n_boot=99999999999 must lie between")
     assert not (tmp_path / "site").exists()
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n2,3\n3,5\n")
+    (tmp_path / "model.txt").write_text("A =~ a\nB =~ b\nB ~ A\n")
+    refused(workbench("pls", "--data", tmp_path / "table.csv", "--model", tmp_path / "model.txt", "--bootstrap",
+                      "99999999999"), "bootstrap=99999999999 must be 0")  # issue 42: a MemoryError  # fmt: skip
 
 
 def test_a_probe_set_that_is_not_the_predictions_is_refused_or_warned_of(released_dir, tmp_path):
@@ -96,3 +100,102 @@ def test_a_probe_set_that_is_not_the_predictions_is_refused_or_warned_of(release
     hypo.head(30).write_parquet(tmp_path / "part.parquet")
     code, _, err = workbench("report", preds, "--probes", tmp_path / "part.parquet", "--n-boot", "10")
     assert code == 0 and "WARNING: 10 of 40 questions predicted are not in" in err
+
+
+@pytest.fixture(scope="module")
+def logged(released_dir) -> list[dict]:
+    """12 released DictionaryQA questions as lm-eval ``--log_samples`` logs them on an exported task."""
+    frame = read_probes(released_dir / "dictionary_qa_test.jsonl").head(12)
+    return [{"doc_id": i, "doc": row, "target": row["answer"], "filtered_resps": [
+        [str(-1.0 - abs(j - row["answer"])), "False"] for j in range(len(row["choices"]))]}
+        for i, row in enumerate(frame.iter_rows(named=True))]  # fmt: skip  # as lm-eval logs them: text
+
+
+def _logged(folder: Path, records: list) -> Path:
+    path = folder / "samples_workbench_dictionary_qa_2026-11-27.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_lm_eval_samples_that_would_give_a_wrong_number_are_one_line_naming_the_line(logged, tmp_path):
+    """Issue 42: a doc logged twice, NaN, inf or true as log-likelihoods, an answer 7 of 5 choices, missing
+    filtered_resps, an empty choice, a null doc or choices, flat responses."""
+    out = tmp_path / "lm.parquet"
+    code, text, err = workbench("import", "lm-eval", _logged(tmp_path, logged), "--out", out)
+    assert code == 0 and "wrote 12 questions" in text, err
+    assert pl.read_parquet(out).filter(pl.col("rule") == "sum")["correct"].all()  # the gold is the most likely
+    flat = [{**r, "filtered_resps": [float(pair[0]) for pair in r["filtered_resps"]]} for r in logged]
+    code, text, err = workbench("import", "lm-eval", _logged(tmp_path, flat), "--out", out)
+    assert code == 0 and "wrote 12 questions" in text, err  # bare numbers are log-likelihoods too
+
+    def changed(index: int, change) -> list:
+        records = json.loads(json.dumps(logged))
+        change(records[index])
+        return records
+
+    def value(number):
+        return lambda r: r["filtered_resps"][1].__setitem__(0, number)
+
+    cases = {
+        "is logged again (first on line 4)": [*logged, logged[3]],
+        "not a finite log-likelihood": changed(2, value(float("nan"))),
+        "filtered_resps holds ['nan'": changed(2, value("nan")),
+        "filtered_resps holds ['-1e999'": changed(2, value("-1e999")),
+        "filtered_resps holds ['0.5'": changed(2, value("0.5")),
+        "filtered_resps holds [inf": changed(2, value(float("inf"))),
+        "filtered_resps holds [True": changed(2, value(True)),
+        "doc.answer 7 is not the index": changed(5, lambda r: r["doc"].__setitem__("answer", 7)),
+        "filtered_resps must hold one log-likelihood per choice": changed(0, lambda r: r.pop("filtered_resps")),
+        "doc.choices must be two or more non-empty texts": changed(1, lambda r: r["doc"]["choices"].__setitem__(0, "")),
+        "does not carry the probe columns": changed(1, lambda r: r.__setitem__("doc", None)),
+        "doc.choices must be": changed(1, lambda r: r["doc"].__setitem__("choices", None)),
+        "not a JSON record": [*logged[:3], '{"doc_id": 3, "doc": {'],
+    }
+    for expected, records in cases.items():
+        refused(workbench("import", "lm-eval", _logged(tmp_path, records), "--out", out), expected)
+    assert "line" in workbench("import", "lm-eval", _logged(tmp_path, cases["not a JSON record"]), "--out", out)[2]
+
+
+def test_a_partial_comparison_says_how_many_questions_were_paired_and_one_cluster_gives_no_interval(
+    released_dir, tmp_path
+):
+    """Issue 42: ``compare`` of partly overlapping files said nothing of the questions it left out, and ``report``
+    on one question printed ``100.0 [100.0, 100.0]``."""
+    from fake_scores import predictions_of
+
+    probes = read_probes(released_dir / "dictionary_qa_test.jsonl").head(60)
+    predictions_of(probes, "a").write_parquet(tmp_path / "a.parquet")
+    predictions_of(probes.head(40), "b", seed=1).write_parquet(tmp_path / "b.parquet")
+    code, out, err = workbench("compare", tmp_path / "a.parquet", tmp_path / "b.parquet", "--n-boot", "20")
+    assert code == 0 and "paired 40 questions scored by both; left out 20 of A's (a.parquet) and 0 of B's" in err, err
+    code, _, err = workbench("compare", tmp_path / "a.parquet", tmp_path / "a.parquet", "--n-boot", "20")
+    assert code == 0 and "paired" not in err, err  # a full overlap needs no note
+    predictions_of(probes.head(1), "one").write_parquet(tmp_path / "one.parquet")
+    code, out, err = workbench("report", tmp_path / "one.parquet", "--n-boot", "20")
+    assert code == 0 and "too few clusters for an interval" in out and "[100.0, 100.0]" not in out, err
+    code, out, err = workbench(
+        "compare", tmp_path / "one.parquet", tmp_path / "one.parquet", "--n-boot", "20", "--json"
+    )
+    assert code == 0 and json.loads(out)[0]["diff_lo"] is None, err
+
+
+def test_names_are_checked_where_they_enter(released_dir, logged, tmp_path, minilm_path):
+    """Issue 42: a 300-character --name was accepted by score, then report, report --html and publish failed with
+    "File name too long"; a name with a line break or control character broke one-line labels."""
+    probes = _jsonl(tmp_path, *[json.loads(line) for line in (released_dir / "hypernymy_test.jsonl").open()][:3])
+    score = (
+        "score",
+        "--model",
+        minilm_path,
+        "--scorer",
+        "similarity",
+        "--probes",
+        probes,
+        "--out",
+        tmp_path / "p.parquet",
+    )
+    refused(workbench(*score, "--name", "m" * 300), "--name is 300 characters long; give at most 100")
+    refused(workbench(*score, "--name", "two\nlines"), "holds a control character or line break")
+    samples = _logged(tmp_path, logged)
+    refused(workbench("import", "lm-eval", samples, "--out", tmp_path / "l.parquet", "--name", "x\x1by"), "control")
+    assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "l.parquet").exists()

@@ -169,6 +169,21 @@ def test_interval_contains_the_estimate_and_narrows_with_more_data():
     ).item()
 
 
+def test_fewer_clusters_than_the_minimum_give_no_interval_but_say_so():
+    """Issue 42: one question, one cluster or a cell of one question printed ``100.0 [100.0, 100.0]``, an interval
+    claiming certainty; below ``MIN_CLUSTERS`` there is none, and the report says why."""
+    from workbench.reports import json_report, text_report
+
+    one = toy_predictions([[True]])
+    assert metrics.instance_accuracy(one).select("lo", "hi").row(0) == (None, None)
+    assert set(metrics.cluster_accuracy(one).select("cluster_lo", "cluster_hi", "gap_lo", "gap_hi").row(0)) == {None}
+    assert metrics.instance_accuracy(toy_predictions([[True] * 4] * (metrics.MIN_CLUSTERS - 1)))["lo"].item() is None
+    assert metrics.instance_accuracy(toy_predictions([[True, False]] * metrics.MIN_CLUSTERS))["lo"].item() is not None
+    text = text_report(one, n_boot=50)
+    assert metrics.TOO_FEW in text and "[100.0, 100.0]" not in text
+    assert json_report(one, n_boot=50)["instance_ci"] == [None, None]
+
+
 def test_bootstrap_is_deterministic_for_a_seed_and_varies_across_seeds():
     frame = pl.concat([toy_predictions(tag=str(i)) for i in range(5)])
     first = metrics.cluster_accuracy(frame, n_boot=300, seed=7)

@@ -4,6 +4,7 @@
 import os
 from pathlib import Path
 
+import polars as pl
 import pytest
 from fake_scores import predictions_of
 from inprocess import refused, workbench
@@ -107,7 +108,7 @@ def test_probes_build_refuses_a_folder_of_other_files_before_building(tmp_path, 
 
     (tmp_path / "mine.txt").write_text("keep me")
     monkeypatch.setattr(probes, "build_probes", lambda *_, **__: pytest.fail("built before checking"))
-    refused(workbench("probes", "build", "--probe", "hypernymy", "--out", tmp_path), "not probe files")
+    refused(workbench("probes", "build", "--probe", "hypernymy", "--out", tmp_path), "the workbench did not write")
     assert (tmp_path / "mine.txt").read_text() == "keep me"
 
 
@@ -129,3 +130,147 @@ def test_the_machines_own_addresses_are_on_the_host_allowlist():
     expected = {f"[{a}]" if a.version == 6 else str(a) for a in own if not (a.is_loopback or a.is_link_local)}
     assert expected <= set(allowed_hosts("0.0.0.0", []))
     assert "8.8.8.8" not in allowed_hosts("0.0.0.0", [])
+
+
+def _commands() -> list[tuple[str, object]]:
+    """Every command of the ``workbench`` app as (its words, its click command)."""
+    import typer
+
+    from workbench.cli import make_app
+
+    found, todo = [], [("", typer.main.get_command(make_app()))]
+    while todo:
+        words, command = todo.pop()
+        if hasattr(command, "commands"):
+            todo += [(f"{words} {name}".strip(), sub) for name, sub in command.commands.items()]
+        else:
+            found.append((words, command))
+    return sorted(found, key=lambda pair: pair[0])
+
+
+def _names_a_path(parameter) -> bool:
+    """A parameter typed as a path (``Path``, ``list[Path]``), or text whose help says it names a file or folder."""
+    import typing
+
+    descriptor = getattr(parameter, "type_descriptor", None)
+    annotation = descriptor.annotation if descriptor is not None else None
+    if Path in (annotation, *typing.get_args(annotation), *(a for t in typing.get_args(annotation)
+                                                           for a in typing.get_args(t))):  # fmt: skip
+        return True
+    text = (getattr(parameter, "help", None) or "").lower()
+    return any(word in text for word in ("folder", "=path", "a file", "file or", "file(s)", "file to", " file ("))
+
+
+def test_every_command_declares_every_path_option_for_the_guard():
+    """The next command cannot forget its outputs: a path option that no ``declares`` names fails here."""
+    from workbench.cli.guard import Writes
+
+    commands = _commands()
+    assert len(commands) >= 25, [words for words, _ in commands]
+    undeclared, unknown, outputs = [], [], 0
+    for words, command in commands:
+        declared = getattr(command.callback, "declared", {})
+        names = {parameter.name for parameter in command.params}
+        undeclared += [f"{words} --{p.name}" for p in command.params if _names_a_path(p) and p.name not in declared]
+        unknown += [f"{words}: {name}" for name in declared if name not in names]
+        outputs += sum(isinstance(what, Writes) for what in declared.values())
+    assert not undeclared, f"path options no declaration names (add @declares(...) to the command): {undeclared}"
+    assert not unknown, f"declarations of options the command does not have: {unknown}"
+    assert outputs >= 18
+
+
+def _samples(probes, path: Path, *, logged=None) -> Path:
+    """``probes`` as lm-eval ``--log_samples`` writes them for an exported task: doc, filtered_resps (the gold
+    most likely), one line per question; ``logged``: the records to write instead."""
+    import json
+
+    records = logged if logged is not None else [
+        {"doc_id": i, "doc": row, "filtered_resps": [[-1.0 if j == row["answer"] else -3.0, False]
+                                                     for j in range(len(row["choices"]))]}
+        for i, row in enumerate(probes.iter_rows(named=True))
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def test_data_lost_reproductions_of_issue_42_are_refused_and_change_nothing(files, tmp_path):
+    """Each way issue 42 found to lose a file: refused in one line before any work, every file as it was."""
+    import json
+
+    from workbench.probes.formats import read_probes, write_probes
+
+    probes = read_probes(files / "dictionary_qa_test.jsonl")
+    samples = _samples(probes, tmp_path / "s.jsonl")
+    probe_parquet = tmp_path / "probes.parquet"
+    probes.write_parquet(probe_parquet)
+    report = tmp_path / "report.html"
+    assert workbench("report", files / "a.parquet", "--html", report, "--n-boot", "10")[0] == 0
+    table = tmp_path / "table.csv"
+    table.write_text("a,b\n1,2\n")
+    predictions = tmp_path / "a.parquet"
+    predictions.write_bytes((files / "a.parquet").read_bytes())
+    folder = tmp_path / "P"
+    write_probes(probes.with_columns(split=pl.lit("test")), folder)
+    arc = tmp_path / "mcqa" / "arc_easy"
+    arc.mkdir(parents=True)
+    arc_record = {"id": "q1", "question": {"stem": "Which is a mammal?", "choices": [
+        {"label": "A", "text": "dog"}, {"label": "B", "text": "trout"}]}, "answerKey": "A"}  # fmt: skip
+    (arc / "dev.jsonl").write_text(json.dumps(arc_record) + "\n")
+    sweep = tmp_path / "S"
+    (sweep / "units").mkdir(parents=True)
+    before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
+
+    refused(workbench("import", "lm-eval", samples, "--out", samples), "is also an input")
+    refused(workbench("import", "lm-eval", samples, "--out", tmp_path / "." / "s.jsonl"), "is also an input")
+    refused(workbench("import", "lm-eval", samples, "--out", probe_parquet), "already holds probes")
+    refused(workbench("import", "lm-eval", samples, "--out", report), "already holds report")
+    refused(workbench("import", "lm-eval", samples, "--out", tmp_path / "new.csv"), "should end in .parquet")
+    for target, held in ((predictions, "predictions"), (probe_parquet, "probes"), (table, "a file the workbench")):
+        refused(workbench("population", "--sweep", sweep, "--out", target), f"already holds {held}")
+    refused(workbench("probes", "check", samples, "--out", samples), "is also an input")
+    refused(workbench("probes", "control", "--kind", "no-lang", "--probes", folder, "--out", folder),
+            "is also an input")  # fmt: skip
+    refused(workbench("probes", "control", "--kind", "no-lang", "--probes", folder / "test.parquet", "--out", folder),
+            "holds the input")  # fmt: skip
+    refused(workbench("edge", "build", "--task", "supersense", "--n", "30", "--out", arc),
+            "already holds a science QA set")  # fmt: skip
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    refused(workbench("probes", "control", "--kind", "no-lang", "--probes", link / ".." / "P", "--out", link),
+            "is also an input")  # fmt: skip
+    hard = tmp_path / "hard.parquet"
+    os.link(probe_parquet, hard)
+    refused(workbench("probes", "check", hard, "--out", probe_parquet, "--examples", "0"), "is also an input")
+    after = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file() and path != hard}
+    assert after == before
+
+
+def test_an_exported_task_name_from_the_data_never_leaves_the_output_folder(files, tmp_path):
+    import json
+
+    record = json.loads((files / "dictionary_qa_test.jsonl").read_text().splitlines()[0])
+    record["notes"]["probe"] = "/../../../victim"
+    evil = tmp_path / "deep" / "er" / "evil.jsonl"
+    evil.parent.mkdir(parents=True)
+    evil.write_text(json.dumps(record) + "\n")
+    code, out, err = workbench("export", "lm-eval", evil, "--out", tmp_path / "deep" / "er" / "tasks")
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "deep" / "er" / "tasks").iterdir()) == [
+        "workbench_victim.jsonl", "workbench_victim.yaml"]  # fmt: skip
+    assert not list(tmp_path.rglob("victim*"))
+
+
+def test_a_lock_follows_the_folder_not_its_spelling(tmp_path):
+    """Two spellings of one output (a symlink, ``..``) take one lock: the second writer is refused."""
+    from workbench.io import LockedError
+
+    (tmp_path / "runs" / "r1").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(tmp_path / "runs")
+    (tmp_path / "r1-link").symlink_to(tmp_path / "runs" / "r1")  # a link to the folder itself took its own lock
+    (tmp_path / "runs" / "x").mkdir()
+    spellings = [tmp_path / "r1-link", tmp_path / "alias" / "r1", tmp_path / "runs" / "x" / ".." / "r1"]
+    with exclusive(tmp_path / "runs" / "r1"):
+        for spelling in spellings:
+            with pytest.raises(LockedError, match="is being written by"):
+                with exclusive(spelling):
+                    pass

@@ -7,6 +7,7 @@ folder that does not exist, so no example loads a model."""
 import hashlib
 import json
 import shutil
+from enum import Enum
 from pathlib import Path
 
 import polars as pl
@@ -97,4 +98,72 @@ def test_every_command_on_random_files_fails_in_one_line_or_succeeds_and_never_c
         else:  # a success is a real result: what it read was a well-formed file
             assert command[0] in ("probes", "report", "compare", "population", "publish"), (command, err)
         assert path.read_bytes() == before, command
+    shutil.rmtree(folder)
+
+
+def _declared() -> list[tuple[str, object, dict]]:
+    """Every command of the app with its ``declares`` declarations (``tests/test_outputs.py`` checks that every
+    path option has one)."""
+    from test_outputs import _commands
+
+    return [(words, command, command.callback.declared) for words, command in _commands()
+            if getattr(command.callback, "declared", None)]  # fmt: skip
+
+
+def _arguments(command, declared: dict, tested: str, path: Path, folder: Path) -> list[str]:
+    """The command line of ``command`` with ``path`` as the option ``tested`` and as every other input (so each is
+    read as what it should be), fresh paths as its other outputs, and the first allowed value of other required
+    options."""
+    from workbench.cli.guard import Reads, Writes
+    from workbench.io import OUTPUT_SUFFIXES
+
+    words: list[str] = []
+    for parameter in command.params:
+        what = declared.get(parameter.name)
+        if parameter.name == tested or isinstance(what, Reads):
+            value = f"m={path}" if isinstance(what, Reads) and what.pairs else str(path)
+        elif isinstance(what, Writes):
+            value = str(folder / f"out-{parameter.name}{OUTPUT_SUFFIXES.get(what.kind, ('',))[0]}")
+        elif parameter.required:
+            annotation = parameter.type_descriptor.annotation
+            value = next(iter(annotation)).value if isinstance(annotation, type) and issubclass(annotation, Enum) \
+                else "1"  # fmt: skip
+        else:
+            continue
+        if parameter.param_type_name == "argument":
+            words.append(value)
+        else:
+            words += [parameter.opts[0], value]
+    return words
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drawn=INPUTS, suffix=st.sampled_from([".parquet", ".jsonl"]))
+def test_every_path_option_of_every_command_on_random_files_fails_in_one_line_and_never_changes_them(
+    tmp_path, drawn, suffix
+):
+    """Issue 42: the property test of every path option the guard knows, input or output, of every command."""
+    from workbench.cli.guard import Writes
+    from workbench.io import written_kind
+
+    kind, value = drawn
+    folder = tmp_path / hashlib.sha256(repr((drawn, suffix)).encode()).hexdigest()[:12]
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    path = contents(kind, value, folder, f"hypernymy_test{suffix}")
+    before = path.read_bytes()
+    for words, command, declared in _declared():
+        for tested, what in declared.items():
+            if not isinstance(what, Writes) and not any(p.name == tested for p in command.params):
+                continue
+            args = [*words.split(), *_arguments(command, declared, tested, path, folder)]
+            code, out, err = workbench(*args)
+            lines = [line for line in err.splitlines() if line.strip() and not line.startswith("warning:")]
+            assert "unexpected error" not in err, (args, err)
+            if code != 0:
+                assert code == 2 and lines and lines[-1].startswith("error: "), (args, err)
+            replaceable = isinstance(what, Writes) and (not before or written_kind(path) == what.kind)
+            assert path.read_bytes() == before or replaceable, args
+            if path.read_bytes() != before:
+                path.write_bytes(before)
     shutil.rmtree(folder)

@@ -213,3 +213,61 @@ def test_a_damaged_weight_file_is_one_clear_error(tiny_model, tmp_path):
         (folder / "pytorch_model.bin").write_bytes(random.Random(seed).randbytes(5000))
         with pytest.raises(WorkbenchError, match="the weight file of .*bin cannot be read"):
             load_model(folder, "mcqa")
+
+
+def test_a_truncated_gguf_is_one_line_and_a_truncated_dequantised_cache_is_made_again(tmp_path, monkeypatch):
+    """Issue 42: a GGUF file cut to 30 bytes was "unexpected error (error)" (struct.error); a dequantised cache
+    whose model.safetensors was cut was blamed on the intact GGUF file ("download again") for good."""
+    pytest.importorskip("gguf")
+    from workbench.scoring import gguf
+
+    path = gguf.smollm2_gguf()
+    cut = tmp_path / "cut.gguf"
+    with path.open("rb") as handle:
+        cut.write_bytes(handle.read(30))
+    with pytest.raises(WorkbenchError, match="cannot read the GGUF file .*cut.gguf"):
+        load_model(cut, "causal")
+    made = gguf.dequantised(path)  # the tests' workspace's copy (made once per session)
+    workspace = tmp_path / "workspace"
+    copy = workspace / "gguf" / made.name
+    shutil.copytree(made, copy)
+    weights = copy / "model.safetensors"
+    with weights.open("r+b") as handle:
+        handle.truncate(weights.stat().st_size // 2)
+    monkeypatch.setattr(gguf, "cache_dir", lambda kind: workspace)
+    with pytest.warns(UserWarning, match="dequantised GGUF cache .* is damaged"):
+        assert gguf.dequantised(path) == copy
+    assert weights.read_bytes() == (made / "model.safetensors").read_bytes()  # made again, whole
+
+
+def test_a_read_only_workspace_names_the_files_and_the_fix_never_a_temporary_file(
+    released_dir, minilm_path, tmp_path, monkeypatch
+):
+    """Issue 42: a read-only workspace gave errors naming temporary files; the cache says how to go on
+    (--no-cache), and the digest store, which only saves reading files again, is skipped with a warning."""
+    from inprocess import refused, workbench
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if shutil.which("mount") is None or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)],
+                                                       capture_output=True).returncode:  # fmt: skip
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        monkeypatch.setenv("WORKBENCH_HOME", str(disk / "workspace"))
+        probes = tmp_path / "dictionary_qa_test.jsonl"
+        probes.write_text("".join((released_dir / "dictionary_qa_test.jsonl").open().readlines()[:5]))
+        score = ("score", "--scorer", "similarity", "--probes", probes)
+        assert workbench(*score, "--model", minilm_path, "--out", tmp_path / "a.parquet")[0] == 0
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        refused(
+            workbench(*score, "--model", minilm_path, "--out", tmp_path / "b.parquet", "--max-questions", "3"),
+            "make the workspace writable (or set WORKBENCH_HOME to a writable one), or score without the cache",
+        )
+        model = tmp_path / "model"
+        shutil.copytree(minilm_path, model)  # new files: their digests cannot be kept
+        with pytest.warns(UserWarning, match="digests are not kept") as warned:
+            code, out, err = workbench(*score, "--model", model, "--out", tmp_path / "c.parquet", "--no-cache")
+        assert code == 0 and ".tmp" not in str(warned[0].message), err
+        refused(workbench("report", tmp_path / "a.parquet", "--html", disk / "r.html"), "not writable")
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from local_ray import local_ray as start_local_ray
 from test_population import ANIMALS, TOOLS, _probes
 from tiny_models import tiny_multiple_choice_bert
 from typer.testing import CliRunner
@@ -175,6 +176,10 @@ def test_the_population_of_a_sweep_and_an_inoculation_run_fits_a_path_model(inpu
     inoculate(inputs["tiny2"], inputs["root"] / "train-probes", inputs["root"] / "orig-train", ks=(8,),
               lrs=(1e-3, 3e-3), epochs=(1,), out=run, batch_size=8, max_length=16, progress=False,
               keep_checkpoints="all")  # fmt: skip
+    from inprocess import refused, workbench
+
+    refused(workbench("train-source", "--model", inputs["tiny1"], "--data", inputs["orig"], "--out", run),
+            "already holds an inoculation run")  # its config.json would have been overwritten  # fmt: skip
     checkpoints = inputs["root"] / "checkpoints"
     plan = plan_sweep({"runs": [str(run)], "probes": {"toy": inputs["probes"]}, "orig": {"science": inputs["orig"]}},
                       out=checkpoints, cache=False)  # fmt: skip
@@ -234,13 +239,9 @@ def test_a_causal_lm_member_is_scored_by_the_causal_scorer_as_score_scores_it(in
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """One local Ray (2 CPUs) for this module's Ray tests, shut down after them."""
-    ray = pytest.importorskip("ray")
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
+    """One local Ray (2 CPUs) for this module's Ray tests, shut down after them (started as under load)."""
+    with start_local_ray(cpus=2) as ray:
+        yield ray
 
 
 def test_a_sweep_on_a_local_ray_writes_the_files_a_local_sweep_writes(inputs, swept, local_ray):
@@ -303,8 +304,9 @@ def test_ways_of_asking_are_units_of_their_own_with_shots_from_the_probe_folders
 
     lm = tmp_path / "tiny-gpt2"
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=400, n_positions=1024, n_embd=32, n_layer=2, n_head=2, bos_token_id=0,
-                        eos_token_id=0)
+    config = GPT2Config(
+        vocab_size=400, n_positions=1024, n_embd=32, n_layer=2, n_head=2, bos_token_id=0, eos_token_id=0
+    )
     GPT2LMHeadModel(config).save_pretrained(lm)
     byte_bpe().save_pretrained(lm)
     train = read_probes(released_dir / "hypernymy_train.jsonl").head(200)
@@ -327,3 +329,98 @@ def test_ways_of_asking_are_units_of_their_own_with_shots_from_the_probe_folders
     bad = {**grid, "models": {"gpt2": {**model, "ways": ["letters/five/chat"]}}}
     with pytest.raises(SpecError, match="does not name a way of asking"):
         plan_sweep(bad, out=tmp_path / "bad", cache=False)
+
+
+def test_sweep_mistakes_of_issue_42_are_one_line_before_any_unit_is_scored(inputs, tmp_path):
+    """Grids of the wrong shape, a model path to nothing, a name given twice, rule all, an output inside a probe
+    set, a bad --where, a 250-character name: each one line naming the fix, nothing written."""
+    from inprocess import refused, workbench
+
+    out = tmp_path / "out"
+    base = ("sweep", "--out", out, "--probes", f"toy={inputs['probes']}", "--no-cache")
+    grids = {"list.json": "[1, 2]", "models.toml": 'models = "x"', "bad.json": '{"models": {', "bad.yaml": "a: [1",
+             "twice.json": '{"models": {"m": "a", "m": "b"}}', "twice.yaml": "models:\n  m: a\n  m: b\n",
+             "runs.toml": f'runs = "nothere"\n[probes]\ntoy = "{inputs["probes"]}"'}  # fmt: skip
+    expected = {"list.json": "is not a table of settings", "models.toml": "models must be a table",
+                "bad.json": "is not valid JSON", "bad.yaml": "is not valid YAML", "twice.json": "given twice",
+                "twice.yaml": "given twice", "runs.toml": "nothere is not an inoculation run"}  # fmt: skip
+    for name, text in grids.items():
+        (tmp_path / name).write_text(text)
+        refused(workbench("sweep", "--out", out, "--grid", tmp_path / name), expected[name])
+    refused(workbench(*base, "--model", "m=/no/such/model"), "no model at /no/such/model")
+    refused(workbench(*base, "--model", f"m={inputs['tiny1']}", "--model", f"m={inputs['tiny2']}"),
+            "--model names 'm' twice")  # fmt: skip
+    refused(workbench(*base, "--model", f"m={inputs['tiny1']}", "--scorers", "mcqa", "--rules", "all"),
+            "rule 'all' would give one accuracy over several rules")  # fmt: skip
+    refused(workbench("sweep", "--out", Path(inputs["probes"]) / "sweep", "--probes", f"toy={inputs['probes']}",
+                      "--model", f"m={inputs['tiny1']}"), "lies inside the input folder")  # fmt: skip
+    for where in ("nosuchcolumn = 1", "model = = 'x'"):
+        refused(workbench(*base, "--model", f"m={inputs['tiny1']}", "--where", where), "is not a condition")
+    refused(workbench(*base, "--model", f"{'m' * 250}={inputs['tiny1']}"), "is 250 characters long")
+    refused(workbench(*base, "--model", f"a/b={inputs['tiny1']}"), "cannot be part of a file name")
+    other = tmp_path / "not-probes"
+    other.mkdir()
+    (other / "notes.txt").write_text("a folder of other things is refused, not hashed")
+    refused(workbench("sweep", "--out", out, "--probes", f"p={other}", "--model", f"m={inputs['tiny1']}"),
+            "holds no probe files")  # fmt: skip
+    assert not out.exists() and not (Path(inputs["probes"]) / "sweep").exists()
+
+
+def test_a_damaged_unit_record_or_a_swapped_prediction_file_is_scored_again(inputs, swept, tmp_path):
+    """A truncated record (the sweep and population used to stop on it) is set aside and its unit scored again;
+    another unit's prediction file copied over a unit's is scored again, not skipped on the record's word."""
+    import shutil
+
+    out = tmp_path / "copy"
+    shutil.copytree(swept, out)
+    grid = {**_grid(inputs), "controls": ["none"], "models": {"tiny1": inputs["tiny1"]}}
+    units = {
+        name: out / "predictions" / f"tiny1__{name}__similarity-auto__none-s0.parquet" for name in ("toy", "science")
+    }
+    record = out / "units" / f"{units['toy'].stem}.json"
+    record.write_bytes(record.read_bytes()[:40])
+    shutil.copyfile(units["toy"], units["science"])
+    with pytest.warns(UserWarning, match="is damaged"):
+        plan = plan_sweep(grid, out=out, cache=False)
+    assert not plan["done"].any() and (record.parent / f"{record.name}.damaged").is_file()
+    assert run_sweep(plan, cache=False, progress=False)["status"].to_list() == ["scored", "scored"]
+    for path in units.values():
+        assert path.read_bytes() == (swept / "predictions" / path.name).read_bytes()
+    assert plan_sweep(grid, out=out, cache=False)["done"].all()
+    assert population(sweeps=[out]).height == 6
+
+
+def test_population_members_are_identities_not_labels(inputs, tmp_path):
+    """Two sweeps naming different models ``m`` are two members whatever the order of the arguments; two probe
+    sets of one probe in one grid are two columns, never pooled; one member's probe held twice is refused."""
+    from inprocess import refused, workbench
+
+    for name, model in (("a", inputs["tiny1"]), ("b", inputs["tiny2"])):
+        grid = {"models": {"m": model}, "probes": {"toy": inputs["probes"]}}
+        run_sweep(plan_sweep(grid, out=tmp_path / name, split="dev", cache=False), cache=False, progress=False)
+    forward = population(sweeps=[tmp_path / "a", tmp_path / "b"])
+    backward = population(sweeps=[tmp_path / "b", tmp_path / "a"])
+    assert forward.height == 2 and forward["unit"].n_unique() == 2 and forward["unit"].str.contains(" #").all()
+    assert forward.sort("fingerprint").equals(backward.sort("fingerprint").with_columns(source=forward.sort(
+        "fingerprint")["source"]))  # fmt: skip
+    for name in ("a", "b"):
+        file = next((tmp_path / name / "predictions").glob("*.parquet"))
+        assert population(sweeps=[tmp_path / name])["hypernymy"][0] == pytest.approx(
+            pl.read_parquet(file).filter(pl.col("probe") == "hypernymy")["correct"].mean())  # fmt: skip
+
+    other = tmp_path / "other-probes"
+    write_probes(pl.concat([_probes(6, "dev", 7)]), other)
+    grid = {"models": {"m": inputs["tiny1"]}, "probes": {"toy": inputs["probes"], "other": str(other)}}
+    run_sweep(plan_sweep(grid, out=tmp_path / "two", split="dev", cache=False), cache=False, progress=False)
+    frame = population(sweeps=[tmp_path / "two"])
+    assert {"hypernymy@toy", "hypernymy@other", "definitions@toy", "definitions@other"} <= set(frame.columns)
+    assert "hypernymy" not in frame.columns
+
+    file = next((tmp_path / "a" / "predictions").glob("*.parquet"))
+    copy = tmp_path / "copy.parquet"
+    copy.write_bytes(file.read_bytes())
+    refused(workbench("population", "--predictions", file, "--predictions", copy, "--out", tmp_path / "p.parquet"),
+            "both hold")  # fmt: skip
+    code, out, err = workbench("population", "--predictions", file, "--out", tmp_path / "p.parquet")
+    assert code == 0 and "1 models" in out, err  # the README's command (was ColumnNotFoundError "trial")
+    assert pl.read_parquet(tmp_path / "p.parquet")["unit"].to_list() == ["m [similarity, cosine, none]"]

@@ -2,6 +2,7 @@
 and reading predictions back."""
 
 import contextlib
+import errno
 import fcntl
 import glob
 import io
@@ -29,9 +30,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     _refuse_special(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_leftovers(path.parent, f".{path.name}.", ".tmp")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_writer()}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(path.parent, f".{path.name}.", ".tmp")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_writer()}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:  # a read-only or full place: name the file asked for, not the temporary one
+        raise WorkbenchError(f"cannot write {path}: {_unwritable(err)} (the old file, if any, is untouched)") from err
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -41,8 +45,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp_path
         os.replace(tmp_path, path)
     except OSError as err:  # a full disk, a quota, a vanished folder: nothing was replaced
-        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; free some space or write elsewhere "
-                             "(the old file, if any, is untouched)") from err  # fmt: skip
+        raise WorkbenchError(f"cannot write {path}: {_unwritable(err)} (the old file, if any, is untouched)") from err
     except pl.exceptions.PolarsError as err:
         if "os error" not in str(err).lower():
             raise
@@ -50,6 +53,14 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
                              "(the old file, if any, is untouched)") from err  # fmt: skip
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def _unwritable(err: OSError) -> str:
+    """Why a write failed, and the fix: a read-only place is not a full disk."""
+    if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"{err.strerror}; make the folder writable (or set WORKBENCH_HOME to a writable workspace) or write " \
+            "elsewhere"  # fmt: skip
+    return f"{err.strerror or err}; free some space or write elsewhere"
 
 
 def read_parquet(path: str | Path, **options) -> pl.DataFrame:
@@ -122,8 +133,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
-OUTPUT_SUFFIXES = {"predictions": (".parquet",), "report": (".html", ".htm")}
-"""The file names each kind of output may have: a suffix says what the file holds, so another is refused."""
+OUTPUT_SUFFIXES = {
+    "predictions": (".parquet",), "report": (".html", ".htm"), "table": (".parquet",),
+    "population": (".parquet", ".csv"), "markdown": (".md", ".txt"),
+}  # fmt: skip
+"""The file names each kind of output file may have: a suffix says what the file holds, so another is refused."""
+FOLDER_KINDS = {
+    "probes": "a probe set ({train,dev,test}.parquet or .jsonl, or folders of them)",
+    "site": "a published site (site.json)",
+    "sweep": "a sweep (units/, predictions/)",
+    "source": "a train-source run (config.json, model/, metrics.json)",
+    "inoculation": "an inoculation run (config.json with a grid, trials.parquet)",
+    "tasks": "lm-eval tasks (workbench_*.yaml, workbench_*.jsonl)",
+    "edge-task": "an edge-probing task ({train,dev,test}.jsonl with targets)",
+    "edge-results": "edge-probing results (summary, predictions, audit .parquet)",
+    "olmpics": "oLMpics probes (<probe>.jsonl)",
+    "mcqa": "a science QA set ({train,dev,test}.jsonl without probe notes)",
+}
+"""The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
 REPORT_MARKER = '<meta name="generator" content="Probe Workbench report">'
 """The line in every HTML report ``workbench report --html`` writes: what it may replace without ``--force``."""
 
@@ -135,35 +162,51 @@ def check_output(
     inputs: tuple[str | Path | None, ...] = (),
     kind: str | None = None,
     force: bool = False,
+    can_force: bool = True,
 ) -> Path:
     """Fail before any work when ``path`` cannot take the output; returns ``path``.
 
     Refused: a file where a folder is wanted (or the reverse), a place this process cannot write, a device,
-    socket or FIFO, one of the command's own ``inputs``, a name whose suffix is not the ``kind``'s
-    (``OUTPUT_SUFFIXES``), and (unless ``force``) an existing file that is not an output of that ``kind``
-    (``written_kind``): replacing a prediction file with a report, or a probe file with predictions, loses data.
+    socket or FIFO, one of the command's own ``inputs`` (by device and inode, however spelt; an output inside an
+    input folder, or an input inside an output folder, too), a name whose suffix is not the ``kind``'s
+    (``OUTPUT_SUFFIXES``), an existing file that is not an output of that ``kind`` (``written_kind``) unless
+    ``force``, and an existing folder holding anything but that kind of output (``folder_kind``; ``FOLDER_KINDS``).
+    ``can_force``: whether the command has a ``--force`` to name in the message.
     """
     path = Path(path)
+    folder = folder or kind in FOLDER_KINDS
     _refuse_special(path)
     for given in (Path(item) for item in inputs if item is not None):
-        if _same(path, given) or (given.is_dir() and given.resolve() in path.resolve().parents):
-            raise WorkbenchError(f"the output {path} is also an input of this command; write the output elsewhere")
+        if _same(path, given):
+            raise WorkbenchError(f"the output {path} is also an input of this command ({given}); write it elsewhere")
+        if _within(path, given):
+            raise WorkbenchError(f"the output {path} lies inside the input folder {given}; write it elsewhere")
+        if folder and _within(given, path):
+            raise WorkbenchError(f"the output folder {path} holds the input {given}; write the output elsewhere")
     if folder and path.exists() and not path.is_dir():
         raise WorkbenchError(f"the output {path} is a file; give a folder (new, or the one an earlier run wrote)")
     if not folder and path.is_dir():
-        raise WorkbenchError(f"the output {path} is a folder; give a file name, e.g. {path / 'out'}{path.suffix or ''}")
+        suffix = OUTPUT_SUFFIXES[kind][0] if kind in OUTPUT_SUFFIXES else path.suffix
+        raise WorkbenchError(f"the output {path} is a folder; give a file name, e.g. {path / 'out'}{suffix}")
     existing = next((parent for parent in [path, *path.parents] if parent.exists()), None)
     if existing is not None and not existing.is_dir():
         if existing != path:
             raise WorkbenchError(f"cannot write {path}: {existing} is a file, not a folder; choose another path")
     elif existing is not None and not os.access(existing, os.W_OK | os.X_OK):
         raise WorkbenchError(f"cannot write {path}: {existing} is not writable by this user; choose another path")
-    if kind is not None:
+    if kind in FOLDER_KINDS:
+        found = folder_kind(path)
+        if found not in (None, kind):
+            held = FOLDER_KINDS.get(found, "files the workbench did not write")
+            raise WorkbenchError(f"{path} already holds {held}, not {FOLDER_KINDS[kind]}; writing there would replace "
+                                 "or mix with them: give a new folder (or an empty one)")  # fmt: skip
+    elif kind is not None:
         found = written_kind(path) if path.is_file() and path.stat().st_size else kind
         if found != kind and not force:
+            fix = "pass --force to replace it" if can_force else "delete it first if it may go"
             raise WorkbenchError(
                 f"{path} already holds {found or 'a file the workbench did not write as ' + kind}; "
-                "choose another name, or pass --force to replace it"
+                f"choose another name, or {fix}"
             )
         if path.suffix.lower() not in (suffixes := OUTPUT_SUFFIXES[kind]):
             raise WorkbenchError(
@@ -174,8 +217,9 @@ def check_output(
 
 
 def written_kind(path: str | Path) -> str | None:
-    """What the workbench wrote at ``path``: ``predictions``, ``probes``, ``table`` (other Parquet), ``report``
-    (an HTML report, by ``REPORT_MARKER``), or None (not a file the workbench writes)."""
+    """What the workbench wrote at ``path``: ``predictions``, ``probes``, ``population`` (Parquet or CSV),
+    ``table`` (other Parquet), ``report`` (an HTML report, by ``REPORT_MARKER``), ``markdown`` (of
+    ``probes reproduce``), or None (not a file the workbench writes)."""
     path = Path(path)
     try:
         with open(path, "rb") as handle:
@@ -184,6 +228,10 @@ def written_kind(path: str | Path) -> str | None:
             columns = set(pl.read_parquet_schema(path))
         elif REPORT_MARKER.encode() in head or b"<title>Probe Workbench report</title>" in head:  # or an older one
             return "report"
+        elif head.startswith(b"unit,origin,model,scorer,"):
+            return "population"
+        elif head.startswith(b"### ") and MARKDOWN_MARKER.encode() in head:
+            return "markdown"
         else:
             return None
     except (OSError, pl.exceptions.PolarsError):
@@ -192,7 +240,81 @@ def written_kind(path: str | Path) -> str | None:
         return "predictions"
     if {"choices", "answer", "cluster_id"} <= columns:
         return "probes"
+    if {"unit", "origin", "model", "scorer", "control"} <= columns:
+        return "population"
     return "table"
+
+
+MARKDOWN_MARKER = "Table 4, whole sets (ours: the paper preset"
+"""A line of what ``workbench probes reproduce --out`` writes: what it may replace without ``--force``."""
+
+
+def folder_kind(path: str | Path) -> str | None:
+    """What the workbench wrote in the folder ``path``: a key of ``FOLDER_KINDS``, ``other`` (anything else), or
+    None (no folder, or nothing but dot-files: free to write)."""
+    path = Path(path)
+    if not path.is_dir():
+        return None
+    children = {child.name: child for child in path.iterdir() if not child.name.startswith(".")}
+    names = set(children)
+    if not names:
+        return None
+    splits = {f"{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("parquet", "jsonl")}
+    jsonl = [children[name] for name in sorted(names & splits) if name.endswith(".jsonl")]
+    sniffed = {_jsonl_kind(file) for file in jsonl}
+    if "site.json" in names:
+        return "site"
+    if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):
+        return "sweep"
+    if {"trials.parquet", "config.json"} & names:
+        return "inoculation" if "trials.parquet" in names or "grid" in _json_keys(children["config.json"]) else "source"
+    if all(name.startswith("workbench_") and name.endswith((".yaml", ".jsonl")) for name in names):
+        return "tasks"
+    if names <= {"summary.parquet", "predictions.parquet", "audit.parquet"}:
+        return "edge-results"
+    if names <= splits and len(sniffed) == 1 and sniffed != {"probes"}:
+        return sniffed.pop()
+    if _probe_tree(path):
+        return "probes"
+    if all(name.endswith(".jsonl") for name in names) and {_jsonl_kind(children[n]) for n in names} == {"olmpics"}:
+        return "olmpics"
+    return "other"
+
+
+def _json_keys(file: Path) -> set[str]:
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return set(record) if isinstance(record, dict) else set()
+
+
+def _probe_tree(folder: Path) -> bool:
+    splits = {f"{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("parquet", "jsonl")}
+    children = [child for child in folder.iterdir() if not child.name.startswith(".")]
+    return all((child.name in splits and (not child.name.endswith(".jsonl") or _jsonl_kind(child) == "probes"))
+               or (child.is_dir() and _probe_tree(child)) for child in children)  # fmt: skip
+
+
+def _jsonl_kind(file: Path) -> str | None:
+    """Which JSONL a file's first record is: ``probes`` (ARC-style with notes), ``edge-task`` (jiant), ``mcqa``
+    (ARC-style), ``olmpics``, or None."""
+    try:
+        with open(file, encoding="utf-8") as handle:
+            record = json.loads(handle.readline() or "null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    if "targets" in record:
+        return "edge-task"
+    if "notes" in record:
+        return "probes"
+    if "question" in record:
+        return "mcqa"
+    if "statement" in record or "masked" in record:
+        return "olmpics"
+    return None
 
 
 def _refuse_special(path: Path) -> None:
@@ -206,10 +328,29 @@ def _refuse_special(path: Path) -> None:
 
 
 def _same(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file or folder: the same device and inode (symlinks, ``..``, hard links)."""
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return a.resolve() == b.resolve()
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` lies inside the folder ``folder`` (by device and inode of each existing parent)."""
+    if not folder.is_dir():
+        return False
+    try:
+        target = os.stat(folder)
+    except OSError:
+        return False
+    for parent in Path(os.path.abspath(path)).parents:
+        try:
+            found = os.stat(parent)
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+            return True
+    return folder.resolve() in path.resolve().parents
 
 
 class LockedError(WorkbenchError):
@@ -222,10 +363,12 @@ def exclusive(path: str | Path, wait: bool = False) -> Iterator[None]:
 
     A second writer gets ``LockedError`` at once, naming the holder (pid, host, start time), instead of two
     processes overwriting each other's results; with ``wait`` it waits for the holder to finish instead (for a
-    cache the second writer then finds made). The lock file ``.NAME.lock`` sits beside ``path``; the lock
+    cache the second writer then finds made). The lock file ``.NAME.lock`` sits beside ``path`` in its parent folder
+    after symlinks and ``..`` are resolved, so every spelling of one output (a symlink, ``a/../a``, another mount
+    of the folder) takes the same lock file: the same device and inode; the lock
     itself is the kernel's (``flock``), so a killed holder never leaves a stale lock behind.
     """
-    path = Path(path)
+    path = Path(os.path.realpath(path))  # the lock file sits in the real parent folder, however the path is spelt
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.parent / f".{path.name}.lock"
     with open(lock, "a+", encoding="utf-8") as handle:
@@ -317,3 +460,35 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
                 f"{path}, row {bad[0] + 1}: {name} ({bad.len()} rows like it); the file is damaged: score again"
             )
     return frame
+
+
+LABEL_LIMIT = 100
+"""The most characters of a model label, a run or probe-set name: they become file names and chart labels."""
+
+
+def check_label(label: str | None, option: str, *, file_name: bool = False) -> str | None:
+    """``label`` if it is a usable name, else a one-line error naming ``option``: at most ``LABEL_LIMIT``
+    characters, no control characters, and (``file_name``: it becomes part of a file name) no ``/``, no leading
+    dot, not empty."""
+    if label is None:
+        return None
+    if not label.strip():
+        raise WorkbenchError(f"{option} is empty; give a name, e.g. minilm")
+    if len(label) > LABEL_LIMIT:
+        raise WorkbenchError(f"{option} is {len(label)} characters long; give at most {LABEL_LIMIT}")
+    if any(ord(char) < 32 or 0x7F <= ord(char) < 0xA0 or char in "\u2028\u2029" for char in label):
+        raise WorkbenchError(f"{option} {label!r} holds a control character or line break; give a plain name")
+    if file_name and ("/" in label or label.startswith(".") or "\\" in label):
+        raise WorkbenchError(f"{option} {label!r} cannot be part of a file name (a / or \\, or a leading dot); "
+                             "give a plain name like minilm")  # fmt: skip
+    return label
+
+
+def inside(folder: str | Path, name: str) -> Path:
+    """``folder / name`` for a file name derived from data, refused unless it stays a plain name inside ``folder``."""
+    folder = Path(folder)
+    path = folder / name
+    if (Path(name).name != name or name in ("", ".", "..") or "\x00" in name
+            or Path(os.path.normpath(folder.resolve() / name)).parent != folder.resolve()):  # fmt: skip
+        raise WorkbenchError(f"the file name {name!r} (from the data) would leave {folder}; rename it in the data")
+    return path

@@ -34,6 +34,11 @@ CELL_KEYS = ("probe", "hops", "distractor_family", "distractor_depth")
 MAX_BOOT = 100_000
 """Most bootstrap resamples asked for: intervals settle long before (1,000 is plenty); more only exhausts memory."""
 _BOOT_CHUNK = 4_000_000  # resampled units held in memory at once
+MIN_CLUSTERS = 2
+"""Fewest clusters (units resampled) a group needs for a bootstrap interval: a single cluster is every resample (one
+question or one cluster gave ``100.0 [100.0, 100.0]``, an interval claiming certainty); with fewer, ``lo``/``hi``
+are null and reports say ``TOO_FEW``."""
+TOO_FEW = "too few clusters for an interval"
 
 
 def identity_keys(preds: pl.DataFrame) -> list[str]:
@@ -176,8 +181,8 @@ def instance_accuracy(
         n=pl.col("size").cast(pl.Int64),
         n_correct=pl.col("correct").cast(pl.Int64),
         accuracy=pl.col("correct") / pl.col("size"),
-        lo=pl.Series(lo),
-        hi=pl.Series(hi),
+        lo=_interval(lo),
+        hi=_interval(hi),
     )
 
 
@@ -233,18 +238,20 @@ def cluster_accuracy(
     cluster_boot = strict / groups["n"].to_numpy()
     cluster_lo, cluster_hi = _percentiles(cluster_boot, ci)
     gap_lo, gap_hi = _percentiles(cluster_boot - n_correct / size, ci)
-    return groups.select(
-        *keys,
-        n_clusters="n",
-        n=pl.col("size").cast(pl.Int64),
-        cluster_accuracy=pl.col("strict") / pl.col("n"),
-        cluster_lo=pl.Series(cluster_lo),
-        cluster_hi=pl.Series(cluster_hi),
-        instance_accuracy=pl.col("n_correct") / pl.col("size"),
-    ).with_columns(
-        gap=pl.col("cluster_accuracy") - pl.col("instance_accuracy"),
-        gap_lo=pl.Series(gap_lo),
-        gap_hi=pl.Series(gap_hi),
+    return (
+        groups.select(
+            *keys,
+            n_clusters="n",
+            n=pl.col("size").cast(pl.Int64),
+            cluster_accuracy=pl.col("strict") / pl.col("n"),
+            cluster_lo=_interval(cluster_lo),
+            cluster_hi=_interval(cluster_hi),
+            instance_accuracy=pl.col("n_correct") / pl.col("size"),
+            gap_lo=_interval(gap_lo),
+            gap_hi=_interval(gap_hi),
+        )
+        .with_columns(gap=pl.col("cluster_accuracy") - pl.col("instance_accuracy"))
+        .select(pl.exclude("gap_lo", "gap_hi"), "gap_lo", "gap_hi")
     )
 
 
@@ -465,6 +472,11 @@ def _groups_and_bootstrap(
             for total, column in zip(sums, columns, strict=True):
                 total[first : first + len(picks), index] = column[picks].sum(axis=1)
     return groups, sums
+
+
+def _interval(bound: np.ndarray) -> pl.Expr:
+    """A bound of each group's interval (``n``: its clusters), null below ``MIN_CLUSTERS`` clusters."""
+    return pl.when(pl.col("n") >= MIN_CLUSTERS).then(pl.Series(bound, dtype=pl.Float64)).otherwise(None)
 
 
 def _percentiles(replicates: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:

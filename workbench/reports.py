@@ -404,8 +404,14 @@ def _pct(column: str) -> pl.Expr:
 
 
 def _pct_ci(value: str, lo: str, hi: str) -> pl.Expr:
-    """A share and its interval as percentages: "83.3 [58.3, 100.0]"."""
-    return pl.format("{} [{}, {}]", _pct(value), _pct(lo), _pct(hi))
+    """A share and its interval as percentages: "83.3 [58.3, 100.0]", or "100.0 (too few clusters for an
+    interval)" where the metrics gave none (``metrics.MIN_CLUSTERS``)."""
+    interval = pl.format("{} [{}, {}]", _pct(value), _pct(lo), _pct(hi))
+    return (
+        pl.when(pl.col(lo).is_null())
+        .then(pl.format("{} ({})", _pct(value), pl.lit(metrics.TOO_FEW)))
+        .otherwise(interval)
+    )
 
 
 def _text_table(frame: pl.DataFrame, left: int) -> str:

@@ -210,7 +210,9 @@ def cluster_section(preds: pl.DataFrame, n_boot: int, seed: int) -> Section:
         probe="probe",
         measure="measure",
         accuracy=_percent("accuracy"),
-        interval=pl.format("[{}, {}]", _percent("lo"), _percent("hi")),
+        interval=pl.when(pl.col("lo").is_null())
+        .then(pl.lit(metrics.TOO_FEW))
+        .otherwise(pl.format("[{}, {}]", _percent("lo"), _percent("hi"))),
         n=pl.col("n").cast(pl.String),
     )
     text = (

@@ -118,6 +118,19 @@ def _spread(mask: list[bool], values: list[float]) -> list[float | None]:
     return [next(it) if keep else None for keep in mask]
 
 
+def pairing(a: pl.DataFrame, b: pl.DataFrame) -> dict[str, int]:
+    """How many questions ``compare`` pairs (``paired``) and how many of A's and B's it leaves out (``a_left``,
+    ``b_left``: scored by one frame only), by the same key as ``paired``."""
+    keys_a = metrics.with_question_key(a)["question_key"]
+    keys_b = metrics.with_question_key(b)["question_key"]
+    both = keys_a.is_in(keys_b.implode()).sum()
+    return {
+        "paired": int(both),
+        "a_left": keys_a.len() - int(both),
+        "b_left": int((~keys_b.is_in(keys_a.implode())).sum()),
+    }
+
+
 def _scope(part: pl.DataFrame, n_boot: int, rng: np.random.Generator, ci: float) -> dict:
     """Accuracies, paired cluster-bootstrap intervals and McNemar's test of one scope."""
     clusters = part.group_by("cluster_id").agg(
@@ -134,8 +147,8 @@ def _scope(part: pl.DataFrame, n_boot: int, rng: np.random.Generator, ci: float)
     diffs = (right_b[draws].sum(1) - right_a[draws].sum(1)) / n[draws].sum(1)
     cluster_diffs = all_b[draws].mean(1) - all_a[draws].mean(1)
 
-    def bound(values: np.ndarray, percent: float) -> float | None:
-        return float(np.percentile(values, percent)) if n_boot else None
+    def bound(values: np.ndarray, percent: float) -> float | None:  # none below metrics.MIN_CLUSTERS clusters
+        return float(np.percentile(values, percent)) if n_boot and len(n) >= metrics.MIN_CLUSTERS else None
 
     a_only = int((part["correct_a"] & ~part["correct_b"]).sum())
     b_only = int((part["correct_b"] & ~part["correct_a"]).sum())

@@ -45,6 +45,7 @@ from scipy.optimize import isotonic_regression
 
 from workbench.analysis.model import PathModel, check_data, parse_model
 from workbench.errors import SpecError, WorkbenchError
+from workbench.metrics import MAX_BOOT
 from workbench.progress import ProgressBar
 from workbench.specs import resolve_spec
 
@@ -75,11 +76,11 @@ class PLSSpec:
         if (
             isinstance(self.bootstrap, bool)
             or not isinstance(self.bootstrap, int)
-            or not (self.bootstrap == 0 or self.bootstrap >= 10)
+            or not (self.bootstrap == 0 or 10 <= self.bootstrap <= MAX_BOOT)
         ):
             raise SpecError(
-                f"bootstrap={self.bootstrap!r} must be 0 (no bootstrap) or a whole number of resamples >= 10 "
-                "(500 or more for p-values)"
+                f"bootstrap={self.bootstrap!r} must be 0 (no bootstrap) or a whole number of resamples from 10 to "
+                f"{MAX_BOOT:,} (500 or more for p-values)"
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise SpecError(f"seed={self.seed!r} must be a non-negative whole number")

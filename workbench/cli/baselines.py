@@ -5,9 +5,11 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.tables import markdown
 
 
+@declares(probes=Reads(), model=Reads(), predictions=Reads(), out=Writes("table"))
 def baselines(
     probes: list[Path] = typer.Option(
         ..., help="Probe file(s) or folder(s) with a train split and a dev or test split; repeat for several files."
@@ -32,11 +34,9 @@ def baselines(
     import polars as pl
 
     from workbench.baselines import probe_health
-    from workbench.io import check_output, read_predictions, write_parquet
+    from workbench.io import read_predictions, write_parquet
     from workbench.probes.formats import read_probes
 
-    if out is not None:
-        check_output(out, inputs=(*probes, model, predictions))  # before the work: an input or a device fails now
     frame = pl.concat([read_probes(path) for path in probes])
     model_preds = read_predictions(predictions) if predictions is not None else None
     options = {"batch_size": batch_size, "device": device} if model is not None else {}

@@ -4,12 +4,14 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, declares
 from workbench.cli.tables import markdown
 
 SHOWN = ("row", "column", "n", "n_clusters", "accuracy_a", "accuracy_b", "diff", "diff_lo", "diff_hi",
          "cluster_diff", "cluster_diff_lo", "cluster_diff_hi", "a_only", "b_only", "p_mcnemar", "p_holm")  # fmt: skip
 
 
+@declares(a=Reads(), b=Reads())
 def compare(
     a: Path = typer.Argument(..., help="Predictions of model A (.parquet, one model)."),
     b: Path = typer.Argument(..., help="Predictions of model B, on the same questions."),
@@ -25,9 +27,15 @@ def compare(
     import polars as pl
 
     from workbench.analysis.comparison import compare as paired_comparison
+    from workbench.analysis.comparison import pairing
     from workbench.io import read_predictions
 
-    table = paired_comparison(read_predictions(a), read_predictions(b), n_boot=n_boot, seed=seed, alpha=alpha)
+    frame_a, frame_b = read_predictions(a), read_predictions(b)
+    table = paired_comparison(frame_a, frame_b, n_boot=n_boot, seed=seed, alpha=alpha)
+    counts = pairing(frame_a, frame_b)
+    if counts["a_left"] or counts["b_left"]:  # a partial overlap: say what the numbers stand on
+        typer.echo(f"paired {counts['paired']:,} questions scored by both; left out {counts['a_left']:,} of A's "
+                   f"({a.name}) and {counts['b_left']:,} of B's ({b.name}), scored by one only", err=True)  # fmt: skip
     if as_json:
         typer.echo(json.dumps(table.to_dicts(), indent=2))
         return

@@ -2,6 +2,8 @@
 
 import typer
 
+from workbench.cli.guard import Writes, declares
+
 data_app = typer.Typer(help="Find WordNet and GCIDE, provision them and build the cached graphs.", no_args_is_help=True)
 
 
@@ -46,6 +48,7 @@ def setup(
 
 
 @data_app.command("mcqa")
+@declares(out=Writes("mcqa"))
 def mcqa(
     name: str = typer.Argument(..., help="arc_easy, arc_challenge, openbookqa or sciq."),
     out: str | None = typer.Option(None, help="The folder to write (default: <workspace>/mcqa/NAME)."),

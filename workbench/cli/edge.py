@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.tables import markdown
 
 edge_app = typer.Typer(
@@ -13,6 +14,7 @@ edge_app = typer.Typer(
 
 
 @edge_app.command("build")
+@declares(out=Writes("edge-task"))
 def build(
     task: str = typer.Option(..., help="supersense (WordNet lexicographer file) or gcide-pos (GCIDE part of speech)."),
     out: Path = typer.Option(..., help="Folder for {train,dev,test}.jsonl in jiant's edge-probing format."),
@@ -36,6 +38,7 @@ def build(
 
 
 @edge_app.command("probe")
+@declares(model=Reads(), data=Reads(), out=Writes("edge-results"))
 def probe(
     model: str = typer.Option(..., help="An encoder folder, or a hub name in the local Hugging Face cache."),
     data: Path = typer.Option(..., help="A jiant JSONL folder ({train,dev,test}.jsonl) or file."),
@@ -83,6 +86,7 @@ def probe(
 
 
 @edge_app.command("audit")
+@declares(data=Reads())
 def audit(data: Path = typer.Option(..., help="A jiant JSONL folder with train.jsonl and test.jsonl.")) -> None:
     """Print the memorisation shares of a train/test pair (Mem-Exact, Mem-Freq, Mem-Uniform; percent of test)."""
     import polars as pl

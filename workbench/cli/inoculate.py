@@ -5,6 +5,8 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
+
 
 class AddSome(str, Enum):
     x1 = "x1"
@@ -39,6 +41,7 @@ def _numbers(text: str, kind: type, name: str) -> list:
         ) from err
 
 
+@declares(model=Reads(), data=Reads(), eval_data=Reads(), out=Writes("source"))
 def train_source(
     model: Path = typer.Option(..., help="The pretrained model folder (a multiple-choice head is added if missing)."),
     data: list[Path] = typer.Option(
@@ -76,6 +79,7 @@ def train_source(
     typer.echo(f"model written to {out / 'model'}")
 
 
+@declares(model=Reads(), probes=Reads(), orig=Reads(), add_some_data=Reads(), out=Writes("inoculation"))
 def inoculate(
     model: Path = typer.Option(..., help="A train-source run folder (or a model folder) to inoculate."),
     probes: list[Path] = typer.Option(..., help="Probe file or folder with train and dev splits; repeat for several."),

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Label, Reads, Writes, declares
 from workbench.cli.score import (
     CHAT_TEMPLATE,
     FORMAT,
@@ -21,6 +22,7 @@ import_app = typer.Typer(help="Read another tool's results as a prediction file.
 
 
 @export_app.command("lm-eval")
+@declares(probes=Reads(), prompts=Reads(), shots_from=Reads(), out=Writes("tasks"))
 def export_lm_eval(
     probes: Path = typer.Argument(..., help="A probe file or folder (.parquet, .jsonl, or a built probe folder)."),
     out: Path = typer.Option(..., "--out", help="Folder for the tasks: workbench_<probe>.yaml and .jsonl each."),
@@ -58,6 +60,7 @@ def export_lm_eval(
 
 
 @import_app.command("lm-eval")
+@declares(samples=Reads(), out=Writes("predictions"), name=Label())
 def import_lm_eval(
     samples: Path = typer.Argument(..., help="A samples_<task>_<date>.jsonl written by lm_eval --log_samples."),
     out: Path = typer.Option(..., "--out", help="Prediction file to write (.parquet)."),
@@ -66,10 +69,9 @@ def import_lm_eval(
     """The harness's per-question log-likelihoods as predictions: rule sum (its acc) and mean-char (its acc_norm)."""
     import polars as pl
 
-    from workbench.io import check_output, write_parquet
+    from workbench.io import write_parquet
     from workbench.scoring.harness import import_lm_eval as read_samples
 
-    check_output(out)
     predictions = read_samples(samples, name=name)
     write_parquet(predictions, out)
     accuracy = predictions.group_by("rule", maintain_order=True).agg(pl.col("correct").mean())

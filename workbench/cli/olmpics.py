@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.tables import markdown
 
 olmpics_app = typer.Typer(
@@ -30,6 +31,7 @@ def _read(paths: list[Path]):
 
 
 @olmpics_app.command("build")
+@declares(vocab_model=Reads(), out=Writes("olmpics"))
 def build(
     out: Path = typer.Option(..., help="Folder for <probe>.jsonl files (the user format of docs/OLMPICS.md)."),
     probe: str = typer.Option(
@@ -57,7 +59,14 @@ def build(
     if vocab_model is not None:
         from transformers import AutoTokenizer
 
-        vocabulary = frozenset(token.lstrip("Ġ▁") for token in AutoTokenizer.from_pretrained(vocab_model).get_vocab())
+        if vocab_model.is_file():
+            raise SpecError(f"--vocab-model {vocab_model} is a file; give the model's folder (or its hub name)")
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(vocab_model)
+        except (OSError, ValueError, TypeError, KeyError) as err:  # transformers' ways of saying "not a tokenizer"
+            raise SpecError(f"--vocab-model {vocab_model} holds no tokenizer transformers can read "
+                            f"({' '.join(str(err).split())[:120]}); give a model folder") from None  # fmt: skip
+        vocabulary = frozenset(token.lstrip("Ġ▁") for token in tokenizer.get_vocab())
     for name in names:
         frame = build_olmpics(OlmpicsSpec(name, n_train, n_dev, seed, min_count), vocabulary=vocabulary)
         if controls:
@@ -75,6 +84,7 @@ def build(
 
 
 @olmpics_app.command("zero-shot")
+@declares(model=Reads(), probes=Reads(), out=Writes("table"))
 def zero_shot(
     model: str = typer.Option(..., help="A masked LM folder, or a hub name in the local Hugging Face cache."),
     probes: list[Path] = typer.Option(..., help="oLMpics JSONL file(s) or folder(s); repeat for several."),
@@ -84,10 +94,9 @@ def zero_shot(
     """Score statements with the model's own MLM head restricted to the candidates (MC-MLM)."""
     import polars as pl
 
-    from workbench.io import check_output, write_parquet
+    from workbench.io import write_parquet
     from workbench.olmpics import zero_shot as run
 
-    check_output(out, inputs=(*probes, Path(model)))
     frame = _read(probes).filter(pl.col("split") == split)
     predictions = run(frame, model)
     if predictions is None:
@@ -106,6 +115,7 @@ def zero_shot(
 
 
 @olmpics_app.command("curves")
+@declares(model=Reads(), probes=Reads(), out=Writes("table"))
 def curves(
     model: str = typer.Option(
         ..., help="A masked LM folder (no MLM head: one is initialised and zero-shot is skipped)."
@@ -121,10 +131,8 @@ def curves(
     control: str = typer.Option("none", help="none, or random-weights (the same architecture untrained)."),
 ) -> None:
     """Learning curves with the encoder frozen; writes the curves and prints the oLMpics results table."""
-    from workbench.io import check_output, write_parquet
+    from workbench.io import write_parquet
     from workbench.olmpics import CurveSpec, load_masked_lm, results_table, run_curves
-
-    check_output(out, inputs=(*probes, Path(model)))
 
     spec = CurveSpec(
         _numbers(ns, "ns"),
@@ -144,14 +152,24 @@ def curves(
 
 
 @olmpics_app.command("table")
+@declares(curves_file=Reads())
 def table(
     curves_file: Path = typer.Argument(..., help="A curves .parquet written by `workbench olmpics curves`."),
 ) -> None:
     """Print the oLMpics results table (zero-shot, MLP/LINEAR WS and MAX, LANGSENSE) of a curves file."""
-    from workbench.io import read_parquet
-    from workbench.olmpics import results_table
+    import polars as pl
 
-    typer.echo(markdown(results_table(read_parquet(curves_file))))
+    from workbench.errors import WorkbenchError
+    from workbench.io import read_parquet
+    from workbench.olmpics import CURVE_SCHEMA, results_table
+    from workbench.schema import conform
+
+    try:
+        curves = conform(read_parquet(curves_file), CURVE_SCHEMA, f"curves file {curves_file}")
+    except (pl.exceptions.PolarsError, OSError) as err:
+        raise WorkbenchError(f"{curves_file} is not a readable Parquet file ({' '.join(str(err).split())[:120]}); "
+                             "give the file `workbench olmpics curves --out` wrote") from err  # fmt: skip
+    typer.echo(markdown(results_table(curves)))
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
+
 
 class Scheme(str, Enum):
     centroid = "centroid"
@@ -14,6 +16,7 @@ class Scheme(str, Enum):
     path = "path"
 
 
+@declares(data=Reads(), model=Reads())
 def pls(
     data: Path = typer.Option(
         ..., help="The population table: .csv or .parquet, one row per model, one column per score."
@@ -54,6 +57,7 @@ def pls(
         typer.echo(text_summary(result), nl=False)
 
 
+@declares(predictions=Reads(), runs=Reads(), sweeps=Reads(), out=Writes("population"))
 def population(
     predictions: list[Path] = typer.Option(
         [], help="Prediction Parquet file or folder (workbench score --out); repeat for several."
@@ -68,12 +72,8 @@ def population(
     """Assemble the population: one row per scored model, sweep member and inoculation checkpoint, with its probe
     accuracies and orig (then: workbench pls --data OUT)."""
     from workbench.analysis.populations import population as build
-    from workbench.errors import WorkbenchError
-    from workbench.io import atomic_path, check_output, write_parquet
+    from workbench.io import atomic_path, write_parquet
 
-    check_output(out, inputs=(*predictions, *runs, *sweeps))
-    if out.suffix not in (".parquet", ".csv"):
-        raise WorkbenchError(f"the output {out} should end in .parquet or .csv (what is written); rename it")
     frame = build(predictions=predictions, runs=runs, by_hops=by_hops, sweeps=sweeps)
     if out.suffix == ".csv":
         with atomic_path(out) as tmp:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.tables import markdown
 from workbench.schema import PROBES
 
@@ -33,6 +34,7 @@ def _print_stats(frame) -> None:
 
 
 @probes_app.command("build")
+@declares(templates=Reads(), out=Writes("probes"))
 def build(
     probe: str = typer.Option(..., help=f"Which probe(s): {', '.join(PROBES)}, comma-separated, or 'all'."),
     out: Path = typer.Option(
@@ -89,7 +91,6 @@ def build(
     import polars as pl
 
     from workbench.errors import SpecError
-    from workbench.io import check_output
     from workbench.probes import ProbeSpec, build_probe_sets
     from workbench.probes.formats import check_probe_folder, write_probe_sets
 
@@ -98,7 +99,6 @@ def build(
         raise SpecError(
             f"--probe {probe!r} names no probe; choose one or more of {', '.join(PROBES)} (comma-separated), or 'all'"
         )
-    check_output(out, folder=True, inputs=(templates,))
     check_probe_folder(out)  # a folder of other files is refused now, not after the building
     given = {
         "max_hops": max_hops,
@@ -135,6 +135,7 @@ def _whole_number(name: str, text: str) -> int:
 
 
 @probes_app.command("load")
+@declares(path=Reads())
 def load(
     path: Path = typer.Argument(..., help="A probe file (Parquet, JSONL, released ARC-style JSONL) or a split folder."),
     rows: int = typer.Option(5, help="How many questions to show."),
@@ -155,6 +156,7 @@ def load(
 
 
 @probes_app.command("stats")
+@declares(path=Reads())
 def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> None:
     """Print the SPEC Table 4 statistics and a hops x distractor-family count table."""
     from workbench.probes.formats import read_probes
@@ -163,6 +165,7 @@ def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> N
 
 
 @probes_app.command("reproduce")
+@declares(released=Reads(), out=Writes("markdown"))
 def reproduce(
     released: Path = typer.Option(..., help="The folder of the released probe data (ARC-style JSONL with notes)."),
     out: Path | None = typer.Option(None, help="Write the Markdown here instead of printing it."),
@@ -180,6 +183,7 @@ def reproduce(
 
 
 @probes_app.command("compare-release")
+@declares(ours=Reads(), released=Reads(), model=Reads())
 def compare_release(
     ours: Path = typer.Argument(..., help="Our probe set of one probe: a folder of splits or a file."),
     released: Path = typer.Argument(
@@ -221,6 +225,7 @@ def compare_release(
 
 
 @probes_app.command("check")
+@declares(path=Reads(), out=Writes("table"))
 def check(
     path: Path = typer.Argument(..., help="A probe folder or file."),
     examples: int = typer.Option(3, min=0, help="How many flagged texts to show for each kind of problem."),
@@ -229,12 +234,10 @@ def check(
     """Flag text problems in questions: glued words, unbalanced brackets, truncated definitions, leftover markup."""
     import polars as pl
 
-    from workbench.io import check_output, write_parquet
+    from workbench.io import write_parquet
     from workbench.probes.formats import read_probes
     from workbench.probes.quality import problem_counts, problem_examples, text_problems
 
-    if out is not None:
-        check_output(out)
     frame = read_probes(path)
     problems = text_problems(frame)
     counts = problem_counts(problems, frame.height)
@@ -254,6 +257,7 @@ class ControlKind(str, Enum):
 
 
 @probes_app.command("control")
+@declares(probes=Reads(), templates=Reads(), out=Writes("probes"))
 def control(
     kind: ControlKind = typer.Option(
         ..., help="no-lang (keep only the task's arguments) or perturbed-lang (template words become nonsense words)."
@@ -267,10 +271,13 @@ def control(
     format: Format = typer.Option(Format.parquet, "--format", help="File format."),
 ) -> None:
     """Write the oLMpics NO-LANG or PERTURBED-LANG control of a probe set (same choices, answers and splits)."""
+    from workbench.errors import WorkbenchError
     from workbench.probes.formats import read_probes, write_probes
     from workbench.probes.language_controls import ControlSpec, language_control
 
     frame = language_control(read_probes(probes), ControlSpec(kind.value, seed=seed, templates=templates))
+    if frame.is_empty():  # an empty set written would replace --out with an empty folder
+        raise WorkbenchError(f"{probes} holds no questions; give a probe set with some")
     for path in write_probes(frame, out, fmt=format.value):
         typer.echo(f"wrote {path}")
     typer.echo(f"example: {frame['question'][0]}")

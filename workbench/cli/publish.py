@@ -4,7 +4,10 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 
+
+@declares(preds=Reads(), probes=Reads(), out=Writes("site"))
 def publish(
     preds: list[Path] = typer.Argument(..., help="Prediction Parquet file(s); several models are shown side by side."),
     out: Path = typer.Option(..., "--out", help="The site's folder (new, or one published before: replaced whole)."),
@@ -21,12 +24,11 @@ def publish(
     intervals, the taxonomy atlas of WordNet concepts (click a node to zoom in and list its concepts), each
     concept's cluster, the probe's statistics. Opens from file://, a share or any static host."""
     from workbench import metrics
-    from workbench.io import check_output, read_predictions
+    from workbench.io import read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
     from workbench.site import publish as publish_site
 
-    check_output(out, folder=True, inputs=(*preds, probes))
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
     if (mismatch := metrics.probe_set_check(frame, probe_set, probes)) is not None:

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 
+
+@declares(preds=Reads(), probes=Reads(), html=Writes("report"))
 def report(
     preds: list[Path] = typer.Argument(
         ..., help="Prediction Parquet file(s); several models are reported side by side."
@@ -21,13 +24,11 @@ def report(
 ) -> None:
     """Instance and strict cluster accuracy, per probe and per heat-map cell, of prediction files."""
     from workbench import metrics
-    from workbench.io import check_output, read_predictions
+    from workbench.io import read_predictions
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
     from workbench.reports import json_report, text_report, write_html_report
 
-    if html is not None:
-        check_output(html, inputs=(*preds, probes), kind="report", force=force)
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
     if (mismatch := metrics.probe_set_check(frame, probe_set, probes)) is not None:

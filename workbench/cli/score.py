@@ -5,6 +5,8 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Label, Reads, Writes, declares
+
 
 class Scorer(str, Enum):
     mcqa = "mcqa"
@@ -61,6 +63,9 @@ class Control(str, Enum):
     static_embeddings = "static-embeddings"
 
 
+@declares(
+    model=Reads(), probes=Reads(), prompts=Reads(), shots_from=Reads(), out=Writes("predictions"), name=Label()
+)
 def score(
     model: str = typer.Option(..., help="A model folder, or a hub name in the local Hugging Face cache."),
     scorer: Scorer = typer.Option(
@@ -124,13 +129,11 @@ def score(
     import polars as pl
 
     from workbench.errors import WorkbenchError
-    from workbench.io import check_output, exclusive, write_parquet
+    from workbench.io import exclusive, write_parquet
     from workbench.probes.formats import read_probes
     from workbench.probes.select import sample_clusters
     from workbench.scoring import score as score_probes
 
-    # before any scoring: a folder, an input, another kind of file or an unwritable place fails now, not after the work
-    check_output(out, inputs=(probes, prompts, Path(model), shots_from), kind="predictions", force=force)
     frame = read_probes(probes)
     pool = _shot_pool(frame, probes, shots, shots_from)
     if split is not None:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import typer
 
+from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.inoculate import Backend
 
 
@@ -15,10 +16,14 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
         name, sep, path = value.partition("=")
         if not sep or not name or not path:
             raise SpecError(f"{option} {value!r} is not NAME=PATH; e.g. {option} minilm=/models/minilm")
+        if name in pairs:
+            raise SpecError(f"{option} names {name!r} twice ({pairs[name]}, {path}); give each its own name")
         pairs[name] = path
     return pairs
 
 
+@declares(grid=Reads(), model=Reads(pairs=True), probes=Reads(pairs=True), orig=Reads(pairs=True), run=Reads(),
+          out=Writes("sweep"))  # fmt: skip
 def sweep(
     grid: Path | None = typer.Option(None, help="A grid file (TOML, YAML or JSON; see docs/SWEEP.md)."),
     out: Path = typer.Option(..., help="The sweep folder: predictions/, units/; a killed sweep resumes from it."),
@@ -32,8 +37,8 @@ def sweep(
     seeds: str | None = typer.Option(None, help="Seeds of the controls, comma-separated (default 0)."),
     ways: str | None = typer.Option(
         None,
-        help="causal, seq2seq: ways of asking, comma-separated, e.g. cloze/0-shot/plain,letters/5-shot/chat (shots "
-        "from each probe folder's train split).",
+        help="causal, seq2seq: ways of asking, comma-separated, e.g. cloze/0-shot/plain,letters/5-shot/chat (the shots "
+        "from each probe set's train split).",
     ),
     where: str | None = typer.Option(
         None, help="Keep only the units matching this SQL condition over the plan, e.g. \"control = 'none'\"."
@@ -61,16 +66,18 @@ def sweep(
 
     from workbench.cli.inoculate import _numbers
     from workbench.cli.score import _whole
-    from workbench.io import check_output
+    from workbench.errors import SpecError
     from workbench.sweep import SweepSpec, plan_sweep, read_grid, run_sweep
-    from workbench.sweep.grid import _load
+    from workbench.sweep.grid import _load, shaped
 
-    check_output(out, folder=True)
-    raw = _load(grid) if grid is not None else {}
-    for key, pairs in (("models", _pairs(model, "--model")), ("probes", _pairs(probes, "--probes")),
-                       ("orig", _pairs(orig, "--orig"))):  # fmt: skip
-        raw[key] = {**raw.get(key, {}), **pairs}
-    raw["runs"] = [*raw.get("runs", []), *map(str, run)]
+    raw = shaped(_load(grid), str(grid)) if grid is not None else {}
+    for key, option, values in (("models", "--model", model), ("probes", "--probes", probes), ("orig", "--orig", orig)):
+        pairs = _pairs(values, option)
+        if twice := sorted(set(pairs) & set(raw.get(key) or {})):
+            raise SpecError(f"{option} {twice[0]!r} is also in the grid {grid}; give it another name")
+        raw[key] = {**(raw.get(key) or {}), **pairs}
+    runs = raw.get("runs") or []
+    raw["runs"] = [*(runs if isinstance(runs, list) else [runs]), *map(str, run)]
     for key, text in (("scorers", scorers), ("rules", rules), ("controls", controls), ("ways", ways)):
         if text is not None:
             raw[key] = [part.strip() for part in text.split(",") if part.strip()]
@@ -84,7 +91,11 @@ def sweep(
     )  # fmt: skip
     plan = plan_sweep(read_grid(raw), spec)
     if where is not None:
-        plan = plan.filter(pl.sql_expr(where))
+        try:
+            plan = plan.filter(pl.sql_expr(where))
+        except (pl.exceptions.PolarsError, ValueError, TypeError) as err:
+            raise SpecError(f"--where {where!r} is not a condition over the plan's columns ({list(plan.columns)}): "
+                            f"{' '.join(str(err).split())[:160]}") from None  # fmt: skip
     typer.echo(f"sweep: {plan.height} units ({plan['done'].sum()} done), "
                f"{plan.select('path', 'scorer', 'control', 'seed').n_unique()} model loads -> {out}")  # fmt: skip
     if dry_run:

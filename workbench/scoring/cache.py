@@ -13,6 +13,7 @@ the cache.
 """
 
 import hashlib
+import os
 import sqlite3
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +52,11 @@ class PredictionCache:
         try:
             return self._transaction(work)
         except sqlite3.DatabaseError as err:
+            if _read_only(err, self.path):  # not damage: setting the file aside would fail too
+                raise DataSourceError(
+                    f"cannot write the prediction cache {self.path} ({err}): make the workspace writable (or set "
+                    "WORKBENCH_HOME to a writable one), or score without the cache (--no-cache)"
+                ) from err
             if _disk_full(err):
                 raise DataSourceError(
                     f"the disk holding the prediction cache {self.path} is full ({err}); free some space and rerun "
@@ -120,6 +126,13 @@ class PredictionCache:
 def _digest(fingerprint: str, item: str, value: bytes) -> bytes:
     """What ties a stored value to its key: 16 bytes of BLAKE2b over fingerprint, item and value."""
     return hashlib.blake2b(f"{fingerprint}\x1f{item}\x1f".encode() + value, digest_size=16).digest()
+
+
+def _read_only(err: sqlite3.DatabaseError, path: Path) -> bool:
+    code = getattr(err, "sqlite_errorcode", 0) & 0xFF
+    return code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM) or not os.access(
+        path.parent, os.W_OK
+    )
 
 
 def _disk_full(err: sqlite3.DatabaseError) -> bool:

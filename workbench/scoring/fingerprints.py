@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 import transformers
 
+from workbench.errors import WorkbenchError
 from workbench.io import write_text
 from workbench.paths import cache_dir
 
@@ -71,7 +72,10 @@ def file_digests(paths: list[Path], store: Path | None = None) -> dict[Path, str
             known[key], changed = entry, True
         digests[path] = entry[2]
     if changed:
-        write_text(json.dumps(known, indent=0, sort_keys=True), store)
+        try:
+            write_text(json.dumps(known, indent=0, sort_keys=True), store)
+        except WorkbenchError as err:  # a read-only workspace: the store only saves reading files again
+            warnings.warn(f"the model files' digests are not kept ({err})", stacklevel=2)
     return digests
 
 
@@ -94,7 +98,7 @@ def _sound(entry: object) -> bool:
     """A stored digest entry: [size, mtime_ns, sha256 hex]."""
     return (
         isinstance(entry, list) and len(entry) == 3 and all(isinstance(part, int) for part in entry[:2])
-        and isinstance(entry[2], str) and len(entry[2]) == 64
+        and isinstance(entry[2], str) and len(entry[2]) == 64 and set(entry[2]) <= set("0123456789abcdef")
     )  # fmt: skip
 
 

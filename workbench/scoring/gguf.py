@@ -14,6 +14,7 @@ fingerprinted by that digest (``fingerprints.model_files``), so the fingerprint 
 
 import importlib.util
 import json
+import struct
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
@@ -47,12 +48,35 @@ def dequantised(path: Path) -> Path:
     workspace on first use and keyed by the file's SHA-256."""
     digest = file_digests([path])[path]
     folder = cache_dir("predictions") / "gguf" / digest[:32]
-    if (folder / GGUF_RECORD).exists():
+    if _intact(folder, digest):
         return folder
     with exclusive(folder, wait=True):  # a second process (a sweep's other worker) waits, then reads this folder
-        if not (folder / GGUF_RECORD).exists():
-            _dequantise(path, digest, folder)
+        if not _intact(folder, digest):
+            _dequantise(path, digest, folder)  # a damaged folder is replaced whole (staged_folder)
     return folder
+
+
+def _intact(folder: Path, digest: str) -> bool:
+    """Whether ``folder`` is a whole dequantised copy of the file ``digest``: its record names the digest and its
+    weights' safetensors header matches the file's size (a truncated copy, the cache's own, is made again, never
+    blamed on the GGUF file); a damaged one is said in a warning."""
+    import warnings
+
+    from safetensors import safe_open
+
+    if not (folder / GGUF_RECORD).exists():
+        return False
+    try:
+        whole = json.loads((folder / GGUF_RECORD).read_text(encoding="utf-8")).get("sha256") == digest
+        with safe_open(folder / "model.safetensors", framework="pt"):
+            pass
+    except Exception as err:  # safetensors raises its own SafetensorError; any failure means "make it again"
+        whole, problem = False, " ".join(str(err).split())[:120]
+    else:
+        problem = "its record names another file"
+    if not whole:
+        warnings.warn(f"the dequantised GGUF cache {folder} is damaged ({problem}); making it again", stacklevel=3)
+    return whole
 
 
 def _dequantise(path: Path, digest: str, folder: Path) -> None:
@@ -69,7 +93,7 @@ def _dequantise(path: Path, digest: str, folder: Path) -> None:
         try:
             tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
             network = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
-        except (OSError, ValueError, KeyError, RuntimeError) as err:
+        except (OSError, ValueError, KeyError, RuntimeError, struct.error) as err:  # struct: a truncated header
             raise WorkbenchError(
                 f"cannot read the GGUF file {path}: {str(err).splitlines()[0][:200]}; check that it is a complete "
                 "GGUF file of a decoder-only model transformers knows (llama, mistral, qwen2, gpt2, ...)"

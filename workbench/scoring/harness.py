@@ -16,12 +16,14 @@ maps, calibration and ``compare`` then work on harness runs.
 
 import hashlib
 import json
+import math
+import re
 from pathlib import Path
 
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.io import write_text
+from workbench.io import inside, write_text
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
 from workbench.scoring.asking import LETTERS, SHOT_DELIMITER, Asking, Shots, turn
 from workbench.scoring.prompts import PromptTemplates, load_prompts
@@ -66,13 +68,80 @@ def export_lm_eval(
     shot_docs = _docs(shots.frame.drop("row", "position"), templates, asking.format) if shots is not None else None
     folder = Path(out).resolve()
     written = []
+    tasks = {probe: task_name(probe) for probe in docs["probe"].unique(maintain_order=True)}
+    if len(set(tasks.values())) < len(tasks):
+        raise WorkbenchError(
+            f"the probes {sorted(tasks)} give one task name twice {sorted(tasks.values())}; rename one"
+        )
     for (probe,), part in docs.group_by("probe", maintain_order=True):
-        task = f"{TASK_PREFIX}{probe}"
-        data = folder / f"{task}.jsonl"
+        task = tasks[probe]
+        data = inside(folder, f"{task}.jsonl")
         lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in part.iter_rows(named=True))
         written.append(write_text(lines, data))
-        written.append(write_text(_task_yaml(task, data, part.height, asking, shot_docs), folder / f"{task}.yaml"))
+        task_yaml = _task_yaml(task, data, part.height, asking, shot_docs)
+        written.append(write_text(task_yaml, inside(folder, f"{task}.yaml")))
     return written
+
+
+def task_name(probe: str) -> str:
+    """The lm-eval task (and file) name of a probe: ``workbench_<probe>``, any character but letters, digits,
+    ``-`` and ``_`` replaced by ``_`` (a probe name comes from the data: ``/../victim`` must not leave the folder)."""
+    return TASK_PREFIX + (re.sub(r"[^A-Za-z0-9_-]+", "_", probe).strip("_") or "probe")
+
+
+def _sample(line: str, where: str) -> tuple[int | None, dict]:
+    """One logged sample: its ``doc_id`` and its row (probe columns, ``sum`` and ``mean-char`` scores), or a
+    one-line error naming ``where`` (file and line) and the field: a sample giving a wrong number is refused."""
+    try:
+        record = json.loads(line)
+    except ValueError as err:
+        raise WorkbenchError(f"{where}: not a JSON record ({err}); the samples file is damaged") from None
+    doc = record.get("doc") if isinstance(record, dict) else None
+    if not isinstance(doc, dict) or set(PROBE_SCHEMA) - set(doc):
+        raise WorkbenchError(
+            f"{where}: the sample's doc does not carry the probe columns; it is not a sample of a task written by "
+            "`workbench export lm-eval` (export the probes, run lm_eval with --log_samples, import its samples file)"
+        )
+    choices, answer = doc["choices"], doc["answer"]
+    if not isinstance(choices, list) or len(choices) < 2 or not all(isinstance(c, str) and c for c in choices):
+        raise WorkbenchError(f"{where}: doc.choices must be two or more non-empty texts (got {choices!r:.80})")
+    if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer < len(choices):
+        raise WorkbenchError(
+            f"{where}: doc.answer {answer!r:.40} is not the index of one of its {len(choices)} choices"
+        )
+    responses = record.get("filtered_resps")
+    if not isinstance(responses, list) or len(responses) != len(choices):
+        raise WorkbenchError(
+            f"{where}: filtered_resps must hold one log-likelihood per choice ({len(choices)}), got {responses!r:.80}; "
+            "it is not a multiple_choice sample of an exported task"
+        )
+    loglik = [_loglik(response, where) for response in responses]
+    try:
+        row = conform(pl.DataFrame([{column: doc[column] for column in PROBE_SCHEMA}], schema=PROBE_SCHEMA,
+                                   strict=False), PROBE_SCHEMA, "doc").row(0, named=True)  # fmt: skip
+    except (WorkbenchError, pl.exceptions.PolarsError, TypeError, ValueError) as err:
+        raise WorkbenchError(f"{where}: the doc's probe columns are malformed ({' '.join(str(err).split())[:120]})")
+    if row["id"] is None or row["question"] is None:
+        raise WorkbenchError(f"{where}: doc.id and doc.question must be texts")
+    per_char = [value / len(choice) for value, choice in zip(loglik, choices)]
+    doc_id = record.get("doc_id")
+    doc_id = doc_id if isinstance(doc_id, int) and not isinstance(doc_id, bool) else None
+    asked = doc.get("asking", "")
+    return doc_id, {**row, "asking": asked if isinstance(asked, str) else "", "sum": loglik, "mean-char": per_char}
+
+
+def _loglik(response, where: str) -> float:
+    """A response's log-likelihood: ``[value, is_greedy]`` as lm-eval logs it (both as text: ``["-80.3", "False"]``),
+    or a bare value; finite, not > 0."""
+    value = response[0] if isinstance(response, list) and response else response
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            value = None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value > 0:
+        raise WorkbenchError(f"{where}: filtered_resps holds {response!r:.40}, not a finite log-likelihood (<= 0)")
+    return float(value)
 
 
 def lm_eval_command(tasks: list[str], out: str | Path, asking: Asking = Asking()) -> str:
@@ -156,33 +225,22 @@ def import_lm_eval(samples: str | Path, name: str | None = None) -> pl.DataFrame
     """
     path = Path(samples)
     try:
-        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, ValueError) as err:
         raise WorkbenchError(f"cannot read lm-eval samples from {path}: {err}; pass a samples_*.jsonl file") from err
-    if not records or any(set(PROBE_SCHEMA) - set(record.get("doc", {})) for record in records):
-        raise WorkbenchError(
-            f"{path} holds no samples of a task written by `workbench export lm-eval` (each sample's doc must carry "
-            "the probe columns); export the probes, run lm_eval with --log_samples, and import its samples file"
-        )
     label = name or model_label(path.parent.name)
-    rows = []
-    for record in records:
-        doc = record["doc"]
-        loglik = [float(response[0]) for response in record["filtered_resps"]]
-        if len(loglik) != len(doc["choices"]):
-            raise WorkbenchError(
-                f"{path}: sample {record.get('doc_id')} has {len(loglik)} log-likelihoods for {len(doc['choices'])} "
-                "choices; it is not a multiple_choice sample of an exported task"
-            )
-        per_char = [value / len(choice) for value, choice in zip(loglik, doc["choices"])]
-        rows.append(
-            {
-                **{column: doc[column] for column in PROBE_SCHEMA},
-                "asking": doc.get("asking", ""),
-                "sum": loglik,
-                "mean-char": per_char,
-            }
-        )
+    rows, seen = [], {}
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            doc_id, row = _sample(line, f"{path}, line {number}")
+            key = doc_id if doc_id is not None else json.dumps([row[c] for c in PROBE_SCHEMA], ensure_ascii=False)
+            if key in seen:
+                raise WorkbenchError(f"{path}, line {number}: question {row['id']!r} (doc_id {doc_id}) is logged again "
+                                     f"(first on line {seen[key]}); import a file with each question once")  # fmt: skip
+            seen[key] = number
+            rows.append(row)
+    if not rows:
+        raise WorkbenchError(f"{path} holds no samples; pass the samples_*.jsonl that lm_eval --log_samples wrote")
     frame = pl.DataFrame(
         rows, schema={**PROBE_SCHEMA, "asking": pl.String, **{rule: pl.List(pl.Float64) for rule in IMPORT_RULES}}
     )

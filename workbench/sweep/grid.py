@@ -32,6 +32,7 @@ import tomllib
 from pathlib import Path
 
 from workbench.errors import SpecError
+from workbench.io import check_label
 
 LISTS = {
     "scorers": ["similarity"], "rules": ["auto"], "controls": ["none"], "seeds": [0], "runs": [],
@@ -44,17 +45,16 @@ OWN = ("scorers", "rules", "controls", "seeds", "ways")  # what a model entry ma
 def read_grid(source: str | Path | dict) -> dict:
     """The grid as a dict: ``models`` (name -> ``{path, scorers, rules, controls, seeds}``, the grid's where the
     entry sets none), ``probes`` and ``orig`` (name -> path), ``runs`` (paths) and ``seeds``; unset lists take
-    ``LISTS``' defaults."""
-    raw = _load(source) if not isinstance(source, dict) else dict(source)
-    unknown = sorted(set(raw) - set(LISTS) - set(TABLES))
-    if unknown:
-        raise SpecError(f"the sweep grid has unknown keys {unknown}; use {sorted([*TABLES, *LISTS])}")
+    ``LISTS``' defaults. A grid of the wrong shape is one line naming the file (or "the sweep grid") and the key."""
+    raw = shaped(_load(source), str(source)) if not isinstance(source, dict) else shaped(dict(source), "the sweep grid")
     grid = {name: _listed(raw.get(name, default), name) for name, default in LISTS.items()}
     for table in TABLES:
-        value = raw.get(table) or {}
-        if not isinstance(value, dict):
-            raise SpecError(f"{table} must be a table of name = path (got {value!r})")
-        grid[table] = {str(name): value[name] for name in value}
+        grid[table] = {str(name): value for name, value in (raw.get(table) or {}).items()}
+    for table in ("probes", "orig"):
+        for name, path in grid[table].items():
+            check_label(name, f"{table} name {name!r}", file_name=True)
+            if not isinstance(path, str) or not path:
+                raise SpecError(f"{table} {name!r} must be a path (got {path!r:.60})")
     grid["models"] = {name: _model(name, entry, grid) for name, entry in grid["models"].items()}
     if not grid["models"] and not grid["runs"]:
         raise SpecError('the sweep grid names no models and no inoculation runs; add [models] name = "path"')
@@ -63,33 +63,90 @@ def read_grid(source: str | Path | dict) -> dict:
     return grid
 
 
+def shaped(raw, where: str) -> dict:
+    """``raw`` (a grid read from a file, or given) if it has the grid's shape: a table whose ``models``, ``probes``
+    and ``orig`` are tables and whose other keys are lists (or one value); else a one-line error naming ``where``."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"{where} is not a table of settings (got {type(raw).__name__}); write keys like "
+                        'models = {minilm = "/path"} (see docs/SWEEP.md)')  # fmt: skip
+    unknown = sorted(map(str, set(raw) - set(LISTS) - set(TABLES)))
+    if unknown:
+        raise SpecError(f"{where}: unknown keys {unknown}; use {sorted([*TABLES, *LISTS])}")
+    for table in TABLES:
+        if raw.get(table) is not None and not isinstance(raw[table], dict):
+            raise SpecError(f"{where}: {table} must be a table of name = path (got {raw[table]!r:.60})")
+    for name in LISTS:
+        value = raw.get(name)
+        if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list) for v in value)):
+            raise SpecError(f"{where}: {name} must be a list of values, e.g. {name} = {LISTS[name] or ['runs/inoc']}")
+    return raw
+
+
 def _load(path: str | Path) -> dict:
+    """The grid file's table: TOML, YAML (.yaml, .yml) or JSON (.json); a key given twice, or a file that does not
+    parse, is one line naming the file."""
     path = Path(path)
     if not path.is_file():
         raise SpecError(f"no sweep grid file at {path}; write one in TOML (see workbench.sweep.grid)")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as err:
+        raise SpecError(f"cannot read the sweep grid {path}: {err}; give a UTF-8 TOML, YAML or JSON file") from None
     if path.suffix in (".yaml", ".yml"):
         try:
             import yaml
         except ImportError as err:
             raise SpecError(f"{path} is YAML, which needs pyyaml (pip install pyyaml); or write it in TOML") from err
-        return yaml.safe_load(text) or {}
+        try:
+            return yaml.load(text, Loader=_unique_yaml_loader()) or {}
+        except yaml.YAMLError as err:
+            raise SpecError(f"{path} is not valid YAML ({' '.join(str(err).split())}); fix it") from None
     if path.suffix == ".json":
-        return json.loads(text)
+        try:
+            return json.loads(text, object_pairs_hook=_unique)
+        except ValueError as err:
+            raise SpecError(f"{path} is not valid JSON ({err}); fix it") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SpecError(f"{path} is not valid TOML ({err}); fix it, or give .yaml/.json") from err
 
 
+def _unique(pairs: list[tuple]) -> dict:
+    keys = [key for key, _ in pairs]
+    if twice := sorted({key for key in keys if keys.count(key) > 1}):
+        raise ValueError(f"the key {twice[0]!r} is given twice; keep one")
+    return dict(pairs)
+
+
+def _unique_yaml_loader():
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        """A safe YAML loader refusing a key given twice (the later would silently replace the earlier)."""
+
+        def construct_mapping(self, node, deep=False):
+            keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+            if twice := sorted({str(key) for key in keys if keys.count(key) > 1}):
+                raise yaml.constructor.ConstructorError(None, None, f"the key {twice[0]!r} is given twice; keep one",
+                                                        node.start_mark)  # fmt: skip
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeys
+
+
 def _listed(value, name: str) -> list:
     items = value if isinstance(value, list | tuple) else [value]
     if not items and name != "runs":
         raise SpecError(f"{name} is empty; give at least one, or leave it out for {LISTS[name] or 'none'}")
+    if name == "rules" and "all" in items:
+        raise SpecError("rule 'all' would give one accuracy over several rules; list them, e.g. "
+                        "rules = ['sum', 'mean-token', 'mean-char', 'mi']: each is a unit of its own")  # fmt: skip
     return [_seed(item) if name == "seeds" else str(item) for item in items]
 
 
 def _model(name: str, entry, grid: dict) -> dict:
+    check_label(name, f"model name {name!r}", file_name=True)
     if isinstance(entry, str | Path):
         entry = {"path": str(entry)}
     if not isinstance(entry, dict) or "path" not in entry:
@@ -98,7 +155,10 @@ def _model(name: str, entry, grid: dict) -> dict:
     if unknown:
         raise SpecError(f"model {name!r} has unknown keys {unknown}; use path, {', '.join(OWN)}")
     try:
-        return {"path": str(entry["path"]), **{key: _listed(entry.get(key, grid[key]), key) for key in OWN}}
+        if not isinstance(entry["path"], str) or not entry["path"]:
+            raise SpecError(f"its path must be a text (got {entry['path']!r:.60})")
+        own = shaped({key: entry[key] for key in OWN if key in entry}, "its settings")
+        return {"path": entry["path"], **{key: _listed(own.get(key, grid[key]), key) for key in OWN}}
     except SpecError as err:
         raise SpecError(f"model {name!r}: {err}") from None
 

@@ -20,6 +20,7 @@ import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.inoculation.backends import BACKENDS
+from workbench.io import check_output
 from workbench.schema import SPLITS
 from workbench.specs import resolve_spec
 from workbench.sweep.grid import read_grid
@@ -51,6 +52,8 @@ SCORING = ("max_questions", "data_seed", "max_length", "dtype")  # with split: w
 UNITS, PREDICTIONS = "units", "predictions"
 DEFAULT_WAY = "cloze/0-shot/plain"
 CHECKPOINT_SCORER = "mcqa"  # an inoculation checkpoint has its multiple-choice head
+UNIT_NAME_LIMIT = 150  # bytes of a unit's name: with .parquet and a writer's temporary prefix, within 255
+PROBE_SET_LIMIT = 2 * 10**9  # bytes of a probe set's files: more is some other folder, refused before hashing
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,10 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
     for _, path, _ in sets:
         if not Path(path).exists():
             raise WorkbenchError(f"no probe set at {path}; build one with `workbench probes` or fix the grid")
+    for name, entry in grid["models"].items():
+        _check_model(name, entry["path"])
+    inputs = [path for _, path, _ in sets] + [entry["path"] for entry in grid["models"].values()] + grid["runs"]
+    check_output(out, kind="sweep", inputs=tuple(path for path in inputs if Path(path).exists()))
     members = [(name, entry["path"], "model", entry, None) for name, entry in grid["models"].items()]
     checkpoint = {"scorers": [CHECKPOINT_SCORER], "rules": ["auto"], "controls": ["none"], "seeds": grid["seeds"]}
     members += [(name, path, "checkpoint", checkpoint, trial)
@@ -154,12 +161,28 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
                                     "file": str(out / PREDICTIONS / f"{unit}.parquet"),
                                 })  # fmt: skip
     plan = pl.DataFrame(rows, schema={name: PLAN_SCHEMA[name] for name in PLAN_SCHEMA if name not in ("key", "done")})
+    if (longest := plan.filter(pl.col("unit").str.len_bytes() > UNIT_NAME_LIMIT)).height:
+        raise SpecError(f"the unit name {longest['unit'][0]!r} is longer than {UNIT_NAME_LIMIT} bytes (a file name); "
+                        "give the model and probe set shorter names in the grid")  # fmt: skip
     duplicated = plan.filter(pl.col("unit").is_duplicated())["unit"].unique().to_list()
     if duplicated:
         raise SpecError(f"units {duplicated[:3]} appear twice; give models and probe sets distinct names")
     keys = [unit_key(row) for row in plan.iter_rows(named=True)]
     plan = plan.with_columns(key=pl.Series(keys, dtype=pl.String))
     return plan.with_columns(done=pl.Series([is_done(row) for row in plan.iter_rows(named=True)], dtype=pl.Boolean))
+
+
+def _check_model(name: str, path: str) -> None:
+    """A model is a file, a folder or a hub name; a path to nothing is one line now, not an error at load time."""
+    if Path(path).expanduser().exists():
+        return
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(path)
+    except HFValidationError:
+        raise WorkbenchError(f"model {name!r}: no model at {path} (not a file, a folder, or a hub name); "
+                             "fix its path") from None  # fmt: skip
 
 
 def unit_name(model: str, probe_set: str, scorer: str, rule: str, control: str, seed: int, way: str = "") -> str:
@@ -192,8 +215,14 @@ def checkpoints(run: str | Path) -> list[tuple[str, str, dict]]:
         raise WorkbenchError(f"{run} is not an inoculation run (no trials.parquet); give a `workbench inoculate --out`")
     found = {}
     for info in sorted([*run.glob("best/k*/trial.json"), *run.glob("trials/*/model/trial.json")]):
-        trial = json.loads(info.read_text(encoding="utf-8"))
-        found[trial["trial"]] = (f"{run.name}/{trial['trial']}", str(info.parent), trial)
+        try:
+            trial = json.loads(info.read_text(encoding="utf-8"))
+            name = trial["trial"] if isinstance(trial, dict) and isinstance(trial.get("trial"), str) else None
+        except (OSError, ValueError) as err:
+            raise WorkbenchError(f"{info} cannot be read ({err}); rerun `workbench inoculate` on {run}") from None
+        if name is None:
+            raise WorkbenchError(f"{info} names no trial; it is damaged: rerun `workbench inoculate` on {run}")
+        found[name] = (f"{run.name}/{name}", str(info.parent), trial)
     if not found:
         raise WorkbenchError(f"{run} kept no checkpoints (keep_checkpoints='none'?); rerun it keeping best or all")
     return [found[name] for name in sorted(found)]
@@ -208,8 +237,7 @@ def unit_key(unit: dict) -> str:
     files = [model] if model.is_file() else model_files(folder, weights=unit["control"] != "random-weights") \
         if folder else []  # fmt: skip
     probes = Path(unit["probes"])
-    probe_files = sorted(p for p in probes.rglob("*") if p.is_file() and not p.name.startswith(".")) \
-        if probes.is_dir() else [probes]  # fmt: skip
+    probe_files = probe_set_files(probes)
     digests = file_digests([*files, *probe_files])
     names = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "asking", "split", *SCORING)
     settings = {name: unit[name] for name in names}
@@ -218,15 +246,70 @@ def unit_key(unit: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+def probe_set_files(probes: Path) -> list[Path]:
+    """The files a probe set's key digests: itself, or a folder's probe files (``.parquet``, ``.jsonl``, outside
+    dot-folders, at most ``PROBE_SET_LIMIT`` bytes in all: a folder of other things is refused, not hashed)."""
+    if not probes.is_dir():
+        return [probes]
+    files = sorted(path for path in probes.rglob("*") if path.suffix in (".parquet", ".jsonl") and path.is_file()
+                   and not any(part.startswith(".") for part in path.relative_to(probes).parts))  # fmt: skip
+    if not files:
+        raise WorkbenchError(f"{probes} holds no probe files (.parquet, .jsonl); give a probe set's folder or file")
+    if (size := sum(path.stat().st_size for path in files)) > PROBE_SET_LIMIT:
+        raise WorkbenchError(f"{probes} holds {size / 1e9:.1f} GB of .parquet/.jsonl files, more than a probe set; "
+                             "give the folder of one probe set")  # fmt: skip
+    return files
+
+
 def record_path(file: str | Path) -> Path:
     """Where a unit's record sits: ``<out>/units/<unit>.json`` for ``<out>/predictions/<unit>.parquet``."""
     file = Path(file)
     return file.parent.parent / UNITS / f"{file.stem}.json"
 
 
+RECORD_SCHEMA = {"unit": str, "key": str, "questions": int, "accuracy": float, "file_digest": str, "model": str,
+                 "probe_set": str, "scorer": str, "rule": str, "control": str, "seed": int}  # fmt: skip
+"""What a unit record must hold (with its type) to count: anything less is a damaged record, set aside."""
+
+
+def read_record(path: str | Path) -> dict | None:
+    """The unit record at ``path``, or None when there is none; a damaged one (truncated, not JSON, a field missing
+    or of the wrong type) is set aside as ``<unit>.json.damaged`` with a warning, and the unit is scored again."""
+    import warnings
+
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        record, problem = None, " ".join(str(err).split())
+    else:
+        wrong = [name for name, kind in RECORD_SCHEMA.items() if not isinstance(record, dict)
+                 or not isinstance(record.get(name), kind) or isinstance(record.get(name), bool)]  # fmt: skip
+        if not wrong:
+            return record
+        problem = f"field {wrong[0]} missing or of the wrong type"
+    aside = path.with_name(path.name + ".damaged")
+    path.replace(aside)
+    warnings.warn(f"{path} is damaged ({problem}); set aside as {aside.name}, the unit is scored again", stacklevel=2)
+    return None
+
+
+def file_digest(path: str | Path) -> str:
+    """The BLAKE2b digest of a file's bytes: what a unit's record says its prediction file is."""
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def is_done(unit: dict) -> bool:
-    """Whether ``unit``'s prediction file is there and was written for the same key."""
-    record = record_path(unit["file"])
-    if not (record.is_file() and Path(unit["file"]).is_file()):
+    """Whether ``unit``'s prediction file is there, was written for the same key, and is the file its record
+    names (by digest: another unit's file copied over it is scored again)."""
+    file = Path(unit["file"])
+    record = read_record(record_path(file))
+    if record is None or record["key"] != unit["key"] or not file.is_file():
         return False
-    return json.loads(record.read_text(encoding="utf-8")).get("key") == unit["key"]
+    return record["file_digest"] == file_digest(file)

@@ -23,7 +23,7 @@ from workbench.inoculation.backends import run_local, run_ray
 from workbench.io import exclusive, write_parquet, write_text
 from workbench.progress import ProgressBar
 from workbench.specs import resolve_spec
-from workbench.sweep.plan import PLAN_SCHEMA, SweepSpec, is_done, record_path
+from workbench.sweep.plan import PLAN_SCHEMA, SweepSpec, file_digest, is_done, read_record, record_path
 
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     **{name: PLAN_SCHEMA[name] for name in ("unit", "model", "probe_set", "scorer", "rule", "control", "seed")},
@@ -67,7 +67,8 @@ class SweepJob:
             )  # fmt: skip
             write_parquet(predictions, unit["file"])
             row = {"unit": unit["unit"], "key": unit["key"], "questions": predictions["id"].n_unique(),
-                   "accuracy": float(predictions["correct"].mean()), "seconds": time.time() - started}  # fmt: skip
+                   "accuracy": float(predictions["correct"].mean()), "seconds": time.time() - started,
+                   "file_digest": file_digest(unit["file"])}  # fmt: skip
             described = {name: unit[name] for name in RECORDED}
             write_text(json.dumps({**described, **row, "load_seconds": load_s}, indent=1) + "\n",
                        record_path(unit["file"]))  # fmt: skip
@@ -192,9 +193,8 @@ def _summary(plan: pl.DataFrame, results: dict[str, dict]) -> pl.DataFrame:
     for unit in plan.iter_rows(named=True):
         record, status = results.get(unit["unit"]), "scored"
         if record is None:
-            path = record_path(unit["file"])
-            done = path.is_file() and is_done(unit)
-            record = json.loads(path.read_text(encoding="utf-8")) if done else {}
+            done = is_done(unit)
+            record = (read_record(record_path(unit["file"])) or {}) if done else {}
             status = "skipped" if done else "left"
         rows.append({**{name: unit[name] for name in SUMMARY_SCHEMA if name in unit}, "status": status,
                      **{name: record.get(name) for name in ("questions", "accuracy", "seconds")}})  # fmt: skip
