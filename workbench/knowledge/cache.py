@@ -31,7 +31,7 @@ def _identify(source: str) -> tuple[str, str, list[str]]:
 
         path = wordnet.find_wordnet()
         files = [path] if path.is_file() else [path / name for name in wordnet.REQUIRED_FILES]
-        return "3.0", wordnet.checksum(path), [str(file) for file in files]
+        return wordnet.wordnet_version(path), wordnet.checksum(path), [str(file) for file in files]
     if source == "gcide":
         from importlib import metadata
 
@@ -105,7 +105,8 @@ def load_graph(source: str = "wordnet", rebuild: bool = False) -> Graph:
     Parameters
     ----------
     source : {"wordnet", "gcide"}
-        WordNet 3.0 (NLTK's reader) or the GCIDE dictionary.
+        WordNet (NLTK's reader; its release, 3.0, 3.1 or Open English WordNet, read from its files and named in the
+        cache key) or the GCIDE dictionary.
     rebuild : bool
         Build the cache again even if it is there.
 
