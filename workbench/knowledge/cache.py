@@ -66,6 +66,12 @@ def _source_record(source: str, refresh: bool = False) -> dict:
     return record
 
 
+def source_label(source: str) -> str:
+    """``source`` as probe files and reports name it: its release and checksum (``wordnet 3.0 (b6b3f3df8dba4aea)``)."""
+    record = _source_record(source)
+    return f"{source} {record['version']} ({record['checksum']})"
+
+
 def source_files(source: str) -> list[Path]:
     """The files ``source``'s graph is read from (WordNet's data and index files, or its zip), without importing
     NLTK while they are the ones remembered."""
