@@ -27,7 +27,7 @@ LANGUAGES = ("fra", "ita", "por", "nld", "arb")
 
 
 def shared_concepts(n: int, seed: int) -> list[str]:
-    """``n`` noun and verb synsets with a hypernym that every language of ``LANGUAGES`` has words for, drawn at random."""
+    """``n`` noun and verb synsets with a hypernym that every one of ``LANGUAGES`` has words for, drawn at random."""
     english = load_graph("wordnet")
     shared = english.concepts["id"]
     for language in LANGUAGES:
