@@ -144,9 +144,14 @@ def build_language_probes(
     english = graph or load_graph("wordnet")
     source = graph_of(language, english)
     target = _within(source, shared, english) if shared else source
-    probes = build_probes(spec, graph=target, progress=progress)
-    kept, dropped = audit(probes, target)
     label = knowledge_label(language, english) + (f", only synsets {'+'.join(shared)} has words for" if shared else "")
+    try:
+        probes = build_probes(spec, graph=target, progress=progress)
+    except WorkbenchError as err:  # assemble's "no questions could be built": told below with the counts
+        if type(err) is not WorkbenchError:  # a template, spec or source error says its own fix
+            raise
+        probes = pl.DataFrame(schema=PROBE_SCHEMA)
+    kept, dropped = audit(probes, target)
     return _checked(LanguageSet(language, kept, _counts(dropped), label), spec.probe)
 
 
@@ -309,9 +314,10 @@ def _checked(built: LanguageSet, probe: str) -> LanguageSet:
     """``built``, unless fewer than ``MIN_QUESTIONS`` questions are left: an error with the counts and the fix."""
     if built.probes.height >= MIN_QUESTIONS:
         return built
-    why = ", ".join(f"{reason}: {n:,}" for reason, n in built.dropped.iter_rows() if n) or "none was drafted"
+    why = ", ".join(f"{reason}: {n:,}" for reason, n in built.dropped.iter_rows() if n) or "no question was drafted"
     raise WorkbenchError(
-        f"{probe} in {built.language} keeps {built.probes.height} question(s), fewer than {MIN_QUESTIONS} ({why}); "
+        f"{probe} in {built.language} keeps {built.probes.height} question(s), fewer than {MIN_QUESTIONS} "
+        f"(dropped: {why}); "
         f"{built.knowledge} has too few words for these settings: allow more hops (--max-hops) and distractor "
         "families, or use a larger wordnet for the language"
     )
