@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.analysis.crosslingual import concept_table, language_summary
+from workbench.cli.tables import markdown
 from workbench.io import write_parquet, write_text
 from workbench.knowledge import load_graph
 from workbench.knowledge.omw import language_graph
@@ -75,8 +76,8 @@ def main() -> None:
     write_parquet(summary, args.out / "summary.parquet")
     write_parquet(pl.concat(tables, how="diagonal"), args.out / "concepts.parquet")
     write_parquet(pl.concat(dropped), args.out / "dropped.parquet")
-    with pl.Config(tbl_formatting="MARKDOWN", tbl_hide_column_data_types=True, tbl_rows=100, tbl_cols=30):
-        text = f"{summary}\n\n{pl.concat(dropped).pivot('reason', index='language', values='questions')}\n"
+    counts = pl.concat(dropped).pivot("reason", index="language", values="questions")
+    text = f"{markdown(summary)}\n\n{markdown(counts)}\n"
     write_text(text, args.out / "summary.md")
     print(text)
 
