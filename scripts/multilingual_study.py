@@ -9,7 +9,6 @@ paired concept by concept (docs/MULTILINGUAL.md, docs/REPRODUCTION.md). One comm
 """
 
 import argparse
-import random
 from pathlib import Path
 
 import polars as pl
@@ -17,27 +16,12 @@ import polars as pl
 from workbench.analysis.crosslingual import concept_table, language_summary
 from workbench.cli.tables import markdown
 from workbench.io import write_parquet, write_text
-from workbench.knowledge import load_graph
-from workbench.knowledge.omw import language_graph
 from workbench.probes.formats import write_probes
-from workbench.probes.languages import build_language_probes, language_spec, pair_with
+from workbench.probes.languages import build_language_probes, language_spec, pair_with, shared_concepts
 from workbench.scoring import score
 from workbench.scoring.gguf import smollm2_gguf
 
 LANGUAGES = ("fra", "ita", "por", "nld", "arb")
-
-
-def shared_concepts(n: int, seed: int) -> list[str]:
-    """``n`` noun and verb synsets with a hypernym that every one of ``LANGUAGES`` has words for, drawn at random."""
-    english = load_graph("wordnet")
-    shared = english.concepts["id"]
-    for language in LANGUAGES:
-        shared = shared.filter(shared.is_in(language_graph(language, english).lemmas["id"].unique()))
-    children = english.isa.filter(~pl.col("instance"))["child"].unique()
-    pool = english.concepts.filter(
-        pl.col("id").is_in(shared) & pl.col("id").is_in(children) & pl.col("pos").is_in(["n", "v"])
-    )
-    return sorted(random.Random(seed).sample(pool["name"].to_list(), min(n, pool.height)))
 
 
 def main() -> None:
@@ -47,8 +31,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--models", default="minilm,smollm2")
     args = parser.parse_args()
-    names = shared_concepts(args.concepts, args.seed)
-    spec = language_spec("hypernymy", "eng", max_hops=3, concepts=tuple(names), seed=args.seed)
+    names = shared_concepts(LANGUAGES, args.concepts, args.seed)
+    spec = language_spec("hypernymy", "eng", max_hops=3, concepts=names, seed=args.seed)
     sets = {"eng": build_language_probes("eng", spec, shared=LANGUAGES, progress=False)}
     sets.update({language: pair_with(sets["eng"].probes, language) for language in LANGUAGES})
     dropped = []

@@ -101,6 +101,26 @@ def _within(graph: Graph, languages: tuple[str, ...], english: Graph | None = No
     return replace(graph, lemmas=graph.lemmas.filter(pl.col("id").is_in(shared)), checksum=checksum)
 
 
+def shared_concepts(languages: tuple[str, ...], n: int, seed: int = 0, graph: Graph | None = None) -> tuple[str, ...]:
+    """``n`` noun and verb synsets, drawn at random, that have a hypernym and words in every one of ``languages``:
+    the concepts of a study that asks each of them the same questions (``--concepts``).
+
+    >>> shared_concepts(("fra", "arb"), 3)  # doctest: +SKIP
+    ('abbey.n.03', 'gasp.v.01', 'savanna.n.01')
+    """
+    from workbench.knowledge.omw import language_graph
+
+    english = graph or load_graph("wordnet")
+    shared = english.concepts["id"]
+    for language in languages:
+        shared = shared.filter(shared.is_in(language_graph(language, english).lemmas["id"].unique()))
+    children = english.isa.filter(~pl.col("instance"))["child"].unique()
+    pool = english.concepts.filter(
+        pl.col("id").is_in(shared) & pl.col("id").is_in(children) & pl.col("pos").is_in(["n", "v"])
+    )["name"].to_list()
+    return tuple(sorted(random.Random(seed).sample(pool, min(n, len(pool)))))
+
+
 def knowledge_label(language: str, english: Graph) -> str:
     """What a set in ``language`` was built from, as probe files and reports name it: the English WordNet's release
     and checksum, and the language's wordnet (name, code, checksum of its tab file)."""
@@ -144,7 +164,7 @@ def build_language_probes(
     english = graph or load_graph("wordnet")
     source = graph_of(language, english)
     target = _within(source, shared, english) if shared else source
-    label = knowledge_label(language, english) + (f", only synsets {'+'.join(shared)} has words for" if shared else "")
+    label = knowledge_label(language, english) + (f", only synsets with words in {'+'.join(shared)}" if shared else "")
     try:
         probes = build_probes(spec, graph=target, progress=progress)
     except WorkbenchError as err:  # assemble's "no questions could be built": told below with the counts
