@@ -5,7 +5,7 @@ Builds one English hypernymy set over concepts that all five OMW wordnets (fra, 
 set with MiniLM (``similarity``) and SmolLM2-135M-Instruct (``causal``), and compares each language with English,
 paired concept by concept (docs/MULTILINGUAL.md, docs/REPRODUCTION.md). One command:
 
-    OMW_DIR=../shared/data/omw python scripts/multilingual_study.py --out $WORKBENCH_HOME/multilingual --concepts 300
+    OMW_DIR=../shared/data/omw python scripts/multilingual_study.py --out $WORKBENCH_HOME/multilingual --concepts 100
 """
 
 import argparse
@@ -27,7 +27,7 @@ LANGUAGES = ("fra", "ita", "por", "nld", "arb")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--concepts", type=int, default=300)
+    parser.add_argument("--concepts", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--models", default="minilm,smollm2")
     args = parser.parse_args()
@@ -46,23 +46,22 @@ def main() -> None:
         "smollm2": (str(smollm2_gguf()), "causal"),
     }
     pairs, tables = {}, []
-    for model in args.models.split(","):
+    counts = pl.concat(dropped).pivot("reason", index="language", values="questions")
+    for model in args.models.split(","):  # the summary is written after each model: a long run keeps what it did
         path, scorer = models[model]
         preds = {language: score(built.probes, path, scorer, progress=False) for language, built in sets.items()}
         for language, frame in preds.items():
             write_parquet(frame, args.out / "predictions" / f"{model}-{language}.parquet")
         for language in LANGUAGES:
             pairs[f"{model} eng-{language}"] = (preds["eng"], preds[language])
-            tables.append(
-                concept_table(preds["eng"], preds[language]).with_columns(pair=pl.lit(f"{model} eng-{language}"))
-            )
-    summary = language_summary(pairs)
-    write_parquet(summary, args.out / "summary.parquet")
-    write_parquet(pl.concat(tables, how="diagonal"), args.out / "concepts.parquet")
-    write_parquet(pl.concat(dropped), args.out / "dropped.parquet")
-    counts = pl.concat(dropped).pivot("reason", index="language", values="questions")
-    text = f"{markdown(summary)}\n\n{markdown(counts)}\n"
-    write_text(text, args.out / "summary.md")
+            table = concept_table(preds["eng"], preds[language])
+            tables.append(table.with_columns(pair=pl.lit(f"{model} eng-{language}")))
+        summary = language_summary(pairs)
+        write_parquet(summary, args.out / "summary.parquet")
+        write_parquet(pl.concat(tables, how="diagonal"), args.out / "concepts.parquet")
+        write_parquet(pl.concat(dropped), args.out / "dropped.parquet")
+        text = f"{markdown(summary)}\n\n{markdown(counts)}\n"
+        write_text(text, args.out / "summary.md")
     print(text)
 
 
