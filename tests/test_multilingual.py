@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from workbench.analysis.crosslingual import compare_languages, concept_table, paired_questions
 from workbench.errors import DataSourceError, SpecError, WorkbenchError
 from workbench.knowledge import cache, wordnet
-from workbench.knowledge.omw import language_graph, read_omw
+from workbench.knowledge.omw import language_graph, read_omw, words_across
 from workbench.knowledge.wordnet import open_wordnet, wordnet_version
 from workbench.probes.formats import probe_metadata, read_probes
 from workbench.probes.languages import (
@@ -108,6 +108,8 @@ def test_omw_lemmas_join_their_wordnet_3_0_synset(wordnet_graph, wn):
     words = french.lemmas.group_by("id").agg("lemma")
     by_name = dict(zip([wordnet_graph.names[i] for i in words["id"]], words["lemma"].to_list(), strict=True))
     assert "chien" in by_name["dog.n.01"] and "canin" in by_name["canine.n.02"]
+    across = dict(words_across("dog.n.01", ("fra", "ita"), wordnet_graph).iter_rows())
+    assert across["eng"][0] == "dog" and across["fra"] == by_name["dog.n.01"] and "cane" in across["ita"]
     lines = [(key, lemmas) for key, lemmas in tab_lemmas("fra").items() if key.endswith("-n")]
     for key, lemmas in random.Random(0).sample(lines, 300):
         synset = wn.synset_from_pos_and_offset("n", int(key[:8]))

@@ -275,3 +275,20 @@ def _examples(exe: pl.DataFrame, lemmas: pl.DataFrame) -> pl.DataFrame:
         .select("id", pl.int_range(pl.len()).over("id").alias("rank"), "example", "surface")
         .cast(EXAMPLES_SCHEMA)
     )
+
+
+def words_across(concept: str, languages: tuple[str, ...], graph: Graph | None = None) -> pl.DataFrame:
+    """``concept``'s words in English and in each of ``languages`` (``language``, ``lemmas``; an empty list where a
+    wordnet has none): what a concept card shows of it in every loaded language.
+
+    >>> words_across("dog.n.01", ("fra", "arb"))  # doctest: +SKIP
+    """
+    from workbench.knowledge.cache import load_graph
+
+    english = graph or load_graph("wordnet")
+    concept_id = english.id_of(concept)
+    rows = [("eng", english.lemmas.filter(pl.col("id") == concept_id).sort("rank")["lemma"].to_list())]
+    for language in languages:
+        lemmas = language_graph(language, english).lemmas.filter(pl.col("id") == concept_id).sort("rank")
+        rows.append((language, lemmas["lemma"].to_list()))
+    return pl.DataFrame(rows, schema={"language": pl.String(), "lemmas": pl.List(pl.String())}, orient="row")
