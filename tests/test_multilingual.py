@@ -253,6 +253,21 @@ def test_french_hypernymy_passes_the_english_checks_in_french(french, wn):
     check_language_set(french.probes, "fra", wn)
 
 
+def test_italian_hyponymy_asks_below_the_concept_and_no_distractor_lies_below(wordnet_graph, wn):
+    asked = ("dog.n.01", "tree.n.01", "vehicle.n.01")
+    frame = build_language_probes("ita", language_spec("hyponymy", "ita", max_hops=2, concepts=asked),
+                                  graph=wordnet_graph, progress=False).probes  # fmt: skip
+    assert frame["question"].str.contains("«").all() and set(frame["concept"]) <= set(asked)
+    for row in frame.to_dicts():
+        concept = wn.synset(row["concept"])
+        frontier = {concept}
+        for _ in range(row["hops"]):
+            frontier = {child for node in frontier for child in node.hyponyms()}
+        assert wn.synset(row["gold_concept"]) in frontier, row["id"]
+        for name in row["distractor_concepts"]:
+            assert concept not in set(wn.synset(name).closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
+
+
 def test_paired_sets_ask_the_english_questions_in_each_language(english, paired, wn):
     columns = ["concept", "gold_concept", "hops", "distractor_concepts", "answer", "split", "template", "cluster_id"]
     as_rows = lambda frame: {(*row[:3], tuple(row[3]), *row[4:]) for row in frame.select(columns).rows()}  # noqa: E731
