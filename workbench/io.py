@@ -394,10 +394,10 @@ def exclusive(path: str | Path, wait: bool = False) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def write_parquet(frame: pl.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` to ``path`` as Parquet, atomically."""
+def write_parquet(frame: pl.DataFrame, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write ``frame`` to ``path`` as Parquet, atomically (``metadata``: the file's key-value metadata)."""
     with atomic_path(path) as tmp:
-        frame.write_parquet(tmp, statistics=False)
+        frame.write_parquet(tmp, statistics=False, metadata=metadata)
     return Path(path)
 
 

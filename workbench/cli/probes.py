@@ -34,7 +34,7 @@ def _print_stats(frame) -> None:
 
 
 @probes_app.command("build")
-@declares(templates=Reads(), out=Writes("probes"))
+@declares(templates=Reads(), paired_with=Reads(), out=Writes("probes"))
 def build(
     probe: str = typer.Option(..., help=f"Which probe(s): {', '.join(PROBES)}, comma-separated, or 'all'."),
     out: Path = typer.Option(
@@ -86,11 +86,28 @@ def build(
         help="Processes building probe sets at once \\[default: 2 on a machine with two cores or more, else 1]. "
         "The paper preset's five sets on 2: 0.47 of the time they took before this round, 1.35 GB in all.",
     ),
+    language: str | None = typer.Option(
+        None,
+        help="Ask hypernymy or hyponymy in this language: eng (English, lemmas only) or an Open Multilingual Wordnet "
+        "code (fra, ita, por, nld, arb: its wn-data-<code>.tab in $OMW_DIR/<code>/) or a .tab file; settings start "
+        "from the uniform preset (docs/MULTILINGUAL.md).",
+    ),
+    paired_with: Path | None = typer.Option(
+        None,
+        help="With --language: ask this English set's questions (same concepts, hops, distractor synsets, answer "
+        "positions, splits) in the language, and report how many were dropped and why.",
+    ),
+    within: str | None = typer.Option(
+        None,
+        help="With --language eng: ask only about synsets these OMW languages (comma-separated) have words for, "
+        "so that a set paired with them loses few questions.",
+    ),
 ) -> None:
     """Build probe sets from the cached graphs and write each split into train, dev and test."""
     import polars as pl
 
     from workbench.errors import SpecError
+    from workbench.knowledge.cache import source_label
     from workbench.probes import ProbeSpec, build_probe_sets
     from workbench.probes.formats import check_probe_folder, write_probe_sets
 
@@ -100,6 +117,8 @@ def build(
             f"--probe {probe!r} names no probe; choose one or more of {', '.join(PROBES)} (comma-separated), or 'all'"
         )
     check_probe_folder(out)  # a folder of other files is refused now, not after the building
+    if language is None and (paired_with is not None or within is not None):
+        raise SpecError("--paired-with and --within go with --language (e.g. --language fra --paired-with DIR)")
     given = {
         "max_hops": max_hops,
         "families": distractors,
@@ -114,15 +133,43 @@ def build(
     overrides = {name: value for name, value in given.items() if value is not None}
     if perturbations is not None:
         overrides["perturbations"] = None if perturbations == "all" else _whole_number("perturbations", perturbations)
+    if language is not None:
+        _build_in_language(names, language, overrides, out, format.value, paired_with, within)
+        return
     if preset is Preset.paper:
         specs = [ProbeSpec.paper(name, **overrides) for name in names]
     else:
         specs = [ProbeSpec(probe=name, **overrides) for name in names]
     frames = build_probe_sets(specs, workers=workers or min(2, os.cpu_count() or 1))
     sets = frames if len(specs) > 1 else {"": frames[specs[0].probe]}
-    for path in write_probe_sets(sets, out, fmt=format.value):  # all sets at once: a kill leaves the old ones
+    knowledge = "; ".join(source_label(source) for source in dict.fromkeys(spec.source for spec in specs))
+    metadata = {"knowledge": knowledge}
+    for path in write_probe_sets(sets, out, fmt=format.value, metadata=metadata):  # all at once: a kill leaves the old
         typer.echo(f"wrote {path}")
+    typer.echo(f"built from {knowledge}")
     _print_stats(pl.concat(list(frames.values())))
+
+
+def _build_in_language(
+    names: list[str], language: str, overrides: dict, out: Path, fmt: str, paired_with: Path | None, within: str | None
+) -> None:
+    """``probes build --language``: one taxonomy set in ``language``, built or paired with an English set."""
+    from workbench.errors import SpecError
+    from workbench.probes.formats import read_probes, write_probe_sets
+    from workbench.probes.languages import build_language_probes, language_spec, pair_with
+
+    if len(names) != 1:
+        raise SpecError(f"--language builds one probe at a time (hypernymy or hyponymy), not {', '.join(names)}")
+    if paired_with is not None:
+        built = pair_with(read_probes(paired_with), language, seed=overrides.get("seed", 0))
+    else:
+        shared = tuple(part.strip() for part in (within or "").split(",") if part.strip())
+        built = build_language_probes(language, language_spec(names[0], language, **overrides), shared=shared)
+    for path in write_probe_sets({"": built.probes}, out, fmt=fmt, metadata={"knowledge": built.knowledge}):
+        typer.echo(f"wrote {path}")
+    typer.echo(f"{built.probes.height:,} questions in {language} from {built.knowledge}; dropped:")
+    typer.echo(markdown(built.dropped))
+    _print_stats(built.probes)
 
 
 def _whole_number(name: str, text: str) -> int:
@@ -146,7 +193,7 @@ def load(
     from workbench.probes.formats import read_probes
 
     frame = read_probes(path)
-    typer.echo(f"{frame.height:,} questions from {path}")
+    typer.echo(f"{frame.height:,} questions from {path}{_built_from(path)}")
     with pl.Config(tbl_rows=rows, fmt_str_lengths=80, tbl_hide_column_data_types=True):
         typer.echo(
             frame.select("id", "probe", "split", "question", "choices", "answer", "hops", "distractor_family").head(
@@ -161,7 +208,17 @@ def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> N
     """Print the SPEC Table 4 statistics and a hops x distractor-family count table."""
     from workbench.probes.formats import read_probes
 
-    _print_stats(read_probes(path))
+    frame = read_probes(path)
+    typer.echo(f"{frame.height:,} questions from {path}{_built_from(path)}")
+    _print_stats(frame)
+
+
+def _built_from(path: Path) -> str:
+    """', built from <knowledge>' where the probe file names the sources it was built from (else '')."""
+    from workbench.probes.formats import probe_metadata
+
+    knowledge = probe_metadata(path).get("knowledge")
+    return f", built from {knowledge}" if knowledge else ""
 
 
 @probes_app.command("reproduce")

@@ -31,7 +31,7 @@ def _identify(source: str) -> tuple[str, str, list[str]]:
 
         path = wordnet.find_wordnet()
         files = [path] if path.is_file() else [path / name for name in wordnet.REQUIRED_FILES]
-        return "3.0", wordnet.checksum(path), [str(file) for file in files]
+        return wordnet.wordnet_version(path), wordnet.checksum(path), [str(file) for file in files]
     if source == "gcide":
         from importlib import metadata
 
@@ -64,6 +64,12 @@ def _source_record(source: str, refresh: bool = False) -> dict:
     record = {"version": version, "checksum": checksum, "signature": _signature(files)}
     write_text(json.dumps(record, indent=1) + "\n", record_path)
     return record
+
+
+def source_label(source: str) -> str:
+    """``source`` as probe files and reports name it: its release and checksum (``wordnet 3.0 (b6b3f3df8dba4aea)``)."""
+    record = _source_record(source)
+    return f"{source} {record['version']} ({record['checksum']})"
 
 
 def source_files(source: str) -> list[Path]:
@@ -105,7 +111,8 @@ def load_graph(source: str = "wordnet", rebuild: bool = False) -> Graph:
     Parameters
     ----------
     source : {"wordnet", "gcide"}
-        WordNet 3.0 (NLTK's reader) or the GCIDE dictionary.
+        WordNet (NLTK's reader; its release, 3.0, 3.1 or Open English WordNet, read from its files and named in the
+        cache key) or the GCIDE dictionary.
     rebuild : bool
         Build the cache again even if it is there.
 

@@ -1,4 +1,4 @@
-"""Find, provision and read WordNet 3.0 through NLTK's reader.
+"""Find, provision and read WordNet (3.0, 3.1 or Open English WordNet in the Princeton layout) through NLTK's reader.
 
 Two layouts are supported: NLTK's own data (``nltk.download('wordnet')``) anywhere on
 ``nltk.data.path``, and the Princeton files that Debian's ``wordnet-base`` installs in
@@ -8,9 +8,11 @@ Two layouts are supported: NLTK's own data (``nltk.download('wordnet')``) anywhe
 """
 
 import hashlib
+import io
 import os
 import re
 import shutil
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -104,6 +106,50 @@ def open_wordnet() -> WordNetCorpusReader:
         ) from err
 
 
+# The first noun synset of "dog" moved in every release: the files' own content tells 3.0 from 3.1 whatever their
+# header or folder says. Open English WordNet names itself in its header ("English WordNet 2021").
+VERSION_BY_DOG = {"02084071": "3.0", "02086723": "3.1"}
+_OEWN = re.compile(r"English WordNet\W+(\d{4}(?:\.\d+)?)")
+
+
+def _read_member(path: Path, name: str) -> str:
+    """The text of one WordNet file, ``name``, from the folder or zip ``path``."""
+    if path.is_file():
+        with zipfile.ZipFile(path) as archive:
+            member = next((item for item in archive.namelist() if item.rsplit("/", 1)[-1] == name), None)
+            if member is None:
+                raise DataSourceError(f"{path} holds no {name}; it is not a WordNet zip.\n{INSTALL_HINT}")
+            return io.TextIOWrapper(archive.open(member), encoding="utf-8", errors="replace").read()
+    return (path / name).read_text(encoding="utf-8", errors="replace")
+
+
+def wordnet_version(path: Path | None = None) -> str:
+    """The release of the WordNet at ``path`` (folder or zip), read from its content: ``"3.0"``, ``"3.1"`` or
+    ``"oewn<year>"``; anything else raises ``DataSourceError`` naming what was found.
+
+    >>> wordnet_version()  # doctest: +SKIP
+    '3.0'
+    """
+    path = path or find_wordnet()
+    header = "".join(line for line in _read_member(path, "data.noun").splitlines(True)[:60] if line.startswith("  "))
+    oewn = _OEWN.search(header)
+    if oewn:
+        return f"oewn{oewn.group(1)}"  # no "-": the cache folder's name splits at them
+    index = _read_member(path, "index.noun")
+    start = index.find("\ndog n ") + 1
+    dog = index[start : index.find("\n", start)].split() if start else []
+    offsets = [field for field in dog if len(field) == 8 and field.isdigit()]
+    if offsets and offsets[0] in VERSION_BY_DOG:
+        return VERSION_BY_DOG[offsets[0]]
+    claimed = re.search(r"WordNet (\d+\.\d+)", header)
+    raise DataSourceError(
+        f"the WordNet at {path} is no release the workbench knows (its header says "
+        f"{claimed.group(0) if claimed else 'no version'}, the first synset of 'dog' is "
+        f"{offsets[0] if offsets else 'missing'}; 3.0 has 02084071, 3.1 02086723, Open English WordNet names itself). "
+        f"Point WORDNET_DIR at a Princeton 3.0/3.1 or Open English WordNet dict folder.\n{INSTALL_HINT}"
+    )
+
+
 def checksum(path: Path | None = None) -> str:
     """A short sha256 over the WordNet data files, so caches follow the data they came from."""
     path = path or find_wordnet()
@@ -154,7 +200,7 @@ def build_graph(reader: WordNetCorpusReader | None = None):
     frame = lambda rows, schema: pl.DataFrame(rows, schema=schema, orient="row")  # noqa: E731
     return Graph(
         source="wordnet",
-        version=reader.get_version(),
+        version=wordnet_version(),
         checksum=checksum(),
         concepts=frame(concepts, CONCEPTS_SCHEMA),
         lemmas=frame(lemmas, LEMMAS_SCHEMA),

@@ -35,6 +35,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,18 +145,22 @@ def write_probes(frame: pl.DataFrame, out_dir: str | Path, fmt: str = "parquet")
     return write_probe_sets({"": frame}, out_dir, fmt)
 
 
-def write_probe_sets(sets: dict[str, pl.DataFrame], out_dir: str | Path, fmt: str = "parquet") -> list[Path]:
+def write_probe_sets(
+    sets: dict[str, pl.DataFrame], out_dir: str | Path, fmt: str = "parquet", metadata: dict[str, str] | None = None
+) -> list[Path]:
     """Write several probe sets, one sub-folder each (``{"": frame}``: ``out_dir`` itself), all or nothing.
 
     What ``workbench probes build --probe all`` writes: a kill at any point leaves every set as it was.
     ``out_dir`` may hold only probe sets (it is replaced whole); anything else there is refused, not deleted.
+    ``metadata`` (Parquet only) goes into every file's key-value metadata: ``knowledge``, the sources and releases
+    the set was built from (``probe_metadata`` reads it back).
     """
     if fmt not in FORMATS:
         raise SpecError(f"fmt={fmt!r} is not a probe format; use one of {FORMATS}")
     frames = {name: _checked_for_writing(frame, fmt) for name, frame in sets.items()}
     out_dir = Path(out_dir)
     check_probe_folder(out_dir)
-    writer = write_parquet if fmt == "parquet" else write_jsonl
+    writer = partial(write_parquet, metadata=metadata) if fmt == "parquet" else write_jsonl
     paths = []
     with exclusive(out_dir), staged_folder(out_dir) as staging:
         for name, frame in frames.items():
@@ -163,6 +168,19 @@ def write_probe_sets(sets: dict[str, pl.DataFrame], out_dir: str | Path, fmt: st
                 writer(frame.filter(pl.col("split") == split), staging / name / f"{split}.{fmt}")
                 paths.append(out_dir / name / f"{split}.{fmt}")
     return paths
+
+
+def probe_metadata(path: str | Path) -> dict[str, str]:
+    """The key-value metadata of a probe Parquet file, or of the first one in a folder (``{}`` for other files)."""
+    path = Path(path)
+    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path] if path.suffix == ".parquet" else []
+    if not files:
+        return {}
+    try:
+        found = pl.read_parquet_metadata(files[0])
+    except (OSError, pl.exceptions.PolarsError):
+        return {}
+    return {key: value for key, value in found.items() if not key.startswith("ARROW:")}  # not Arrow's schema
 
 
 def _checked_for_writing(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:

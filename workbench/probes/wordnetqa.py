@@ -32,6 +32,7 @@ class _Lexicon:
             if lemma.lower() not in (known.lower() for known in self.lemmas[concept]):  # Moon, moon
                 self.lemmas[concept].append(lemma)
         self.folded_lemmas = [frozenset(lemma.lower() for lemma in lemmas) for lemmas in self.lemmas]
+        self.complete = all(self.lemmas)  # False for a language's graph (knowledge.omw): a concept without words
         examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
         usable = graph.examples.filter(graph.examples["surface"] != "")
         for concept, text, form in zip(
@@ -58,7 +59,7 @@ class _Lexicon:
         lemmas = self.shown_lemmas(concept) if hide_defined else self.lemmas[concept]
         others = lemmas[1 : 1 + MAX_SYNONYMS]
         return {
-            "word": lemmas[0],
+            "word": lemmas[0] if lemmas else "",
             "synonyms": f" (or {', '.join(others)})" if others else "",
             "event": "",
             "definition": self.gloss[concept],
@@ -115,6 +116,8 @@ def eligible(lexicon: _Lexicon, spec: ProbeSpec, taxonomy: Taxonomy) -> list[int
     """Concepts a probe can ask about: with a usable example (unless ``examples_only`` is off) and the probe's
     other needs (a gold ISA link, lemmas)."""
     found = sorted(lexicon.examples) if spec.examples_only else range(len(lexicon.names))
+    if not lexicon.complete:  # a language's graph: ask only about concepts with words in it
+        found = [c for c in found if lexicon.lemmas[c]]
     if spec.probe in ("hypernymy", "hyponymy"):
         direction = "up" if spec.probe == "hypernymy" else "down"
         found = [c for c in found if lexicon.pos[c] in TAXONOMY_POS and taxonomy.hops(c, direction, 1)]
@@ -158,7 +161,7 @@ class _Concept:
         self.golds = [(0, concept)]
         self.branches: dict[tuple[str, int], Callable[[int], int] | None] = {}  # ``branch``, per option drawn
         if spec.probe in ("hypernymy", "hyponymy"):
-            found = _golds(taxonomy, spec, concept, self.rng)
+            found = _golds(taxonomy, spec, concept, self.rng, None if lexicon.complete else lexicon.lemmas)
             self.golds = [(hops, gold) for hops, gold in found if build.kept(concept, hops, gold)]
 
     @cached_property
@@ -191,8 +194,12 @@ class _Concept:
 
     @cached_property
     def is_valid(self) -> Callable[[int], bool]:
-        """Whether a candidate may be a distractor (``_validity``)."""
-        return _validity(self.build.graph, self.build.lexicon, self.spec.probe, self.concept)
+        """Whether a candidate may be a distractor (``_validity``; in a language's graph, one with words in it)."""
+        rule = _validity(self.build.graph, self.build.lexicon, self.spec.probe, self.concept)
+        if self.build.lexicon.complete:
+            return rule
+        words = self.build.lexicon.lemmas
+        return lambda x: bool(words[x]) and rule(x)
 
     @cached_property
     def families(self) -> dict[tuple[str, int], list[int]]:
@@ -382,8 +389,11 @@ def _hop_keep(
             for hops in spec.hop_range}  # fmt: skip
 
 
-def _golds(taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random) -> list[tuple[int, int]]:
-    """(hops, gold concept) pairs: up to ``spec.gold_cap`` ancestors/descendants at each exact distance k."""
+def _golds(
+    taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random, words: list[list[str]] | None = None
+) -> list[tuple[int, int]]:
+    """(hops, gold concept) pairs: up to ``spec.gold_cap`` ancestors/descendants at each exact distance k (with
+    ``words``, a language's lemmas by concept, only those it has words for)."""
     if spec.probe not in ("hypernymy", "hyponymy"):
         return [(0, concept)]
     direction = "up" if spec.probe == "hypernymy" else "down"
@@ -392,7 +402,7 @@ def _golds(taxonomy: Taxonomy, spec: ProbeSpec, concept: int, rng: random.Random
         by_hops[hops].append(node)
     golds = []
     for k in spec.hop_range:
-        found = sorted(by_hops.get(k, ()))
+        found = sorted(node for node in by_hops.get(k, ()) if words is None or words[node])
         golds.extend((k, gold) for gold in sorted(rng.sample(found, min(spec.gold_cap, len(found)))))
     return golds
 

@@ -1,0 +1,294 @@
+"""Wordnets of other languages from the Open Multilingual Wordnet, joined to WordNet 3.0 by offset and part of speech.
+
+An OMW wordnet's tab file (``wn-data-<lang>.tab``) has a header line ``# NAME<TAB>lang<TAB>url<TAB>licence`` and one
+line per fact, ``OFFSET-POS<TAB>[lang:]lemma<TAB>LEMMA`` (definitions and examples:
+``OFFSET-POS<TAB>lang:def<TAB>N<TAB>TEXT``); the keys are WordNet 3.0 synset offsets (``00001740-n``; ``a`` for
+adjective satellites too). A language's graph is the English graph with the language's lemmas (and definitions and
+examples where it has them): the ISA structure, the concept names and ids stay WordNet's, so a question in French asks
+about the same synsets as one in English.
+
+The tab format is read with polars, not ``wn`` (docs/DEPENDENCIES.md): ``wn`` reads WN-LMF XML and ILI files only.
+
+>>> fra = language_graph("fra")  # doctest: +SKIP
+>>> fra.lemmas.filter(pl.col("id") == load_graph().id_of("dog.n.01"))  # doctest: +SKIP
+"""
+
+import hashlib
+import os
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from workbench.errors import DataSourceError
+from workbench.io import write_parquet
+from workbench.knowledge.graph import EXAMPLES_SCHEMA, LEMMAS_SCHEMA, Graph
+from workbench.paths import cache_dir, workspace
+
+POS = ("n", "v", "a", "r", "s")
+LEMMA_KINDS = ("lemma",)  # `lemma:root`, `lemma:brokenplural` (Arabic) are not words of the synset: left out
+TEXT_KINDS = ("def", "exe")
+MISSING_SHARE = 0.01  # more keys than this unknown to WordNet 3.0: the file is keyed by another wordnet
+FACTS_SCHEMA = {"line": pl.Int64(), "key": pl.String(), "kind": pl.String(), "text": pl.String()}
+OMW_HINT = (
+    "Put an OMW wordnet's tab file at $OMW_DIR/<lang>/wn-data-<lang>.tab (or <workspace>/omw/<lang>/...), "
+    "as the omw-data repository lays them out, or pass the file's path"
+)
+
+
+@dataclass(frozen=True)
+class OmwWordnet:
+    """One OMW tab file read and checked: its header, and its lemmas, definitions and examples by synset key."""
+
+    language: str
+    name: str
+    licence: str
+    path: Path
+    checksum: str
+    facts: pl.DataFrame  # FACTS_SCHEMA: line number, OFFSET-POS key, kind (lemma, def, exe), text
+
+    @property
+    def label(self) -> str:
+        """The wordnet as reports name it: ``WOLF (Wordnet Libre du Français) [fra, 3f2a...]``."""
+        return f"{self.name} [{self.language}, {self.checksum}]"
+
+
+def find_omw(language: str) -> Path:
+    """The tab file of ``language`` (an ISO 639-3 code such as ``fra``, or the path of a tab file)."""
+    given = Path(language)
+    if given.suffix == ".tab":
+        if not given.is_file():
+            raise DataSourceError(f"no OMW tab file at {given}. {OMW_HINT}.")
+        return given
+    if not re.fullmatch(r"[a-z]{3}", language):
+        raise DataSourceError(f"--language {language!r} is neither a three-letter code (fra, ita, ...) nor a .tab file")
+    roots = [Path(os.environ["OMW_DIR"])] if os.environ.get("OMW_DIR") else []
+    roots.append(workspace() / "omw")
+    for root in roots:
+        for candidate in (root / language / f"wn-data-{language}.tab", root / f"wn-data-{language}.tab"):
+            if candidate.is_file():
+                return candidate
+    raise DataSourceError(
+        f"no OMW wordnet for {language!r} in {', '.join(map(str, roots))}. {OMW_HINT} (five are in the project's "
+        "shared data: OMW_DIR=../shared/data/omw)."
+    )
+
+
+def read_omw(language: str) -> OmwWordnet:
+    """Read and check the OMW tab file of ``language`` (code or path); a bad line raises ``DataSourceError`` naming it.
+
+    >>> read_omw("fra").facts.filter(pl.col("kind") == "lemma").height  # doctest: +SKIP
+    102647
+    """
+    path = find_omw(language)
+    data = path.read_bytes()
+    lines = pl.Series("raw", data.decode("utf-8", errors="replace").splitlines())
+    header = lines[0].lstrip("# ").split("\t") if len(lines) and lines[0].startswith("#") else []
+    code = header[1] if len(header) > 1 else path.stem.removeprefix("wn-data-")
+    frame = (
+        pl.DataFrame({"line": pl.int_range(1, len(lines) + 1, eager=True), "raw": lines})
+        .filter(~pl.col("raw").str.starts_with("#") & (pl.col("raw").str.strip_chars() != ""))
+        .with_columns(parts=pl.col("raw").str.split("\t"))
+        .with_columns(
+            key=pl.col("parts").list.get(0, null_on_oob=True),
+            kind=pl.col("parts").list.get(1, null_on_oob=True).str.split(":").list.get(-1),
+            first=pl.col("parts").list.get(1, null_on_oob=True),
+            text=pl.when(pl.col("parts").list.len() >= 4)
+            .then(pl.col("parts").list.get(3, null_on_oob=True))
+            .otherwise(pl.col("parts").list.get(2, null_on_oob=True))
+            .str.strip_chars(),
+        )
+    )
+    _check_keys(frame, path)
+    facts = frame.filter(
+        (pl.col("first").str.split(":").list.len() <= 2) & pl.col("kind").is_in([*LEMMA_KINDS, *TEXT_KINDS])
+    ).filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
+    return OmwWordnet(
+        language=code,
+        name=header[0].strip() if header else path.stem,
+        licence=header[3].strip() if len(header) > 3 else "",
+        path=path,
+        checksum=hashlib.sha256(data).hexdigest()[:16],
+        facts=facts.select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA),
+    )
+
+
+def _check_keys(frame: pl.DataFrame, path: Path) -> None:
+    """Raise on the first line whose key is not ``OFFSET-POS`` or whose part of speech is unknown."""
+    bad = frame.filter(~pl.col("key").str.contains(r"^\d{8}-[a-z]$") | pl.col("first").is_null()).head(1)
+    if bad.height:
+        line, raw = bad["line"][0], bad["raw"][0]
+        raise DataSourceError(
+            f"{path} line {line}: {raw[:60]!r} does not start with an OFFSET-POS key and a relation "
+            "(8 digits, a dash, a part of speech, a tab: '00001740-n\\tfra:lemma\\tentité'); fix or delete the line"
+        )
+    unknown = frame.filter(~pl.col("key").str.slice(9).is_in(POS)).head(1)
+    if unknown.height:
+        line, key = unknown["line"][0], unknown["key"][0]
+        raise DataSourceError(
+            f"{path} line {line}: {key!r} has the unknown part of speech {key[9:]!r}; WordNet's are {', '.join(POS)} "
+            "(s: adjective satellite); fix or delete the line"
+        )
+
+
+def wordnet_keys(graph: Graph) -> pl.DataFrame:
+    """``id`` and OMW ``key`` (``00001740-n``; satellites as ``a``) of every concept of an English WordNet graph,
+    read once through NLTK and cached beside the graph (keyed by its version and checksum)."""
+    path = cache_dir("graphs") / f"{graph.key}-omw-keys.parquet"
+    if path.is_file():
+        try:
+            return pl.read_parquet(path)
+        except (OSError, pl.exceptions.PolarsError):
+            pass
+    from workbench.knowledge.wordnet import open_wordnet
+
+    reader = open_wordnet()
+    rows = [(s.name(), f"{s.offset():08d}-{'a' if s.pos() == 's' else s.pos()}") for s in reader.all_synsets()]
+    found = pl.DataFrame(rows, schema={"name": pl.String(), "key": pl.String()}, orient="row")
+    keys = graph.concepts.select("id", "name").join(found, on="name", how="inner").select("id", "key")
+    write_parquet(keys, path)
+    return keys
+
+
+def linked_facts(wordnet: OmwWordnet, graph: Graph) -> tuple[pl.DataFrame, list[str], int]:
+    """``wordnet``'s facts with the English concept ``id`` of their key; the shifts that aligned its keys to the
+    installed WordNet 3.0 (``aligned_keys``); and how many lines named no synset of it (dropped). A file where more
+    than ``MISSING_SHARE`` of the keys stay unknown is not keyed by WordNet 3.0: ``DataSourceError`` naming its first
+    such line."""
+    if graph.version != "3.0":
+        raise DataSourceError(
+            f"OMW wordnets are keyed by WordNet 3.0's offsets, but the English WordNet installed is {graph.version}; "
+            "install WordNet 3.0 (see `workbench data setup`) to read them"
+        )
+    keys = wordnet_keys(graph)
+    facts = wordnet.facts.with_columns(pl.col("key").str.replace(r"-s$", "-a"))
+    mapping, shifts = aligned_keys(facts["key"].unique().to_list(), set(keys["key"].to_list()))
+    linked = facts.with_columns(pl.col("key").replace(mapping)).join(keys, on="key", how="left")
+    unknown = linked.filter(pl.col("id").is_null())
+    if unknown.height > MISSING_SHARE * max(linked.height, 1):
+        first = unknown.row(0, named=True)
+        raise DataSourceError(
+            f"{wordnet.path} line {first['line']}: {first['key']!r} is no WordNet 3.0 synset, nor are "
+            f"{unknown.height:,} of its {linked.height:,} lines: the file is keyed by another wordnet's offsets. "
+            "OMW tab files must use WordNet 3.0 offsets (omw-data's wns/ folder); map the keys to 3.0 first"
+        )
+    return linked.filter(pl.col("id").is_not_null()), shifts, unknown.height
+
+
+def aligned_keys(keys: list[str], installed: set[str], rounds: int = 10) -> tuple[dict[str, str], list[str]]:
+    """Princeton WordNet 3.0 keys moved to the offsets of the 3.0 installed, where its files were rebuilt.
+
+    Debian's ``wordnet-base`` regenerates the data files from the lexicographer files: a few verb and adjective
+    synsets are some bytes longer, so every offset after them is that much larger than Princeton's (which OMW uses);
+    nouns and adverbs are unchanged. A part of speech whose smallest unknown key ``m`` lies ``d`` bytes (200 at most)
+    from an installed offset, before or after, has every key from ``m`` on moved by ``d``, kept only if that lines up
+    most of those keys and more than before (a file keyed by another wordnet does not line up), then again from the next
+    unknown key, ``rounds`` times at most. Returns the key mapping and a line per shift (``"v +18 from 00613018"``).
+    """
+    mapping: dict[str, str] = {}
+    shifts: list[str] = []
+    for pos in sorted({key[9:] for key in keys}):
+        ours = sorted(int(key[:8]) for key in keys if key[9:] == pos)
+        theirs = sorted(int(key[:8]) for key in installed if key[9:] == pos)
+        moved = {offset: offset for offset in ours}
+        for _ in range(rounds):
+            missing = [offset for offset in ours if f"{moved[offset]:08d}-{pos}" not in installed]
+            if not missing or not theirs:
+                break
+            start = missing[0]
+            later = [offset for offset in ours if offset >= start]
+            at = bisect_left(theirs, moved[start])
+            near = [theirs[i] - moved[start] for i in (at - 1, at) if 0 <= i < len(theirs)]
+            lined = {
+                delta: sum(f"{moved[offset] + delta:08d}-{pos}" in installed for offset in later)
+                for delta in near
+                if abs(delta) <= 200
+            }
+            delta = max(lined, key=lined.__getitem__, default=0)
+            if not delta or lined[delta] < max(0.5 * len(later), len(later) - len(missing) + 1):
+                break  # it must line up most of those keys, and more of them than before
+            for offset in later:
+                moved[offset] += delta
+            shifts.append(f"{pos} {delta:+d} from {start:08d}")
+        mapping.update({f"{old:08d}-{pos}": f"{new:08d}-{pos}" for old, new in moved.items() if new != old})
+    return mapping, shifts
+
+
+def language_graph(language: str, graph: Graph | None = None) -> Graph:
+    """The English WordNet graph with ``language``'s lemmas, definitions and examples instead of English ones.
+
+    Every concept and ISA link stays (ids and names are WordNet's); a concept the language has no lemma for has none
+    here, so no question asks about it or offers it as a choice. Its ``source`` is ``omw-<lang>``, its ``version``
+    the English WordNet's, its ``checksum`` that of the tab file and the English graph together.
+
+    >>> language_graph("fra").source  # doctest: +SKIP
+    'omw-fra'
+    """
+    from workbench.knowledge.cache import load_graph
+
+    english = graph or load_graph("wordnet")
+    wordnet = read_omw(language)
+    facts, _, _ = linked_facts(wordnet, english)
+    lemmas = (
+        facts.filter(pl.col("kind") == "lemma")
+        .unique(["id", "text"], keep="first", maintain_order=True)
+        .sort("id", "line")
+        .select("id", pl.int_range(pl.len()).over("id").alias("rank"), pl.col("text").alias("lemma"))
+        .cast(LEMMAS_SCHEMA)
+    )
+    glosses = facts.filter(pl.col("kind") == "def").group_by("id").agg(pl.col("text").first().alias("own_gloss"))
+    concepts = (
+        english.concepts.join(glosses, on="id", how="left", maintain_order="left")
+        .with_columns(gloss=pl.col("own_gloss").fill_null(""))
+        .select(english.concepts.columns)
+    )
+    examples = _examples(facts.filter(pl.col("kind") == "exe"), lemmas)
+    checksum = hashlib.sha256(f"{wordnet.checksum}:{english.key}".encode()).hexdigest()[:16]
+    return Graph(
+        source=f"omw-{wordnet.language}",
+        version=english.version,
+        checksum=checksum,
+        concepts=concepts,
+        lemmas=lemmas,
+        examples=examples,
+        isa=english.isa,
+    )
+
+
+def _examples(exe: pl.DataFrame, lemmas: pl.DataFrame) -> pl.DataFrame:
+    """Example sentences with the lemma they show (``surface``; '' when none of the concept's lemmas appears)."""
+    if exe.is_empty():
+        return pl.DataFrame(schema=EXAMPLES_SCHEMA)
+    found = (
+        exe.select("id", "line", pl.col("text").alias("example"))
+        .join(lemmas.select("id", "lemma"), on="id", how="left")
+        .with_columns(
+            hit=pl.col("example").str.to_lowercase().str.contains(pl.col("lemma").str.to_lowercase(), literal=True)
+        )
+        .group_by("id", "line", "example", maintain_order=True)
+        .agg(pl.col("lemma").filter(pl.col("hit")).first().fill_null("").alias("surface"))
+    )
+    return (
+        found.sort("id", "line")
+        .select("id", pl.int_range(pl.len()).over("id").alias("rank"), "example", "surface")
+        .cast(EXAMPLES_SCHEMA)
+    )
+
+
+def words_across(concept: str, languages: tuple[str, ...], graph: Graph | None = None) -> pl.DataFrame:
+    """``concept``'s words in English and in each of ``languages`` (``language``, ``lemmas``; an empty list where a
+    wordnet has none): what a concept card shows of it in every loaded language.
+
+    >>> words_across("dog.n.01", ("fra", "arb"))  # doctest: +SKIP
+    """
+    from workbench.knowledge.cache import load_graph
+
+    english = graph or load_graph("wordnet")
+    concept_id = english.id_of(concept)
+    rows = [("eng", english.lemmas.filter(pl.col("id") == concept_id).sort("rank")["lemma"].to_list())]
+    for language in languages:
+        lemmas = language_graph(language, english).lemmas.filter(pl.col("id") == concept_id).sort("rank")
+        rows.append((language, lemmas["lemma"].to_list()))
+    return pl.DataFrame(rows, schema={"language": pl.String(), "lemmas": pl.List(pl.String())}, orient="row")
