@@ -159,3 +159,32 @@ def test_questions_pair_by_content_and_occurrence_since_released_files_repeat_id
     assert table["accuracy_a"][0] == pytest.approx(a["correct"].mean())
     assert table["accuracy_b"][0] == pytest.approx(b["correct"].mean())
     assert _headline(pl.concat([a, b])).startswith(f"{probes.height} questions")  # the report's header
+
+
+def test_a_comparison_gives_the_same_intervals_every_time(tmp_path):
+    """The cluster bootstrap indexes clusters: their order is fixed, so the same files give the same numbers."""
+    import random
+
+    from workbench.analysis.comparison import compare
+    from workbench.schema import PREDICTION_SCHEMA, empty
+
+    rng = random.Random(0)
+    rows = []
+    for cluster in range(60):
+        for question in range(3):
+            answer = rng.randrange(4)
+            rows.append({"id": f"q{cluster}-{question}", "probe": "hypernymy", "cluster_id": f"hypernymy:c{cluster}",
+                         "choices": ["a", "b", "c", "d"], "answer": answer, "hops": 1 + question % 2,
+                         "distractor_family": "sister", "distractor_depth": 1, "question": f"q{cluster}-{question}"})
+    base = pl.DataFrame(rows).with_columns(scores=pl.lit([0.0, 0.0, 0.0, 0.0]))
+    frames = []
+    for name, seed in (("a", 1), ("b", 2)):
+        pick = random.Random(seed)
+        preds = base.with_columns(pred=pl.Series([pick.randrange(4) for _ in rows]), model=pl.lit(name),
+                                  fingerprint=pl.lit(name), scorer=pl.lit("similarity"), rule=pl.lit("cosine"),
+                                  control=pl.lit("none"))  # fmt: skip
+        preds = preds.with_columns(correct=pl.col("pred") == pl.col("answer"))
+        frames.append(pl.concat([empty(PREDICTION_SCHEMA), preds], how="diagonal_relaxed"))
+    first = compare(*frames)
+    for _ in range(3):
+        assert compare(*frames).equals(first)

@@ -133,7 +133,7 @@ def pairing(a: pl.DataFrame, b: pl.DataFrame) -> dict[str, int]:
 
 def _scope(part: pl.DataFrame, n_boot: int, rng: np.random.Generator, ci: float) -> dict:
     """Accuracies, paired cluster-bootstrap intervals and McNemar's test of one scope."""
-    clusters = part.group_by("cluster_id").agg(
+    clusters = part.group_by("cluster_id", maintain_order=True).agg(  # the draws index clusters: a fixed order
         n=pl.len(),
         right_a=pl.col("correct_a").sum(),
         right_b=pl.col("correct_b").sum(),
