@@ -142,10 +142,7 @@ def test_bad_ways_of_asking_are_refused_in_one_line(released, smollm2, tmp_path)
 
 def test_lm_eval_agrees_on_a_five_shot_lettered_chat_export(released, smollm2, tmp_path):
     """Export the way of asking, run lm-eval on it, import its samples: the same picks and log-likelihoods."""
-    from lm_eval import simple_evaluate
-    from lm_eval.loggers import EvaluationTracker
-    from lm_eval.models.huggingface import HFLM
-    from lm_eval.tasks import TaskManager
+    from harness_runs import logged_run
 
     test, train = released["test"], released["train"]
     size = pl.col("question").str.len_chars() + pl.col("choices").list.eval(pl.element().str.len_chars()).list.sum()
@@ -155,22 +152,10 @@ def test_lm_eval_agrees_on_a_five_shot_lettered_chat_export(released, smollm2, t
     export_lm_eval(few, tmp_path / "tasks", asking=asked, shots=shots)
     task = (tmp_path / "tasks" / "workbench_hypernymy.yaml").read_text()
     assert "num_fewshot: 5" in task and "sampler: first_n" in task and "--apply_chat_template" in task
-    harness = HFLM(pretrained=smollm2.network, tokenizer=smollm2.tokenizer, batch_size=8, device="cpu")
-    tracker = EvaluationTracker(output_path=str(tmp_path / "out"))
-    results = simple_evaluate(
-        model=harness,
-        tasks=["workbench_hypernymy"],
-        task_manager=TaskManager(include_path=str(tmp_path / "tasks")),
-        log_samples=True,
-        evaluation_tracker=tracker,
-        apply_chat_template=True,
-        fewshot_as_multiturn=True,
-    )
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    samples = samples["workbench_hypernymy"]
-    tracker.save_results_samples("workbench_hypernymy", samples)
-    logged = next((tmp_path / "out").rglob("samples_workbench_hypernymy_*.jsonl"))
+    _, samples, logged = logged_run(
+        smollm2, tmp_path / "tasks", "workbench_hypernymy", tmp_path / "out",
+        apply_chat_template=True, fewshot_as_multiturn=True,
+    )  # fmt: skip
     theirs = import_lm_eval(logged).filter(pl.col("rule") == "sum")
     assert theirs["asking"].unique().to_list() == [asked.label]
     way = {"format": "letters", "shots": 5, "chat_template": "auto", "system": "Answer with the letter."}

@@ -76,10 +76,7 @@ def test_smollm2_scores_real_questions_and_prefers_animal_to_vehicle(smollm2, fe
 
 
 def test_lm_eval_round_trip_gives_the_harness_accuracy_and_our_picks(smollm2, few, tmp_path):
-    from lm_eval import simple_evaluate
-    from lm_eval.loggers import EvaluationTracker
-    from lm_eval.models.huggingface import HFLM
-    from lm_eval.tasks import TaskManager
+    from harness_runs import logged_run
 
     from workbench.cli import make_app
 
@@ -92,19 +89,7 @@ def test_lm_eval_round_trip_gives_the_harness_accuracy_and_our_picks(smollm2, fe
     assert "--tasks workbench_hyponymy" in exported.output
     task = (tmp_path / "tasks" / "workbench_hyponymy.yaml").read_text()
     assert "output_type: multiple_choice" in task
-    harness = HFLM(pretrained=smollm2.network, tokenizer=smollm2.tokenizer, batch_size=32, device="cpu")
-    tracker = EvaluationTracker(output_path=str(tmp_path / "out"))
-    results = simple_evaluate(
-        model=harness,
-        tasks=["workbench_hyponymy"],
-        task_manager=TaskManager(include_path=str(tmp_path / "tasks")),
-        log_samples=True,
-        evaluation_tracker=tracker,
-    )
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    tracker.save_results_samples("workbench_hyponymy", samples["workbench_hyponymy"])
-    logged = next((tmp_path / "out").rglob("samples_workbench_hyponymy_*.jsonl"))
+    results, _, logged = logged_run(smollm2, tmp_path / "tasks", "workbench_hyponymy", tmp_path / "out")
     imported = runner.invoke(make_app(), ["import", "lm-eval", str(logged), "--out", str(tmp_path / "lm.parquet")])
     assert imported.exit_code == 0, imported.output
     preds = pl.read_parquet(tmp_path / "lm.parquet")
