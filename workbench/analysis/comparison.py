@@ -120,7 +120,7 @@ def _spread(mask: list[bool], values: list[float]) -> list[float | None]:
 
 def _scope(part: pl.DataFrame, n_boot: int, rng: np.random.Generator, ci: float) -> dict:
     """Accuracies, paired cluster-bootstrap intervals and McNemar's test of one scope."""
-    clusters = part.group_by("cluster_id").agg(
+    clusters = part.group_by("cluster_id", maintain_order=True).agg(  # in order: a seeded bootstrap repeats
         n=pl.len(),
         right_a=pl.col("correct_a").sum(),
         right_b=pl.col("correct_b").sum(),
