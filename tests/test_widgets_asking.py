@@ -96,7 +96,7 @@ def test_the_explorer_shows_the_text_each_way_saw_and_its_scores_or_free_answer(
     assert all(f"{score:.3f}" in detail for score in letters["scores"])
     free = asked["free"].filter(pl.col("id") == question["id"]).row(0, named=True)
     assert f"free answer: <b>{escape(free['generated'])}</b>" in detail
-    assert f"match <b>{free['match']}</b>" in detail
+    assert f"· match <b>{free['match']}</b>" in detail
     other = browser.question.options[-1][1]
     browser.question.value = other
     prompt = asked["cloze"].filter(pl.col("id") == other)["prompt"][0]
@@ -139,4 +139,3 @@ def test_the_dashboard_puts_one_models_ways_side_by_side(asked, tmp_path):
     assert f"<td>{overall['diff']:.3f}</td>" in ways.overall.value
     ways.b.value = ways.a.value
     assert "pick two different ways" in ways.overall.value
-

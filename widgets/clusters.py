@@ -159,10 +159,10 @@ def _as_seen(pick: dict) -> str:
     """One model's view of the picked question: the prompt it saw, its per-choice scores or its free answer."""
     verdict = "<span class='wb-right'>right</span>" if pick["correct"] else "<span class='wb-wrong'>wrong</span>"
     if pick["scorer"] == "generate":
-        matched = escape(pick["matched"]) if pick["matched"] is not None else "<i>nothing</i>"
+        matched = escape(pick.get("matched") or "") or "<i>nothing</i>"
         answer = (
-            f"<p class='wb-free-answer'>free answer: <b>{escape(pick['generated'] or '')}</b> · matched {matched} · "
-            f"match <b>{escape(pick['match'] or '')}</b></p>"
+            f"<p class='wb-free-answer'>free answer: <b>{escape(pick.get('generated') or '')}</b> · matched {matched} "
+            f"· match <b>{escape(pick.get('match') or '')}</b></p>"
         )
     else:
         rows = "".join(
@@ -174,7 +174,7 @@ def _as_seen(pick: dict) -> str:
         answer += f"<tbody>{rows}</tbody></table>"
     seen = (
         prompt_block(pick["prompt"])
-        if pick["prompt"] is not None
+        if pick.get("prompt") is not None
         else "<p class='wb-muted'>no prompt: this scorer reads the question without one</p>"
     )
     return (
