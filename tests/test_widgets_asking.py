@@ -126,9 +126,11 @@ def test_the_dashboard_puts_one_models_ways_side_by_side(asked, tmp_path):
     assert panels == labels  # the results heat map: one panel per way, each named by it
     assert ways.model.options == (("tiny", ("tiny", "none")),)
     assert set(ways.a.options) == labels and ways.a.value != ways.b.value
+    ways.wait()
     heat = {row["panel"] for rows in ways.heat.spec["datasets"].values() for row in rows if "panel" in row}
     assert heat == labels and ways.heat.spec["facet"]["column"]["field"] == "panel"
     ways.a.value, ways.b.value = "tiny / causal / sum · cloze/0-shot/plain", "tiny / causal / sum · letters/2-shot/chat"
+    ways.wait()
     expected = compare(asked["cloze"], asked["letters"], n_boot=ways.n_boot).filter(pl.col("scope") == "cell")
     drawn = [row for rows in ways.difference.spec["datasets"].values() for row in rows]
     assert [(row["row"], row["column"], row["diff"]) for row in drawn] == list(
@@ -138,4 +140,5 @@ def test_the_dashboard_puts_one_models_ways_side_by_side(asked, tmp_path):
     overall = compare(asked["cloze"], asked["letters"], n_boot=ways.n_boot).row(0, named=True)
     assert f"<td>{overall['diff']:.3f}</td>" in ways.overall.value
     ways.b.value = ways.a.value
+    ways.wait()
     assert "pick two different ways" in ways.overall.value

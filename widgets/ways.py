@@ -8,20 +8,25 @@ are ``analysis.ways.way_difference`` (``comparison.compare``: cluster bootstrap,
     >>> WaysOfAsking(session).widget
 """
 
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from html import escape
 
 import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED, offline_charts, with_rows
 from widgets.render import offer, readable_labels, table
 from widgets.state import Session
 from workbench import charts
 from workbench.analysis.ways import way_difference, way_rows, ways_of_asking
-from workbench.errors import WorkbenchError
+from workbench.charts import Chart
 from workbench.probes.select import select
 from workbench.schema import model_label
+from workbench.views import heatmap_data, way_difference_points
 
 _EMPTY = alt.Chart(alt.Data(values=[])).mark_point()
 OVERALL = ["a", "b", "n", "accuracy_a", "accuracy_b", "diff", "diff_lo", "diff_hi", "cluster_diff", "p_mcnemar"]
@@ -30,14 +35,18 @@ OVERALL = ["a", "b", "n", "accuracy_a", "accuracy_b", "diff", "diff_lo", "diff_h
 
 class WaysOfAsking:
     """The ways ``model`` was asked in ``session.predictions`` under ``session.where``: a heat map per way, and way
-    B against way A per cell (B − A; ``n_boot`` paired cluster resamples for the overall interval).
+    B against way A per cell (B − A; ``n_boot`` paired cluster resamples for the intervals).
+
+    The pickers answer at once; the charts and the comparison are computed on a background thread once the
+    toggles have rested ``settle`` seconds (``panel.wait()`` blocks until drawn), each chart built by altair once
+    per set of ways and fed new rows after, so that a toggle moved on the dashboard stays quick.
 
     >>> panel = WaysOfAsking(session); panel.a.value, panel.b.value = ways[0], ways[1]
     """
 
-    def __init__(self, session: Session, n_boot: int = 1000) -> None:
+    def __init__(self, session: Session, n_boot: int = 1000, settle: float = 0.25) -> None:
         offline_charts()
-        self.session, self.n_boot = session, n_boot
+        self.session, self.n_boot, self.settle = session, n_boot, settle
         self.model = w.Dropdown(description="model", options=[])
         self.a = w.Dropdown(description="way A", options=[], layout=w.Layout(width="95%"))
         self.b = w.Dropdown(description="way B", options=[], layout=w.Layout(width="95%"))
@@ -57,10 +66,20 @@ class WaysOfAsking:
         readable_labels(self.widget)
         self.ways: pl.DataFrame | None = None
         self._busy = [False]
-        session.observe(self.refresh, ["predictions", "where"])
+        self._lock, self._generation = threading.Lock(), 0
+        self._specs: dict[tuple, dict] = {}  # a chart's validated spec per set of ways drawn
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ways-of-asking")
+        self.pending: Future | None = None
+        session.observe(self._new_predictions, "predictions")
+        session.observe(self.refresh, "where")
         self.model.observe(self._pick_model, "value")
         self.a.observe(self._compare, "value")
         self.b.observe(self._compare, "value")
+        self.refresh()
+
+    def _new_predictions(self, _=None) -> None:
+        with self._lock:
+            self._specs.clear()
         self.refresh()
 
     def shown(self) -> pl.DataFrame | None:
@@ -92,42 +111,70 @@ class WaysOfAsking:
         if self._busy[0] or self.ways is None or self.model.value is None:
             return
         model, control = self.model.value
-        labels = self.ways.filter((pl.col("model") == model) & (pl.col("control") == control))["label"].to_list()
+        mine = self.ways.filter((pl.col("model") == model) & (pl.col("control") == control))
+        labels = mine["label"].to_list()
         a = self.a.value if self.a.value in labels else labels[0]
         b = self.b.value if self.b.value in labels and self.b.value != a else next(x for x in labels if x != a)
         offer(self.a, labels, a, self._busy)
         offer(self.b, labels, b, self._busy)
-        preds = self.shown()
-        counts = ", ".join(f"{label} ({n:,} questions)" for label, n in self.ways.select("label", "n").iter_rows())
+        counts = ", ".join(f"{label} ({n:,} questions)" for label, n in mine.select("label", "n").iter_rows())
         self.note.value = f"<span class='wb-ways-list'>{escape(counts)}</span>"
-        mine = pl.concat([way_rows(preds, label) for label in labels])
-        self.heat.chart = charts.heatmap(mine)
-        self.heat.layout.display = None
         self._compare()
 
     def _compare(self, _=None) -> None:
-        """Way B against way A on the questions both scored: the difference per cell and overall."""
+        """Draw the picked model's heat maps and way B against way A, on the background thread."""
         preds = self.shown()
         if self._busy[0] or preds is None or self.a.value is None or self.b.value is None:
             return
-        if self.a.value == self.b.value:
-            self.difference.layout.display = "none"
-            self.overall.value = "<span class='wb-muted'>pick two different ways to compare</span>"
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+        self.overall.value = "<span class='wb-muted wb-ways-pending'>comparing the ways ...</span>"
+        labels, a, b = list(self.a.options), self.a.value, self.b.value
+        self.pending = self._pool.submit(self._draw, preds, labels, a, b, generation)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the heat maps and the difference under way are drawn."""
+        if self.pending is not None:
+            self.pending.result(timeout)
+
+    def _draw(self, preds: pl.DataFrame, labels: list[str], a: str, b: str, generation: int) -> None:
+        """Background: a heat map per way, then B − A per cell and overall; drawn only if no newer pick came."""
+        time.sleep(self.settle)  # a slider dragged across many values starts one computation, not many
+        if generation != self._generation:
             return
         try:
-            difference = way_difference(preds, self.a.value, self.b.value, n_boot=self.n_boot)
-        except WorkbenchError as err:
-            self.difference.layout.display = "none"
+            mine = pl.concat([way_rows(preds, label) for label in labels])
+            cells = heatmap_data(mine)
+            difference = way_difference(preds, a, b, n_boot=self.n_boot) if a != b else None
+        except Exception as err:  # shown on the page, never raised into it
             self.overall.value = f"<span class='wb-wrong'>{escape(str(err))}</span>"
             return
-        self.difference.chart = charts.way_difference_heatmap(difference)
-        self.difference.layout.display = None
-        overall = difference.filter(pl.col("scope") == "overall")
-        self.overall.value = (
-            "<b>B − A overall</b> (paired on the questions both scored; 95% cluster-bootstrap interval; exact McNemar)"
-            + table(overall, OVERALL)
-        )
+        with self._lock:
+            if generation != self._generation:
+                return
+            self._show(self.heat, ("heat", *labels), cells, lambda: charts.heatmap(mine))
+            if difference is None:
+                self.difference.layout.display = "none"
+                self.overall.value = "<span class='wb-muted'>pick two different ways to compare</span>"
+                return
+            points = way_difference_points(difference)
+            self._show(self.difference, ("difference", a, b), points, lambda: charts.way_difference_heatmap(difference))
+            self.overall.value = (
+                "<b>B − A overall</b> (paired on the questions both scored; 95% cluster-bootstrap interval; "
+                "exact McNemar)" + table(difference.filter(pl.col("scope") == "overall"), OVERALL)
+            )
+
+    def _show(self, chart: alt.JupyterChart, key: tuple, rows: pl.DataFrame, build: Callable[[], Chart]) -> None:
+        """Show ``rows`` in ``chart``, built by altair once per ``key`` (the ways drawn); later rows swap its data."""
+        if key not in self._specs:
+            chart.chart = build()
+            self._specs[key] = chart.spec
+        chart.spec = with_rows(self._specs[key], rows)
+        chart.layout.display = None
 
     def _hide(self) -> None:
+        with self._lock:
+            self._generation += 1  # a drawing under way is for ways no longer shown
         self.controls.layout.display = self.heat.layout.display = self.difference.layout.display = "none"
         self.overall.value = ""
