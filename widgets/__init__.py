@@ -26,5 +26,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "source": ["SourceTrainer"],
         "state": ["Session"],
         "toggles": ["ProbeControls"],
+        "ways": ["WaysOfAsking"],
     },
 )

@@ -26,6 +26,7 @@ from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
 from widgets.toggles import ProbeControls
+from widgets.ways import WaysOfAsking
 from workbench.io import read_predictions
 from workbench.knowledge import load_graph
 
@@ -74,7 +75,9 @@ def dashboard(home: Path | None = None) -> w.Widget:
     """Results dashboard: probe toggles beside the heat map, cluster bars and drill-down of the workspace's predictions.
 
     The toggles offer what the chosen prediction files scored; picking other files resets them (several
-    files, or one file holding several models, are drawn side by side). Below: the learning curves of
+    files, or one file holding several models, are drawn side by side; each model's label names its way of asking
+    where one model was asked several ways). Below: the ways of asking one model side by side (a heat map each and
+    the paired difference of two, when the chosen files hold one model asked several ways), the learning curves of
     the inoculation runs in the workspace, then the oLMpics curves (``olmpics/*.parquet``) and edge-probing
     results (``edge/<name>/``) in it.
     """
@@ -89,17 +92,19 @@ def dashboard(home: Path | None = None) -> w.Widget:
         return app
     session.observe(lambda change: setattr(session, "probes", change.new), "predictions")
     session.predictions = read_predictions(files[0])
-    controls, board = ProbeControls(session), ResultsDashboard(session, files=files)
+    controls, board, ways = ProbeControls(session), ResultsDashboard(session, files=files), WaysOfAsking(session)
     app = w.VBox([
         _header("Results dashboard", "Pick models, set the toggles, click a heat-map cell to list its questions."),
         w.HBox([
             w.VBox([controls.widget], layout=w.Layout(width="35%")),
             w.VBox([board.widget], layout=w.Layout(width="65%")),
         ]),
+        ways.widget,
         curves.widget,
         probing.widget,
     ])  # fmt: skip
-    app.session, app.panels = session, {"controls": controls, "dashboard": board, "runs": curves, "probing": probing}
+    app.session = session
+    app.panels = {"controls": controls, "dashboard": board, "ways": ways, "runs": curves, "probing": probing}
     return app
 
 

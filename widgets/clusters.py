@@ -5,17 +5,20 @@ from html import escape
 import ipywidgets as w
 import polars as pl
 
-from widgets.render import STYLE, readable_labels
+from widgets.render import STYLE, offer, prompt_block, readable_labels
 from widgets.state import Session
+from workbench import metrics
 from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
-from workbench.schema import model_label
 
 
 class ClusterBrowser:
     """Shows ``cluster_of(probes, session.concept)`` for the chosen probe: choices, gold, hops, distractors.
 
     With ``session.predictions`` set, each question also shows each model's pick, per-choice scores,
-    correctness, and the cluster verdict (all right or not).
+    correctness, and the cluster verdict (all right or not); each model (each way of asking one) is named by its
+    ``metrics.model_labels`` label. The question picked in ``question`` is shown below as each model saw it: the
+    exact prompt (instruction, shots, chat template applied) beside its per-choice scores, or for the ``generate``
+    scorer its free answer, the lemma it matched and the kind of match.
 
     >>> ClusterBrowser(session).widget
     """
@@ -24,19 +27,44 @@ class ClusterBrowser:
         self.session, self.max_questions = session, max_questions
         self.summary = w.HTML()
         self.body = w.HTML()
+        self.question = w.Dropdown(description="question", options=[], layout=w.Layout(width="95%"))
+        self.detail = w.HTML()
+        self.detail.add_class("wb-question-detail")
+        self._labels: pl.DataFrame | None = None
+        self._frame: pl.DataFrame | None = None  # the predictions' rows of the shown cluster (None: no predictions)
+        self._busy = [False]
         self.widget = w.VBox(
-            [w.HTML("<h3>Semantic cluster</h3>"), self.summary, self.body], layout=w.Layout(width="100%")
+            [w.HTML("<h3>Semantic cluster</h3>"), self.summary, self.question, self.detail, self.body],
+            layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-cluster-browser")
         readable_labels(self.widget)
-        session.observe(self.refresh, ["concept", "probes", "predictions", "where"])
+        session.observe(self._new_predictions, "predictions")
+        session.observe(self.refresh, ["concept", "probes", "where"])
+        self.question.observe(self._show_question, "value")
         self.refresh()
+
+    def _new_predictions(self, _=None) -> None:
+        self._labels = None
+        self.refresh()
+
+    def _label_of(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` with each row's model ``label`` (a way of asking one model is told from another)."""
+        if self._labels is None:
+            labels = metrics.model_labels(self.session.predictions)
+            self._labels = labels.unique(["model", "fingerprint"], keep="first", maintain_order=True)
+        return frame.join(
+            self._labels.select("model", "fingerprint", "label"), on=["model", "fingerprint"], how="left",
+            nulls_equal=True, maintain_order="left",
+        )  # fmt: skip
 
     def refresh(self, _=None) -> None:
         """Redraw for the current concept, probe and predictions."""
         concept, probes = self.session.concept, self.session.probes
+        self._frame = None
         if not concept or probes is None:
             self.summary.value, self.body.value = "<i>Pick a concept.</i>", ""
+            self._questions([])
             return
         probe_only = ProbeFilter(probe=self.session.where.probe)
         preds = self.session.predictions
@@ -50,14 +78,17 @@ class ClusterBrowser:
                 f"<span class='wb-cluster-empty'>No question about <b>{escape(concept)}</b> in {escape(where)}.</span>"
             )
             self.body.value = ""
+            self._questions([])
             return
         n_clusters = frame["cluster_id"].n_unique()
         questions = frame.unique("id", maintain_order=True)
         verdicts = ""
         if preds is not None:
-            rows = cluster_verdicts(frame).iter_rows(named=True)
+            frame = self._label_of(frame)
+            self._frame = frame
+            rows = self._label_of(cluster_verdicts(frame)).iter_rows(named=True)
             verdicts = " ".join(
-                f"<span class='{'wb-right' if row['all_right'] else 'wb-wrong'}'>{escape(model_label(row['model']))}: "
+                f"<span class='{'wb-right' if row['all_right'] else 'wb-wrong'}'>{escape(row['label'])}: "
                 f"{row['n_correct']}/{row['n']} {'all right' if row['all_right'] else 'not all right'}</span>"
                 for row in rows
             )
@@ -69,18 +100,35 @@ class ClusterBrowser:
         self.body.value = STYLE + "".join(
             self._question(row, frame if preds is not None else None) for row in shown.iter_rows(named=True)
         )
+        self._questions([(_short(row["question"]), row["id"]) for row in shown.iter_rows(named=True)])
+
+    def _questions(self, options: list[tuple[str, str]]) -> None:
+        """Offer ``options`` in the question picker, keeping the picked question where it is still offered."""
+        kept = self.question.value if self.question.value in [value for _, value in options] else None
+        offer(self.question, options, kept if kept is not None else (options[0][1] if options else None), self._busy)
+        self.question.layout.display = None if options else "none"
+        self._show_question()
+
+    def _show_question(self, _=None) -> None:
+        """The picked question as each model saw it: its prompt and its scores or free answer."""
+        if self._busy[0]:
+            return
+        if self._frame is None or self.question.value is None:
+            self.detail.value = ""
+            return
+        rows = self._frame.filter(pl.col("id") == self.question.value)
+        self.detail.value = STYLE + "".join(_as_seen(row) for row in rows.iter_rows(named=True))
 
     def _question(self, row: dict, preds: pl.DataFrame | None) -> str:
-        picks = preds.filter(pl.col("id") == row["id"]).iter_rows(named=True) if preds is not None else []
-        picks = list(picks)
-        head = "".join(f"<th>{escape(model_label(p['model']))}</th>" for p in picks)
+        picks = list(preds.filter(pl.col("id") == row["id"]).iter_rows(named=True)) if preds is not None else []
+        head = "".join(f"<th>{escape(p['label'])}</th>" for p in picks)
         lines = []
         for index, choice in enumerate(row["choices"]):
             gold = index == row["answer"]
             cells = "".join(
                 f"<td class='"
                 f"{'wb-right' if p['pred'] == index and p['correct'] else 'wb-wrong' if p['pred'] == index else ''}'>"
-                f"{p['scores'][index]:.3f}{' ◀' if p['pred'] == index else ''}</td>"
+                f"{_score(p, index)}{' ◀' if p['pred'] == index else ''}</td>"
                 for p in picks
             )
             lines.append(f"<tr><td>{'✔' if gold else ''}</td><td>{escape(choice)}</td>{cells}</tr>")
@@ -96,3 +144,40 @@ class ClusterBrowser:
             f"<table class='wb-table'><thead><tr><th>gold</th><th>choice</th>{head}</tr></thead>"
             f"<tbody>{''.join(lines)}</tbody></table></div>"
         )
+
+
+def _short(text: str, width: int = 90) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _score(pick: dict, index: int) -> str:
+    """A choice's cell: its score, or for a free answer (``generate``: 1 for the choice it names) nothing."""
+    return "" if pick["scorer"] == "generate" else f"{pick['scores'][index]:.3f}"
+
+
+def _as_seen(pick: dict) -> str:
+    """One model's view of the picked question: the prompt it saw, its per-choice scores or its free answer."""
+    verdict = "<span class='wb-right'>right</span>" if pick["correct"] else "<span class='wb-wrong'>wrong</span>"
+    if pick["scorer"] == "generate":
+        matched = escape(pick.get("matched") or "") or "<i>nothing</i>"
+        answer = (
+            f"<p class='wb-free-answer'>free answer: <b>{escape(pick.get('generated') or '')}</b> · matched {matched} "
+            f"· match <b>{escape(pick.get('match') or '')}</b></p>"
+        )
+    else:
+        rows = "".join(
+            f"<tr><td>{escape(choice)}</td><td>{pick['scores'][index]:.3f}{' ◀' if pick['pred'] == index else ''}"
+            f"</td></tr>"
+            for index, choice in enumerate(pick["choices"])
+        )
+        answer = "<table class='wb-table wb-choice-scores'><thead><tr><th>choice</th><th>score</th></tr></thead>"
+        answer += f"<tbody>{rows}</tbody></table>"
+    seen = (
+        prompt_block(pick["prompt"])
+        if pick.get("prompt") is not None
+        else "<p class='wb-muted'>no prompt: this scorer reads the question without one</p>"
+    )
+    return (
+        f"<div class='wb-as-seen'><p><b>{escape(pick['label'])}</b> {verdict} "
+        f"<span class='wb-muted'>{escape(pick['scorer'])} · {escape(pick['rule'])}</span></p>{seen}{answer}</div>"
+    )

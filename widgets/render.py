@@ -9,7 +9,9 @@ STYLE = (
     "<style>.wb-table{border-collapse:collapse;font-size:12px}"
     ".wb-table td,.wb-table th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
     ".wb-right{color:#1a7f37;font-weight:600}.wb-wrong{color:#cf222e;font-weight:600}"
-    ".wb-muted{color:#666}.wb-tree{font-family:monospace;font-size:12px;line-height:1.35}</style>"
+    ".wb-muted{color:#666}.wb-tree{font-family:monospace;font-size:12px;line-height:1.35}"
+    ".wb-prompt{font-family:monospace;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:22em;"
+    "overflow:auto;background:#f6f8fa;border:1px solid #ddd;padding:4px 6px;margin:2px 0}</style>"
 )
 
 
@@ -51,3 +53,34 @@ def readable_labels(widget: w.Widget) -> w.Widget:
     for control in labelled:
         control.style.description_width = width
     return widget
+
+
+PROMPT_TAIL = 10
+"""Lines of a prompt always shown (the asked question and its choices); earlier lines (instruction, shots) fold."""
+
+
+def prompt_block(text: str, tail: int = PROMPT_TAIL) -> str:
+    """``text`` (what a model saw) escaped in a scrollable monospace block; a prompt of more than ``tail`` lines
+    shows its last ``tail`` and folds the earlier ones (instruction, shots, chat turns) under a summary to open."""
+    lines = text.split("\n")
+    last = "\n".join(lines[-tail:])
+    shown = f"<pre class='wb-prompt'>{escape(last)}</pre>"
+    if len(lines) <= tail:
+        return shown
+    earlier = "\n".join(lines[:-tail])
+    return (
+        f"<details class='wb-prompt-fold'><summary class='wb-muted'>{len(lines) - tail} earlier lines "
+        f"({len(earlier):,} characters: instruction, shots, template)</summary>"
+        f"<pre class='wb-prompt'>{escape(earlier)}</pre></details>{shown}"
+    )
+
+
+def offer(picker: w.Dropdown, options: list, value, busy: list[bool]) -> None:
+    """Give ``picker`` its ``options`` and ``value``; meanwhile ``busy[0]`` is True, so that its observers can skip
+    the option ipywidgets picks in between (the first); the caller draws for ``value`` itself."""
+    busy[0] = True
+    try:
+        picker.options = options
+        picker.value = value
+    finally:
+        busy[0] = False

@@ -80,32 +80,50 @@ def model_labels(preds: pl.DataFrame) -> pl.DataFrame:
 
     The label is the model name (``model_label`` of a path: files scored before labels were short hold
     paths), followed by whichever of scorer, rule, control and stage vary among identities that share that
-    name, and by a fingerprint prefix only if still needed. Line breaks and other control characters become
-    spaces: a label is one line (Vega-Lite copies a facet's labels into expressions, where U+2028 is illegal).
+    name, then by the way of asking (``asking``, after a `` · ``, its shot and instruction digests only where
+    needed) where that varies, and by a fingerprint prefix only if still needed. Line breaks and other control
+    characters become spaces: a label is one line (Vega-Lite copies a facet's labels into expressions, where
+    U+2028 is illegal).
 
     >>> model_labels(preds)["label"].to_list()
-    ['bert-base / mcqa', 'bert-base / mlm', 'roberta-base']
+    ['bert-base / mcqa', 'bert-base / mlm', 'roberta-base',
+     'SmolLM2 · cloze/0-shot/plain', 'SmolLM2 · letters/5-shot/chat']
     """
     keys = identity_keys(preds)
-    ids = preds.select(keys).unique().sort(keys, nulls_last=True)
-    per_model = ids.group_by("model").agg(pl.col(keys[1:]).n_unique())
+    asked = pl.col("asking").first().fill_null("") if "asking" in preds.columns else pl.lit("")
+    ids = preds.group_by(keys).agg(asking=asked).sort(keys, nulls_last=True)
+    ids = ids.with_columns(short=pl.col("asking").str.replace(r"/(shots|system)=.*$", ""))
+    ambiguous = pl.col("asking").n_unique().over("model", "short") > 1  # two shot draws, two instructions
+    ids = ids.with_columns(way=pl.when(ambiguous).then(pl.col("asking")).otherwise(pl.col("short")))
+    per_model = ids.group_by("model").agg(pl.col(*keys[1:], "way").n_unique())
     varying = per_model.select(pl.all().exclude("model").max().fill_null(0))
     parts = ["model"] + [key for key in keys[1:] if key != "fingerprint" and varying[key].item() > 1]
-    if ids.select(parts).is_duplicated().any():
+    way = varying["way"].item() > 1
+    if ids.select(*parts, *(["way"] if way else [])).is_duplicated().any():
         parts.append("fingerprint")
 
     def part(key: str, short: bool) -> pl.Expr:
-        text = pl.col(key).cast(pl.String).fill_null("").str.replace_all(r"[\p{Cc}\u2028\u2029]", " ")
+        text = _one_line(pl.col(key).cast(pl.String).fill_null(""))
         if key == "model" and short:
             return text.map_elements(model_label, return_dtype=pl.String)
         if key in STAGE_KEYS:
             return pl.format("{}={}", pl.lit(key), text)
         return text.str.slice(0, 8) if key == "fingerprint" else text
 
-    labelled = ids.with_columns(label=pl.concat_str([part(key, True) for key in parts], separator=" / "))
+    def label(short: bool) -> pl.Expr:
+        name = pl.concat_str([part(key, short) for key in parts if key != "fingerprint"], separator=" / ")
+        if way:
+            name = pl.when(pl.col("way") != "").then(name + " · " + _one_line(pl.col("way"))).otherwise(name)
+        return name + (" / " + part("fingerprint", short) if "fingerprint" in parts else "")
+
+    labelled = ids.with_columns(label=label(True))
     if labelled["label"].is_duplicated().any():  # two paths ending alike: keep them whole
-        labelled = ids.with_columns(label=pl.concat_str([part(key, False) for key in parts], separator=" / "))
-    return labelled
+        labelled = ids.with_columns(label=label(False))
+    return labelled.drop("asking", "short", "way")
+
+
+def _one_line(text: pl.Expr) -> pl.Expr:
+    return text.str.replace_all(r"[\p{Cc}\u2028\u2029]", " ")
 
 
 def cell_labels() -> list[pl.Expr]:

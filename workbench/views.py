@@ -354,3 +354,22 @@ def coefficient_points(coefficients: pl.DataFrame) -> pl.DataFrame:
     keys = [key for key in metrics.identity_keys(coefficients) if key in coefficients.columns]
     labels = metrics.model_labels(coefficients.select(keys).unique())
     return points.join(labels, on=keys, nulls_equal=True, maintain_order="left")
+
+
+def way_difference_points(table: pl.DataFrame) -> pl.DataFrame:
+    """The rows ``way_difference_heatmap`` draws: the cells of ``analysis.ways.way_difference`` (or ``compare``,
+    already in the paper's order: ``row_order``, ``column_order``) with ``cell_text``, B − A in points with a ``*``
+    where significant (Holm-adjusted McNemar), or ``n=`` for a cell of fewer than ``SMALL_CELL`` questions."""
+    cells = table.filter(pl.col("scope") == "cell")
+    rows, columns = (cells[name].unique(maintain_order=True).to_list() for name in ("row", "column"))
+    points = (pl.col("diff") * 100).round(0).cast(pl.Int64)
+    text = pl.when(points > 0).then(pl.lit("+")).otherwise(pl.lit("")) + points.cast(pl.String)
+    small = pl.col("n") < SMALL_CELL
+    return cells.with_columns(
+        row_order=pl.col("row").replace_strict(rows, range(len(rows)), return_dtype=pl.Int64),
+        column_order=pl.col("column").replace_strict(columns, range(len(columns)), return_dtype=pl.Int64),
+        small=small,
+        cell_text=pl.when(small)
+        .then(pl.format("n={}", pl.col("n")))
+        .otherwise(pl.when(pl.col("significant")).then(text + "*").otherwise(text)),
+    )

@@ -7,6 +7,7 @@ One module a question, each importing only what it needs (``import workbench.ana
 - ``consistency``: template sensitivity, the same question asked in other phrasings;
 - ``atlas``: the taxonomy atlas, strict cluster accuracy per WordNet node;
 - ``release``: a probe set beside a released file of the same probe, drawn as the release was;
+- ``ways``: ways of asking side by side, one model asked several ways and the paired difference of two;
 - ``difficulty``: what makes an item hard, a mixed-effects logistic model over item properties;
 - ``decodability``: behaviour beside representation, per concept its class decoded from frozen states (edge probes,
   MDL) against its cluster's strict accuracy;
@@ -32,6 +33,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "pls",
         "populations",
         "release",
+        "ways",
     ],  # fmt: skip
     submod_attrs={
         "model": ["PathModel", "check_data", "parse_model"],

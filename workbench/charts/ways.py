@@ -1,0 +1,58 @@
+"""Ways of asking side by side: the paired difference of two ways of asking one model, per heat-map cell.
+
+(Each way's own accuracy is the ``accuracy.heatmap`` of its rows: one panel per way, since their labels differ.)
+
+    >>> way_difference_heatmap(way_difference(preds, "SmolLM2 · cloze/0-shot/plain", "SmolLM2 · letters/0-shot/plain"))
+"""
+
+import altair as alt
+import polars as pl
+
+from workbench.charts.accuracy import SMALL_CELL_COLOUR, Chart
+from workbench.views import way_difference_points
+
+
+def way_difference_heatmap(table: pl.DataFrame) -> Chart:
+    """B − A per cell (probe x hops by distractors) from ``analysis.ways.way_difference``: red where B is worse,
+    blue where better, in points; a ``*`` marks a cell whose Holm-adjusted McNemar p is below alpha; a cell of few
+    questions is grey and shows its n. The tooltip gives both accuracies, the discordant counts and the p-value.
+
+    >>> way_difference_heatmap(table).to_dict()["layer"][0]["mark"]["type"]  # doctest: +SKIP
+    'rect'
+    """
+    cells = way_difference_points(table)
+    a, b = (table[name][0] if name in table.columns and table.height else name.upper() for name in ("a", "b"))
+    base = alt.Chart().encode(
+        x=alt.X(
+            "column:N",
+            sort=alt.EncodingSortField("column_order", op="min"),
+            title="distractors (family, depth k')",
+            axis=alt.Axis(labelAngle=-40),
+        ),
+        y=alt.Y("row:N", sort=alt.EncodingSortField("row_order", op="min"), title="probe, hops k"),
+    )
+    rect = base.mark_rect(stroke="white").encode(
+        color=alt.condition(
+            alt.datum.small,
+            alt.value(SMALL_CELL_COLOUR),
+            alt.Color(
+                "diff:Q",
+                scale=alt.Scale(domain=[-1, 1], scheme="redblue"),
+                legend=alt.Legend(format="+.0%", title="B − A"),
+            ),
+        ),
+        tooltip=[
+            alt.Tooltip("row:N", title="probe, hops"),
+            alt.Tooltip("column:N", title="distractors"),
+            alt.Tooltip("accuracy_a:Q", title="A", format=".1%"),
+            alt.Tooltip("accuracy_b:Q", title="B", format=".1%"),
+            alt.Tooltip("diff:Q", title="B − A", format="+.1%"),
+            alt.Tooltip("n:Q", title="questions"),
+            alt.Tooltip("a_only:Q", title="A right, B wrong"),
+            alt.Tooltip("b_only:Q", title="B right, A wrong"),
+            alt.Tooltip("p_holm:Q", title="p (McNemar, Holm)", format=".2g"),
+        ],
+    )
+    text = base.mark_text(fontSize=10).encode(text=alt.Text("cell_text:N"))
+    title = alt.TitleParams(f"B − A, points: {b} minus {a}", subtitle="* McNemar, Holm-adjusted, p < 0.05")
+    return alt.layer(rect, text, data=cells).properties(width=alt.Step(46), height=alt.Step(22), title=title)
