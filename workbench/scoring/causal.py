@@ -129,7 +129,8 @@ def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int)
             break  # one-token prompts: their prefix is empty, and length_batches puts them last
         padded = pad([{"input_ids": list(prefixes[row][len(head) :])} for row in batch], model)
         if head_cache is not None:  # the rest of each prefix, after the shared head's keys and values
-            padded["position_ids"] = len(head) + torch.arange(padded["input_ids"].shape[1], device=device).expand(len(batch), -1)
+            width = padded["input_ids"].shape[1]
+            padded["position_ids"] = len(head) + torch.arange(width, device=device).expand(len(batch), -1)
             padded["attention_mask"] = torch.cat(
                 [padded["attention_mask"].new_ones(len(batch), len(head)), padded["attention_mask"]], dim=1
             )
