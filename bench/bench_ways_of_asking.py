@@ -62,7 +62,7 @@ def main() -> None:
         stem = SETS[label]
         probes = cluster_sample(read_probes(DATA / f"{stem}_test.jsonl"), args.questions, args.seed)
         train = read_probes(DATA / f"{stem}_train.jsonl")  # DictionaryQA's splits reuse ids: the train's apart
-        train = train.with_columns(pl.concat_str(pl.lit("train:"), column) for column in ("id", "cluster_id"))
+        train = train.with_columns(("train:" + pl.col(column)).alias(column) for column in ("id", "cluster_id"))
         choosing = []
         for way in [*WAYS, None]:
             preds = ask(probes, train, models, way)
