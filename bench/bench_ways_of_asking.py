@@ -42,7 +42,7 @@ def ask(probes: pl.DataFrame, train: pl.DataFrame, models: dict, way: tuple | No
         kwargs = {"format": format, "shots": shots, "chat_template": chat}
         scorer = "causal"
     return {control: score(probes, model, scorer, shot_pool=train, cache=False, progress=False, control=control,
-                           max_length=2048, **kwargs) for control, model in models.items()}  # fmt: skip
+                           max_length=2048, **kwargs) for control, model in models[scorer].items()}  # fmt: skip
 
 
 def main() -> None:
@@ -55,8 +55,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     started, load_before = time.time(), os.getloadavg()
-    models = {control: load_model(smollm2_gguf(), "causal", control=control, max_length=2048)
-              for control in ("none", "random-weights")}  # fmt: skip
+    models = {scorer: {control: load_model(smollm2_gguf(), scorer, control=control, max_length=2048)
+                       for control in ("none", "random-weights")} for scorer in ("causal", "generate")}  # fmt: skip
     rows, recall_rows = [], []
     for label in args.sets:
         stem = SETS[label]
