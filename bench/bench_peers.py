@@ -13,11 +13,22 @@ scoring alone (model loading excluded). Then, on a subsample, our two paths (``c
 prefix vs from scratch) say what the shared prefix contributes. Results: bench/README.md, "Peers".
 
     .venv/bin/python bench/bench_peers.py --questions 500 --threads 1 --json peers.json
+
+``--ways`` asks the same questions other ways (``cloze/0``, ``cloze/5``, ``letters/5``, each ``…/chat`` with the
+model's chat template), the shots drawn once from the released hypernymy train (``draw_shots``, as ``score`` draws
+them) and exported as lm-eval's fixed few-shot docs; each side of each way runs in a fresh process (wall seconds of
+scoring, peak resident memory of the whole process, model included), then picks agreeing and the largest gap in
+nats between the two sides' per-choice scores (bench/README.md, "Ways of asking"):
+
+    .venv/bin/python bench/bench_peers.py --ways cloze/5 letters/5 cloze/0/chat --questions 500 --json ways.json
 """
 
 import argparse
 import json
 import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,6 +43,7 @@ from bench_scoring import machine  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.scoring import causal, load_model, load_prompts, score  # noqa: E402
+from workbench.scoring.asking import Asking, draw_shots  # noqa: E402
 from workbench.scoring.cache import PredictionCache  # noqa: E402
 from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
 from workbench.scoring.harness import export_lm_eval, import_lm_eval  # noqa: E402
@@ -39,6 +51,7 @@ from workbench.scoring.lm import by_prompt, encode_units  # noqa: E402
 from workbench.scoring.prompts import render_prompts  # noqa: E402
 
 RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+TRAIN = RELEASED.with_name("hypernymy_train.jsonl")
 
 
 def cluster_sample(frame: pl.DataFrame, questions: int, seed: int) -> pl.DataFrame:
@@ -143,6 +156,85 @@ def prefix_contribution(probes: pl.DataFrame, model, batch_size: int, threads: i
             "scratch_padded_tokens": scratch}  # fmt: skip
 
 
+def parse_way(way: str) -> Asking:
+    """``format/shots[/chat]``, e.g. ``letters/5/chat``, as an ``Asking``."""
+    format, shots, *chat = way.split("/")
+    return Asking(format=format, shots=int(shots), chat_template="auto" if chat == ["chat"] else "none")
+
+
+def one_side(side: str, way: str, questions: int, seed: int, threads: int, batch_size: int, out: Path) -> None:
+    """One side of one way, in this (fresh) process: scores per question id, seconds, peak memory into ``out``."""
+    torch.set_num_threads(threads)
+    asking = parse_way(way)
+    probes = cluster_sample(read_probes(RELEASED), questions, seed)
+    model = load_model(smollm2_gguf(), "causal", max_length=2048)
+    way_kwargs = {"format": asking.format, "shots": asking.shots, "chat_template": asking.chat_template}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if side == "ours":
+            with Clock() as clock:
+                preds = score(probes, model, "causal", shot_pool=read_probes(TRAIN), cache=False, progress=False,
+                              batch_size=batch_size, threads=threads, **way_kwargs)  # fmt: skip
+        else:
+            from lm_eval import simple_evaluate
+            from lm_eval.loggers import EvaluationTracker
+            from lm_eval.models.huggingface import HFLM
+            from lm_eval.tasks import TaskManager
+
+            shots = draw_shots(read_probes(TRAIN), probes, asking) if asking.shots else None
+            export_lm_eval(probes, folder / "tasks", asking=asking, shots=shots)
+            harness = HFLM(pretrained=model.network, tokenizer=model.tokenizer, batch_size=batch_size, device="cpu")
+            tracker = EvaluationTracker(output_path=str(folder / "lm_eval"))
+            chat = asking.chat_template == "auto"
+            with Clock() as clock:
+                results = simple_evaluate(model=harness, tasks=["workbench_hypernymy"],
+                                          task_manager=TaskManager(include_path=str(folder / "tasks")),
+                                          log_samples=True, evaluation_tracker=tracker,
+                                          apply_chat_template=chat, fewshot_as_multiturn=chat)  # fmt: skip
+            samples = results.pop("samples")
+            tracker.save_results_aggregated(results=results, samples=samples)
+            tracker.save_results_samples("workbench_hypernymy", samples["workbench_hypernymy"])
+            logged = next((folder / "lm_eval").rglob("samples_workbench_hypernymy_*.jsonl"))
+            preds = import_lm_eval(logged, name="lm-eval")
+    preds = preds.filter(pl.col("rule") == "sum")
+    scores = dict(preds.select("id", "scores").iter_rows())
+    record = {"seconds": clock.wall, "cpu_seconds": clock.cpu, "questions": probes.height,
+              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "scores": scores}  # fmt: skip
+    out.write_text(json.dumps(record), encoding="utf-8")
+
+
+def run_ways(ways: list[str], args: argparse.Namespace) -> dict:
+    """Each way, ours then lm-eval, each side in a fresh process: speed, memory, picks agreeing, the largest gap."""
+    report: dict = {"machine": machine(), "load_before": os.getloadavg(), "questions": args.questions,
+                    "seed": args.seed, "threads": args.threads, "batch_size": args.batch_size, "ways": {}}  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        for way in ways:
+            sides = {}
+            for side in ("ours", "lm_eval"):
+                out = Path(tmp) / f"{side}.json"
+                command = [sys.executable, __file__, "--side", side, "--ways", way, "--questions", str(args.questions),
+                           "--seed", str(args.seed), "--threads", str(args.threads),
+                           "--batch-size", str(args.batch_size), "--json", str(out)]  # fmt: skip
+                subprocess.run(command, check=True)
+                sides[side] = json.loads(out.read_text())
+            ours, theirs = sides["ours"]["scores"], sides["lm_eval"]["scores"]
+            ids = sorted(set(ours) & set(theirs))
+            picks = [int(np.argmax(ours[i])) == int(np.argmax(theirs[i])) for i in ids]
+            gap = max(float(np.max(np.abs(np.array(ours[i]) - np.array(theirs[i])))) for i in ids)
+            report["ways"][way] = {
+                "questions": len(ids),
+                "seconds": {side: sides[side]["seconds"] for side in sides},
+                "cpu_seconds": {side: sides[side]["cpu_seconds"] for side in sides},
+                "speedup": sides["lm_eval"]["seconds"] / sides["ours"]["seconds"],
+                "peak_rss_mib": {side: sides[side]["peak_rss_mib"] for side in sides},
+                "picks_agreeing": float(np.mean(picks)),
+                "max_gap_nats": gap,
+            }
+            print(way, json.dumps(report["ways"][way]), flush=True)
+    report["load_after"] = os.getloadavg()
+    return report
+
+
 def agreement(a: pl.DataFrame, b: pl.DataFrame, rule: str) -> float:
     joined = a.filter(pl.col("rule") == rule).join(b.filter(pl.col("rule") == rule), on="id", suffix="_b")
     return float((joined["pred"] == joined["pred_b"]).mean())
@@ -156,7 +248,17 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--prefix-questions", type=int, default=100, help="subsample for shared vs scratch (0: skip)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--ways", nargs="+", default=None, help="format/shots[/chat]: ours against lm-eval each way")
+    parser.add_argument("--side", choices=("ours", "lm_eval"), default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.side:
+        return one_side(args.side, args.ways[0], args.questions, args.seed, args.threads, args.batch_size, args.json)
+    if args.ways:
+        text = json.dumps(run_ways(args.ways, args), indent=1)
+        print(text)
+        if args.json:
+            args.json.write_text(text + "\n", encoding="utf-8")
+        return
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
     probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)

@@ -132,3 +132,22 @@ def test_a_causal_lm_inoculates_on_minus_log_p_of_the_gold_answer(few):
     assert history["loss"][-1] < history["loss"][0]  # the gold's summed NLL falls on the questions it saw
     preds = score_frame(network, tokenizer, two, progress=False)
     assert set(preds["scorer"]) == {"causal"} and set(preds["rule"]) == {"sum"}
+
+
+def test_shots_run_once_score_as_from_scratch_under_rotary_positions(smollm2):
+    """Llama's rotary positions (SmolLM2): each prompt's rest, after the shared shots' cache, scores as from scratch."""
+    import torch
+
+    from workbench.scoring import causal
+    from workbench.scoring.lm import encode_units
+
+    shots = "Question: a dog is a type of\nAnswer: canine\n\nQuestion: an oak is a type of\nAnswer: tree\n\n" * 2
+    units = [(f"{shots}Question: {word} is a type of\nAnswer:", choice)
+             for word in ("a cat", "a car", "gold") for choice in (" feline", " vehicle")]  # fmt: skip
+    features = encode_units(smollm2, units, joint_limit=True, prompt_special=False)
+    assert len(causal.shared_head([item["prompt"][:-1] for item in features])) >= causal.MIN_HEAD
+    with torch.inference_mode():
+        shared = causal.token_logprobs(smollm2, features, batch_size=4, path="shared")
+        scratch = causal.token_logprobs(smollm2, features, batch_size=4, path="scratch")
+    for a, b in zip(shared, scratch):
+        assert a == pytest.approx(b, abs=1e-4)
