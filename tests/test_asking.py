@@ -166,3 +166,14 @@ def test_lm_eval_agrees_on_a_five_shot_lettered_chat_export(released, smollm2, t
     assert both.height == 4 and (both["pred"] == both["pred_lm"]).all()
     gaps = np.abs(np.array(both["scores"].to_list()) - np.array(both["scores_lm"].to_list()))
     assert gaps.max() < 1e-3
+
+
+def test_a_released_file_reusing_the_scored_ids_for_other_questions_lends_its_shots(released_dir):
+    """DictionaryQA's released train and test share ids for different questions: the same id is not the same
+    question, so the train lends shots; the test itself does not."""
+    test = read_probes(released_dir / "dictionary_qa_test.jsonl").head(50)
+    train = read_probes(released_dir / "dictionary_qa_train.jsonl")
+    assert set(test["id"]) & set(train["id"])
+    assert draw_shots(train, test, Asking(shots=3)).frame.height == 3
+    with pytest.raises(WorkbenchError, match="scored questions themselves"):
+        draw_shots(read_probes(released_dir / "dictionary_qa_test.jsonl"), test, Asking(shots=3))
