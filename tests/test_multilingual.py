@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 import torch
 from conftest import SHARED
+from test_probes_wordnet import class_up, shortest_distance
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 from typer.testing import CliRunner
@@ -204,21 +205,6 @@ def test_wordnet_release_is_read_from_its_content_and_named_in_the_cache_key(tmp
 # --- probes in a language ---------------------------------------------------------------------------------------------
 
 
-def class_up(synset):
-    return synset.hypernyms()
-
-
-def shortest_up(start, goal) -> int | None:
-    frontier, seen, depth = [start], {start}, 0
-    while frontier:
-        if goal in frontier:
-            return depth
-        frontier = [nxt for node in frontier for nxt in class_up(node) if nxt not in seen]
-        seen.update(frontier)
-        depth += 1
-    return None
-
-
 def parts(text: str) -> set[str]:
     """A choice's words as a set (a lemma may hold ', ' itself: 'oog om oog, tand om tand')."""
     return {part.strip().casefold() for part in text.split(", ")}
@@ -234,7 +220,7 @@ def check_language_set(frame: pl.DataFrame, language: str, wn) -> None:
     ).all()
     for row in frame.to_dicts():
         concept, gold = wn.synset(row["concept"]), wn.synset(row["gold_concept"])
-        assert shortest_up(concept, gold) == row["hops"], row["id"]
+        assert shortest_distance(concept, gold, class_up) == row["hops"], row["id"]
         above = set(concept.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
         assert not {wn.synset(name) for name in row["distractor_concepts"]} & above, row["id"]
         assert parts(row["choices"][row["answer"]]) == parts(", ".join(words[noun_key(gold)])), row["id"]

@@ -39,6 +39,20 @@ def cell_selection(name: str = "cell") -> alt.Parameter:
     return alt.selection_point(name=name, fields=["row", "column"], on="click", clear="dblclick", empty=True)
 
 
+def cell_axes() -> alt.Chart:
+    """The heat map's axes: distractor (family, depth k') across, probe and hops k down, sorted by fields of the
+    data, so new rows redraw the same spec in order."""
+    return alt.Chart().encode(
+        x=alt.X(
+            "column:N",
+            sort=alt.EncodingSortField("column_order", op="min"),
+            title="distractors (family, depth k')",
+            axis=alt.Axis(labelAngle=-40),
+        ),
+        y=alt.Y("row:N", sort=alt.EncodingSortField("row_order", op="min"), title="probe, hops k"),
+    )
+
+
 def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Chart:
     """Accuracy per cell, the paper's Figure 3: probe x hops k (rows) by distractors (columns).
 
@@ -68,15 +82,7 @@ def heatmap(preds: pl.DataFrame, selection: alt.Parameter | None = None) -> Char
     """
     selection = selection if selection is not None else cell_selection()
     cells = heatmap_data(preds)
-    base = alt.Chart().encode(  # sorted by fields of the data, so new rows redraw the same spec in order
-        x=alt.X(
-            "column:N",
-            sort=alt.EncodingSortField("column_order", op="min"),
-            title="distractors (family, depth k')",
-            axis=alt.Axis(labelAngle=-40),
-        ),
-        y=alt.Y("row:N", sort=alt.EncodingSortField("row_order", op="min"), title="probe, hops k"),
-    )
+    base = cell_axes()
     rect = (
         base.mark_rect(stroke="white")
         .encode(

@@ -8,7 +8,7 @@
 import altair as alt
 import polars as pl
 
-from workbench.charts.accuracy import SMALL_CELL_COLOUR, Chart
+from workbench.charts.accuracy import SMALL_CELL_COLOUR, Chart, cell_axes
 from workbench.views import way_difference_points
 
 
@@ -22,15 +22,7 @@ def way_difference_heatmap(table: pl.DataFrame) -> Chart:
     """
     cells = way_difference_points(table)
     a, b = (table[name][0] if name in table.columns and table.height else name.upper() for name in ("a", "b"))
-    base = alt.Chart().encode(
-        x=alt.X(
-            "column:N",
-            sort=alt.EncodingSortField("column_order", op="min"),
-            title="distractors (family, depth k')",
-            axis=alt.Axis(labelAngle=-40),
-        ),
-        y=alt.Y("row:N", sort=alt.EncodingSortField("row_order", op="min"), title="probe, hops k"),
-    )
+    base = cell_axes()
     rect = base.mark_rect(stroke="white").encode(
         color=alt.condition(
             alt.datum.small,
