@@ -257,11 +257,11 @@ def _fail_on_call(n: int, write):
     """``write``, except that its ``n``-th call raises."""
     calls = []
 
-    def wrapped(frame, path):
+    def wrapped(frame, path, **options):
         calls.append(path)
         if len(calls) == n:
             raise OSError("disk full")
-        return write(frame, path)
+        return write(frame, path, **options)
 
     return wrapped
 
