@@ -159,11 +159,8 @@ def _docs(frame: pl.DataFrame, templates: PromptTemplates, format: str) -> pl.Da
     rendered = [
         turn(templates, format, *row) for row in frame.select("probe", "question", "choices", "answer").iter_rows()
     ]
-    odd = [
-        (answers[0], (f" {LETTERS[0]}" if format == "letters" else DELIMITER + choices[0]))
-        for (_, answers, _), choices in zip(rendered, frame["choices"].to_list())
-        if answers[0] != (f" {LETTERS[0]}" if format == "letters" else DELIMITER + choices[0])
-    ]
+    scored = [DELIMITER + (LETTERS[0] if format == "letters" else choices[0]) for choices in frame["choices"]]
+    odd = [(answers[0], want) for (_, answers, _), want in zip(rendered, scored) if answers[0] != want]
     if odd:
         raise WorkbenchError(
             f"the prompt templates render a choice as {odd[0][0]!r} where the harness scores {odd[0][1]!r} (it puts "
