@@ -1,11 +1,14 @@
-"""Which way of asking shows what SmolLM2 knows? The released hypernymy, hyponymy and DictionaryQA tests (a seeded
-sample of whole clusters each), asked {cloze, letters} x {0, 5 shots} x {chat template, none} and by free answer
-(``generate``), each beside the same network with random weights (seed 0): accuracy (rule ``sum``; recall for the
-free answer), the paired difference and its exact McNemar p (``compare``), and recognition beside recall per probe
-(``recognition_recall``). The shots come from each set's released train file, drawn once (``draw_shots``, seed 0).
-Results: docs/REPRODUCTION.md, "Language models".
+"""Which way of asking shows what SmolLM2 knows? The released hypernymy, hyponymy and DictionaryQA tests and the
+paper preset's definitions and synonymy (test split, built from WordNet 3.0; a seeded sample of whole clusters
+each), asked {cloze, letters} x {0, 5 shots} x {chat template, none} and by free answer (``generate``), each beside
+the same network with random weights (seed 0): accuracy (rule ``sum``; recall for the free answer), the paired
+difference and its exact McNemar p (``compare``), and recognition beside recall per probe (``recognition_recall``).
+The shots come from each set's train (the released train file; the preset's train split), drawn once
+(``draw_shots``, seed 0). ``--out`` gets ``ways.csv`` and ``recall.csv``, rewritten after every way; scores go
+through the workspace's prediction cache, so a stopped run resumes where it stopped. Results: docs/REPRODUCTION.md,
+"Language models", and notebook 09, which reads the two tables.
 
-    .venv/bin/python bench/bench_ways_of_asking.py --questions 100 --markdown ways.md
+    .venv/bin/python bench/bench_ways_of_asking.py --questions 40 --out bench/ways --markdown ways.md
 """
 
 import argparse
@@ -23,12 +26,16 @@ from bench_scoring import machine  # noqa: E402
 
 from workbench.analysis.comparison import compare  # noqa: E402
 from workbench.analysis.recall import recognition_recall  # noqa: E402
+from workbench.io import atomic_path  # noqa: E402
+from workbench.probes import ProbeSpec, build_probes  # noqa: E402
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.scoring import load_model, score  # noqa: E402
 from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments"
-SETS = {"hypernymy": "hypernymy", "hyponymy": "hyponymy", "DictionaryQA": "dictionary_qa"}
+SETS = {"hypernymy": "hypernymy", "hyponymy": "hyponymy", "DictionaryQA": "dictionary_qa",
+        "definitions (preset)": "definitions", "synonymy (preset)": "synonymy"}  # fmt: skip
+RELEASED = ("hypernymy", "hyponymy", "DictionaryQA")
 WAYS = [(format, shots, chat) for format in ("cloze", "letters") for shots in (0, 5) for chat in ("none", "auto")]
 
 
@@ -41,8 +48,27 @@ def ask(probes: pl.DataFrame, train: pl.DataFrame, models: dict, way: tuple | No
         format, shots, chat = way
         kwargs = {"format": format, "shots": shots, "chat_template": chat}
         scorer = "causal"
-    return {control: score(probes, model, scorer, shot_pool=train, cache=False, progress=False, control=control,
+    return {control: score(probes, model, scorer, shot_pool=train, progress=False, control=control,
                            max_length=2048, **kwargs) for control, model in models[scorer].items()}  # fmt: skip
+
+
+def questions_and_shots(label: str, questions: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A seeded cluster sample of ``label``'s test and the train it draws its shots from."""
+    stem = SETS[label]
+    if label in RELEASED:
+        test, train = (read_probes(DATA / f"{stem}_{split}.jsonl") for split in ("test", "train"))
+        # DictionaryQA's released splits reuse ids for other questions: the train's set apart
+        train = train.with_columns(("train:" + pl.col(column)).alias(column) for column in ("id", "cluster_id"))
+    else:
+        built = build_probes(ProbeSpec.paper(stem, seed=seed), progress=False)
+        test, train = (built.filter(pl.col("split") == split) for split in ("test", "train"))
+    return cluster_sample(test, questions, seed), train
+
+
+def write_csv(frame: pl.DataFrame, path: Path) -> None:
+    """``frame`` as CSV at ``path``, whole or not at all."""
+    with atomic_path(path) as tmp:
+        frame.write_csv(tmp)
 
 
 def main() -> None:
@@ -52,6 +78,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
     parser.add_argument("--markdown", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="folder for ways.csv and recall.csv")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     started, load_before = time.time(), os.getloadavg()
@@ -59,10 +86,7 @@ def main() -> None:
                        for control in ("none", "random-weights")} for scorer in ("causal", "generate")}  # fmt: skip
     rows, recall_rows = [], []
     for label in args.sets:
-        stem = SETS[label]
-        probes = cluster_sample(read_probes(DATA / f"{stem}_test.jsonl"), args.questions, args.seed)
-        train = read_probes(DATA / f"{stem}_train.jsonl")  # DictionaryQA's splits reuse ids: the train's apart
-        train = train.with_columns(("train:" + pl.col(column)).alias(column) for column in ("id", "cluster_id"))
+        probes, train = questions_and_shots(label, args.questions, args.seed)
         choosing = []
         for way in [*WAYS, None]:
             preds = ask(probes, train, models, way)
@@ -73,11 +97,16 @@ def main() -> None:
                          "diff": overall["diff"], "p": overall["p_mcnemar"]})  # fmt: skip
             print(rows[-1], flush=True)
             if way is None:
-                recall_rows.append(recognition_recall(pl.concat(choosing), preds["none"]))
+                paired = recognition_recall(pl.concat(choosing), preds["none"])
+                recall_rows.append(paired.with_columns(set=pl.lit(label)))
             else:
                 choosing.append(preds["none"])
+            if args.out:
+                write_csv(pl.DataFrame(rows), args.out / "ways.csv")
+                if recall_rows:
+                    write_csv(recall_table(recall_rows), args.out / "recall.csv")
     table = pl.DataFrame(rows)
-    recall = pl.concat(recall_rows).select("probe", "way", "n", "recognition", "recall", "near")
+    recall = recall_table(recall_rows)
     header = (f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime(started))} UTC, {time.time() - started:.0f} s, "
               f"{args.threads} thread(s), {machine()}, load {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} "
               f"after; {args.questions}+ questions per set (whole clusters, seed {args.seed}).")  # fmt: skip
@@ -85,6 +114,12 @@ def main() -> None:
     print(text)
     if args.markdown:
         args.markdown.write_text(text + "\n", encoding="utf-8")
+
+
+def recall_table(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """Recognition (each way of choosing) beside recall (the free answer) on the same questions, per set."""
+    way = pl.col("way").str.replace(r"/shots=\w+", "")  # the shots' digest: one draw per set, in ways.csv's rows
+    return pl.concat(parts).select("set", "probe", way, "n", "recognition", "recall", "near", "both")
 
 
 def markdown(frame: pl.DataFrame) -> str:
