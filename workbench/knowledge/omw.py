@@ -8,6 +8,8 @@ examples where it has them): the ISA structure, the concept names and ids stay W
 about the same synsets as one in English.
 
 The tab format is read with polars, not ``wn`` (docs/DEPENDENCIES.md): ``wn`` reads WN-LMF XML and ILI files only.
+A wordnet in WN-LMF XML (``<lang>/*.xml``, or a ``.xml`` path) is read with ``wn`` by ``knowledge.lmf`` into the same
+facts.
 
 >>> fra = language_graph("fra")  # doctest: +SKIP
 >>> fra.lemmas.filter(pl.col("id") == load_graph().id_of("dog.n.01"))  # doctest: +SKIP
@@ -31,11 +33,12 @@ POS = ("n", "v", "a", "r", "s")
 LEMMA_KINDS = ("lemma",)  # `lemma:root`, `lemma:brokenplural` (Arabic) are not words of the synset: left out
 TEXT_KINDS = ("def", "exe")
 MISSING_SHARE = 0.01  # more keys than this unknown to WordNet 3.0: the file is keyed by another wordnet
-FACTS_SCHEMA = {"line": pl.Int64(), "key": pl.String(), "kind": pl.String(), "text": pl.String()}
+FACTS_SCHEMA = {"line": pl.Int64(), "key": pl.String(), "kind": pl.String(), "text": pl.String(), "place": pl.String()}
 OMW_HINT = (
     "Put an OMW wordnet's tab file at $OMW_DIR/<lang>/wn-data-<lang>.tab (or <workspace>/omw/<lang>/...), "
-    "as the omw-data repository lays them out, or pass the file's path"
+    "as the omw-data repository lays them out, or its WN-LMF XML file in that <lang> folder, or pass the file's path"
 )
+FORMATS = (".tab", ".xml")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class OmwWordnet:
     licence: str
     path: Path
     checksum: str
-    facts: pl.DataFrame  # FACTS_SCHEMA: line number, OFFSET-POS key, kind (lemma, def, exe), text
+    facts: pl.DataFrame  # FACTS_SCHEMA: order, OFFSET-POS key, kind (lemma, def, exe), text, where (line or synset)
 
     @property
     def label(self) -> str:
@@ -56,18 +59,22 @@ class OmwWordnet:
 
 
 def find_omw(language: str) -> Path:
-    """The tab file of ``language`` (an ISO 639-3 code such as ``fra``, or the path of a tab file)."""
+    """The tab or WN-LMF file of ``language`` (an ISO 639-3 code such as ``fra``, or a file's path); a tab file is
+    preferred where a folder holds both."""
     given = Path(language)
-    if given.suffix == ".tab":
+    if given.suffix in FORMATS:
         if not given.is_file():
-            raise DataSourceError(f"no OMW tab file at {given}. {OMW_HINT}.")
+            raise DataSourceError(f"no OMW wordnet file at {given}. {OMW_HINT}.")
         return given
     if not re.fullmatch(r"[a-z]{3}", language):
-        raise DataSourceError(f"--language {language!r} is neither a three-letter code (fra, ita, ...) nor a .tab file")
+        raise DataSourceError(
+            f"--language {language!r} is neither a three-letter code (fra, ita, ...) nor a .tab or .xml file"
+        )
     roots = [Path(os.environ["OMW_DIR"])] if os.environ.get("OMW_DIR") else []
     roots.append(workspace() / "omw")
     for root in roots:
-        for candidate in (root / language / f"wn-data-{language}.tab", root / f"wn-data-{language}.tab"):
+        tabs = (root / language / f"wn-data-{language}.tab", root / f"wn-data-{language}.tab")
+        for candidate in (*tabs, *sorted((root / language).glob("*.xml"))):
             if candidate.is_file():
                 return candidate
     raise DataSourceError(
@@ -77,12 +84,17 @@ def find_omw(language: str) -> Path:
 
 
 def read_omw(language: str) -> OmwWordnet:
-    """Read and check the OMW tab file of ``language`` (code or path); a bad line raises ``DataSourceError`` naming it.
+    """Read and check the OMW wordnet of ``language`` (code or path; tab or WN-LMF, ``knowledge.lmf``); a bad line
+    raises ``DataSourceError`` naming it.
 
     >>> read_omw("fra").facts.filter(pl.col("kind") == "lemma").height  # doctest: +SKIP
     102647
     """
     path = find_omw(language)
+    if path.suffix == ".xml":
+        from workbench.knowledge.lmf import read_lmf
+
+        return read_lmf(path, language if re.fullmatch(r"[a-z]{3}", language) else None)
     data = path.read_bytes()
     lines = pl.Series("raw", data.decode("utf-8", errors="replace").splitlines())
     header = lines[0].lstrip("# ").split("\t") if len(lines) and lines[0].startswith("#") else []
@@ -111,7 +123,7 @@ def read_omw(language: str) -> OmwWordnet:
         licence=header[3].strip() if len(header) > 3 else "",
         path=path,
         checksum=hashlib.sha256(data).hexdigest()[:16],
-        facts=facts.select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA),
+        facts=facts.with_columns(place=pl.format("line {}", "line")).select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA),
     )
 
 
@@ -170,9 +182,9 @@ def linked_facts(wordnet: OmwWordnet, graph: Graph) -> tuple[pl.DataFrame, list[
     if unknown.height > MISSING_SHARE * max(linked.height, 1):
         first = unknown.row(0, named=True)
         raise DataSourceError(
-            f"{wordnet.path} line {first['line']}: {first['key']!r} is no WordNet 3.0 synset, nor are "
-            f"{unknown.height:,} of its {linked.height:,} lines: the file is keyed by another wordnet's offsets. "
-            "OMW tab files must use WordNet 3.0 offsets (omw-data's wns/ folder); map the keys to 3.0 first"
+            f"{wordnet.path} {first['place']}: {first['key']!r} is no WordNet 3.0 synset, nor are "
+            f"{unknown.height:,} of its {linked.height:,} facts: the file is keyed by another wordnet's offsets. "
+            "OMW wordnets must use WordNet 3.0 offsets (omw-data's wns/ folder); map the keys to 3.0 first"
         )
     return linked.filter(pl.col("id").is_not_null()), shifts, unknown.height
 
