@@ -1,5 +1,6 @@
 """Wordnets in WN-LMF XML, the Global WordNet Association's format (the OMW's and Open English WordNet's releases),
-read with the field's library ``wn`` and joined to WordNet 3.0 as OMW tab files are (``knowledge.omw``).
+read with the field's library ``wn`` and joined to WordNet 3.0 as OMW tab files are
+(``knowledge.omw``).
 
 ``wn.lmf.load`` parses and validates a file into plain dicts without ``wn``'s database: nothing is written to its data
 directory (``~/.wn_data``) and nothing is downloaded. A synset joins WordNet 3.0 by the ``OFFSET-POS`` its id ends with
@@ -19,7 +20,7 @@ from wn import Error as WnError
 from wn import lmf
 
 from workbench.errors import DataSourceError
-from workbench.knowledge.omw import FACTS_SCHEMA, POS, OmwWordnet
+from workbench.knowledge.omw_facts import FACTS_SCHEMA, POS, OmwWordnet
 
 KEY = re.compile(r"(\d{8})-([a-z])$")
 LMF_HINT = (

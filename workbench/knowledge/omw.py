@@ -19,7 +19,6 @@ import hashlib
 import os
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -27,35 +26,17 @@ import polars as pl
 from workbench.errors import DataSourceError
 from workbench.io import write_parquet
 from workbench.knowledge.graph import EXAMPLES_SCHEMA, LEMMAS_SCHEMA, Graph
+from workbench.knowledge.omw_facts import FACTS_SCHEMA, POS, OmwWordnet
 from workbench.paths import cache_dir, workspace
 
-POS = ("n", "v", "a", "r", "s")
 LEMMA_KINDS = ("lemma",)  # `lemma:root`, `lemma:brokenplural` (Arabic) are not words of the synset: left out
 TEXT_KINDS = ("def", "exe")
 MISSING_SHARE = 0.01  # more keys than this unknown to WordNet 3.0: the file is keyed by another wordnet
-FACTS_SCHEMA = {"line": pl.Int64(), "key": pl.String(), "kind": pl.String(), "text": pl.String(), "place": pl.String()}
 OMW_HINT = (
     "Put an OMW wordnet's tab file at $OMW_DIR/<lang>/wn-data-<lang>.tab (or <workspace>/omw/<lang>/...), "
     "as the omw-data repository lays them out, or its WN-LMF XML file in that <lang> folder, or pass the file's path"
 )
 FORMATS = (".tab", ".xml")
-
-
-@dataclass(frozen=True)
-class OmwWordnet:
-    """One OMW tab file read and checked: its header, and its lemmas, definitions and examples by synset key."""
-
-    language: str
-    name: str
-    licence: str
-    path: Path
-    checksum: str
-    facts: pl.DataFrame  # FACTS_SCHEMA: order, OFFSET-POS key, kind (lemma, def, exe), text, where (line or synset)
-
-    @property
-    def label(self) -> str:
-        """The wordnet as reports name it: ``WOLF (Wordnet Libre du Français) [fra, 3f2a...]``."""
-        return f"{self.name} [{self.language}, {self.checksum}]"
 
 
 def find_omw(language: str) -> Path:
@@ -70,8 +51,7 @@ def find_omw(language: str) -> Path:
         raise DataSourceError(
             f"--language {language!r} is neither a three-letter code (fra, ita, ...) nor a .tab or .xml file"
         )
-    roots = [Path(os.environ["OMW_DIR"])] if os.environ.get("OMW_DIR") else []
-    roots.append(workspace() / "omw")
+    roots = omw_roots()
     for root in roots:
         tabs = (root / language / f"wn-data-{language}.tab", root / f"wn-data-{language}.tab")
         for candidate in (*tabs, *sorted((root / language).glob("*.xml"))):
@@ -81,6 +61,24 @@ def find_omw(language: str) -> Path:
         f"no OMW wordnet for {language!r} in {', '.join(map(str, roots))}. {OMW_HINT} (five are in the project's "
         "shared data: OMW_DIR=../shared/data/omw)."
     )
+
+
+def omw_roots() -> list[Path]:
+    """The folders OMW wordnets are looked for in: ``$OMW_DIR`` (when set), then ``<workspace>/omw``."""
+    return [*([Path(os.environ["OMW_DIR"])] if os.environ.get("OMW_DIR") else []), workspace() / "omw"]
+
+
+def omw_languages() -> tuple[str, ...]:
+    """The codes of the OMW wordnets found (a ``<code>`` folder of ``omw_roots`` with a tab or WN-LMF file): the
+    languages the explorer shows a concept's words in."""
+    found = {
+        folder.name
+        for root in omw_roots()
+        if root.is_dir()
+        for folder in root.iterdir()
+        if re.fullmatch(r"[a-z]{3}", folder.name) and (any(folder.glob("wn-data-*.tab")) or any(folder.glob("*.xml")))
+    }
+    return tuple(sorted(found))
 
 
 def read_omw(language: str) -> OmwWordnet:
@@ -289,18 +287,29 @@ def _examples(exe: pl.DataFrame, lemmas: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def words_across(concept: str, languages: tuple[str, ...], graph: Graph | None = None) -> pl.DataFrame:
+def lemmas_across(languages: tuple[str, ...], graph: Graph | None = None) -> pl.DataFrame:
+    """``language``, ``id``, ``rank``, ``lemma`` of every concept in English and in each of ``languages``: read once,
+    then ``words_across`` picks a concept's rows (the explorer keeps it)."""
+    from workbench.knowledge.cache import load_graph
+
+    english = graph or load_graph("wordnet")
+    parts = [("eng", english), *((language, language_graph(language, english)) for language in languages)]
+    return pl.concat([part.lemmas.select(pl.lit(code).alias("language"), pl.all()) for code, part in parts])
+
+
+def words_across(
+    concept: str, languages: tuple[str, ...], graph: Graph | None = None, lemmas: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """``concept``'s words in English and in each of ``languages`` (``language``, ``lemmas``; an empty list where a
-    wordnet has none): what a concept card shows of it in every loaded language.
+    wordnet has none): what a concept card shows of it in every loaded language. ``lemmas``: ``lemmas_across``'s
+    frame of those languages, read once for many concepts.
 
     >>> words_across("dog.n.01", ("fra", "arb"))  # doctest: +SKIP
     """
     from workbench.knowledge.cache import load_graph
 
     english = graph or load_graph("wordnet")
-    concept_id = english.id_of(concept)
-    rows = [("eng", english.lemmas.filter(pl.col("id") == concept_id).sort("rank")["lemma"].to_list())]
-    for language in languages:
-        lemmas = language_graph(language, english).lemmas.filter(pl.col("id") == concept_id).sort("rank")
-        rows.append((language, lemmas["lemma"].to_list()))
+    across = lemmas if lemmas is not None else lemmas_across(languages, english)
+    found = across.filter(pl.col("id") == english.id_of(concept)).sort("rank")
+    rows = [(code, found.filter(pl.col("language") == code)["lemma"].to_list()) for code in ("eng", *languages)]
     return pl.DataFrame(rows, schema={"language": pl.String(), "lemmas": pl.List(pl.String())}, orient="row")
