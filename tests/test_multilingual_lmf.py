@@ -137,5 +137,14 @@ def test_a_bad_lmf_file_is_named_in_one_line(tmp_path, wordnet_graph):
         DataSourceError, match=r"other.xml synset 'omw-fr-\d{8}-.': .* is no WordNet 3.0 synset.*another"
     ):
         language_graph(str(scrambled), wordnet_graph)
+    resource = lmf.load(good, progress_handler=None)
+    twice = {**resource, "lexicons": [resource["lexicons"][0], {**resource["lexicons"][0], "id": "omw-fr2"}]}
+    lmf.dump(twice, tmp_path / "two.xml")
+    with pytest.raises(DataSourceError, match=r"two.xml holds 2 lexicons \(omw-fr, omw-fr2\); write one language's"):
+        language_graph(str(tmp_path / "two.xml"), wordnet_graph)
+    extension = {**resource["lexicons"][0], "extends": {"id": "oewn", "version": "2024"}, "synsets": [], "entries": []}
+    lmf.dump({**resource, "lexicons": [extension]}, tmp_path / "extension.xml")
+    with pytest.raises(DataSourceError, match="extension.xml is an extension of the lexicon oewn:2024"):
+        language_graph(str(tmp_path / "extension.xml"), wordnet_graph)
     with pytest.raises(DataSourceError, match="no OMW wordnet file at .*missing.xml"):
         language_graph(str(tmp_path / "missing.xml"), wordnet_graph)

@@ -44,6 +44,12 @@ def read_lmf(path: Path, language: str | None = None) -> OmwWordnet:
         ids = ", ".join(lexicon["id"] for lexicon in lexicons) or "none"
         raise DataSourceError(f"{path} holds {len(lexicons)} lexicons ({ids}); write one language's lexicon per file")
     lexicon = lexicons[0]
+    if lexicon.get("extends"):
+        base = lexicon["extends"]
+        raise DataSourceError(
+            f"{path} is an extension of the lexicon {base['id']}:{base['version']}, not a wordnet of its own; give a "
+            "whole lexicon's WN-LMF file"
+        )
     return OmwWordnet(
         language=language or lexicon["language"],
         name=f"{lexicon['label']} ({lexicon['id']}:{lexicon['version']})",
