@@ -98,3 +98,26 @@ def test_the_concept_card_lists_a_concepts_words_in_every_loaded_language(wordne
         assert words and set(shown.split(", ")) == words
     session.languages = ()
     assert "in other languages" not in picker.card.value
+
+
+def test_sets_built_apart_say_why_they_are_not_compared(preds, wordnet_graph, minilm_path, tmp_path):
+    from workbench.site import publish
+
+    asked = set(preds["concept"].unique())
+    concepts = tuple(c for c in shared_concepts(("fra",), 20, seed=9, graph=wordnet_graph) if c not in asked)[:12]
+    spec = language_spec("hypernymy", "fra", max_hops=2, concepts=concepts, seed=2)
+    apart = build_language_probes("fra", spec, graph=wordnet_graph, progress=False).probes
+    both = pl.concat(
+        [
+            preds.filter(pl.col("source") == "wordnet"),
+            score(apart, minilm_path, "similarity", cache=False, progress=False),
+        ]
+    )
+    session = Session(predictions=both)
+    board = ResultsDashboard(session, n_boot=100, settle=0)
+    board.wait(120)
+    assert board.languages.layout.display == "none"
+    assert "no cross-lingual view: A and B share no question" in board.languages_note.value
+    text = (publish(both, tmp_path / "site", n_boot=100).parent / "index.html").read_text()
+    section = re.search(r'<section id="languages">.*?</section>', text, re.S)[0]
+    assert "share no question" in section and "--paired-with" in section

@@ -231,8 +231,12 @@ def cluster_section(preds: pl.DataFrame, n_boot: int, seed: int) -> Section:
 
 def language_section(preds: pl.DataFrame, n_boot: int = 1000) -> Section | None:
     """English against each other language, question by question (``analysis.crosslingual.language_report``): the
-    accuracy dumbbell and the concepts known in one language only, over the pairs' table; None without such pairs."""
-    summary, concepts = language_report(preds, n_boot=n_boot)
+    accuracy dumbbell and the concepts known in one language only, over the pairs' table; None without such pairs; the
+    reason where the sets were not paired (`--paired-with`)."""
+    try:
+        summary, concepts = language_report(preds, n_boot=n_boot)
+    except WorkbenchError as err:  # English and French sets built apart: no question to pair
+        return Section("languages", "English and other languages", f"<p>{html.escape(str(err))}</p>")
     if summary.is_empty():
         return None
     table = summary.select(

@@ -148,12 +148,13 @@ def _as_pairs(preds: pl.DataFrame, shared: pl.DataFrame) -> pl.DataFrame:
 
 def language_pairs(preds: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
     """Each model's English questions against its questions in every other language of one frame (several prediction
-    files read together): ``{"minilm eng-fra": (eng, fra)}``, empty when no model was asked English and another
-    language; ``language_summary``'s input."""
+    files read together; WordNet's and the OMW wordnets' questions only): ``{"minilm eng-fra": (eng, fra)}``, empty
+    when no model was asked English and another language; ``language_summary``'s input."""
     if "source" not in preds.columns or "model" not in preds.columns:
         return {}
     pairs = {}
-    for (model,), runs in preds.group_by("model", maintain_order=True):
+    taxonomy = preds.filter((pl.col("source") == "wordnet") | pl.col("source").str.starts_with("omw-"))
+    for (model,), runs in taxonomy.group_by("model", maintain_order=True):
         languages = {language_of(part): part for _, part in runs.group_by("source", maintain_order=True)}
         english = languages.pop("eng", None)
         if english is not None:
