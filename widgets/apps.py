@@ -29,6 +29,7 @@ from widgets.toggles import ProbeControls
 from widgets.ways import WaysOfAsking
 from workbench.io import read_predictions
 from workbench.knowledge import load_graph
+from workbench.knowledge.omw import omw_languages
 
 NO_PROBES = (
     "<b>No probe sets in the workspace yet</b>: run "
@@ -44,14 +45,15 @@ def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
     """Probe explorer: pick a concept, set the probe toggles, browse the concept's cluster.
 
     The newest prediction file in the workspace, if any, adds a model's picks to the cluster browser and the
-    taxonomy atlas below (strict cluster accuracy over WordNet; picking a concept there opens its cluster).
+    taxonomy atlas below (strict cluster accuracy over WordNet; picking a concept there opens its cluster). The concept
+    card lists the concept's words in every OMW wordnet found (``$OMW_DIR``, ``<workspace>/omw``).
     """
     probes = load_probes(home)
     if probes is None:
         return w.VBox([_header("Probe explorer", ""), w.HTML(NO_PROBES)])
     files = prediction_files(home)
     preds = read_predictions(max(files, key=lambda p: p.stat().st_mtime)) if files else None
-    session = Session(graph=load_graph("wordnet"), probes=probes, predictions=preds)
+    session = Session(graph=load_graph("wordnet"), probes=probes, predictions=preds, languages=omw_languages())
     picker, controls, browser = ConceptPicker(session), ProbeControls(session), ClusterBrowser(session)
     if concept:
         session.concept = concept

@@ -1,12 +1,15 @@
-"""Concept picker: search concepts by word, see a concept's gloss, examples, lemmas and hypernym tree."""
+"""Concept picker: search concepts by word, see a concept's gloss, examples, lemmas (in every loaded language) and
+hypernym tree."""
 
 from html import escape
 
 import ipywidgets as w
+import polars as pl
 
 from widgets.render import STYLE, readable_labels
 from widgets.state import Session
 from workbench.knowledge.lookup import POS_NAMES, concept_card, hypernym_paths, search_concepts, tree_lines
+from workbench.knowledge.omw import lemmas_across, words_across
 
 
 class ConceptPicker:
@@ -17,6 +20,7 @@ class ConceptPicker:
 
     def __init__(self, session: Session, limit: int = 20) -> None:
         self.session, self.limit = session, limit
+        self._across: dict[tuple[str, ...], pl.DataFrame] = {}  # lemmas_across, read once per set of languages
         self.search = w.Text(placeholder="type a word, e.g. dog", description="word", continuous_update=True)
         self.pos = w.Dropdown(
             options=[("any", "")] + [(f"{name} ({code})", code) for code, name in POS_NAMES.items()],
@@ -34,7 +38,7 @@ class ConceptPicker:
         self.search.observe(self._search, "value")
         self.pos.observe(self._search, "value")
         self.hits.observe(self._pick, "value")
-        session.observe(self._show, "concept")
+        session.observe(self._show, ["concept", "languages"])
         self._show()
 
     def _search(self, _=None) -> None:
@@ -67,6 +71,22 @@ class ConceptPicker:
             f"{STYLE}<div class='wb-card'><b class='wb-concept-name'>{escape(card.name)}</b> "
             f"<span class='wb-muted'>({escape(POS_NAMES.get(card.pos, card.pos))})</span>"
             f"<p class='wb-gloss'>{escape(card.gloss)}</p>"
-            f"<p><b>lemmas</b>: {escape(', '.join(card.lemmas))}</p><b>examples</b><ul>{examples}</ul>"
+            f"<p><b>lemmas</b>: {escape(', '.join(card.lemmas))}</p>{self._languages(name)}"
+            f"<b>examples</b><ul>{examples}</ul>"
             f"<b>hypernym paths</b><div class='wb-tree'>{tree}</div></div>"
         )
+
+    def _languages(self, name: str) -> str:
+        """The concept's words in each loaded language (``session.languages``), a row each; '' when none is loaded."""
+        languages = tuple(self.session.languages)
+        if not languages or self.session.graph.source != "wordnet":
+            return ""
+        if languages not in self._across:
+            self._across[languages] = lemmas_across(languages, self.session.graph)
+        words = words_across(name, languages, self.session.graph, self._across[languages]).slice(1)
+        rows = "".join(
+            f"<tr><th>{escape(row['language'])}</th>"
+            f"<td>{escape(', '.join(row['lemmas'])) or '<span class=wb-muted>no word</span>'}</td></tr>"
+            for row in words.iter_rows(named=True)
+        )
+        return f"<table class='wb-languages'><caption>in other languages</caption>{rows}</table>"

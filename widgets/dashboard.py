@@ -1,4 +1,5 @@
-"""Results dashboard: the hops x distractor heat map, cluster-accuracy bars, calibration, the drill-down table.
+"""Results dashboard: the hops x distractor heat map, cluster-accuracy bars, calibration, the drill-down table, and
+English against each other language where the predictions hold paired sets (``analysis.crosslingual``).
 
 Several models side by side (one heat-map panel each); a ``*`` marks a cell where a model differs significantly
 from the first one picked (``views.significance_marks``). Clicking a heat-map cell (shift-click for more,
@@ -31,6 +32,8 @@ from workbench import charts, metrics
 from workbench.analysis import difficulty
 from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
+from workbench.analysis.crosslingual import language_report
+from workbench.charts.crosslingual import language_chart
 from workbench.errors import WorkbenchError
 from workbench.io import read_predictions, write_text
 from workbench.paths import workspace_path
@@ -121,6 +124,10 @@ class ResultsDashboard:
         self.intervals = w.HTML()
         self.calibration = w.HTML()
         self.consistency = w.HTML()
+        self.languages = alt.JupyterChart(_EMPTY, embed_options=EMBED)
+        self.languages.layout.display = "none"  # until predictions pair English with another language
+        self.languages.add_class("wb-languages")
+        self.languages_note = w.HTML()
         self.fit = w.Button(description="fit the difficulty model", icon="calculator")
         self.fit.on_click(lambda _: self.fit_difficulty())
         self.difficulty = alt.JupyterChart(_EMPTY, embed_options=EMBED)
@@ -148,6 +155,8 @@ class ResultsDashboard:
                 self.intervals,
                 w.HBox([self.reliability, self.calibration]),
                 self.consistency,
+                self.languages_note,
+                self.languages,
                 w.HBox([self.fit, self.difficulty_note]),
                 self.difficulty,
                 self.drill_title,
@@ -203,7 +212,8 @@ class ResultsDashboard:
             )
             self.drill.value = self.drill_title.value = self.intervals.value = ""
             self.marks.value = self.calibration.value = self.consistency.value = self.difficulty_note.value = ""
-            self.difficulty.layout.display = "none"
+            self.languages_note.value = ""
+            self.difficulty.layout.display = self.languages.layout.display = "none"
             self.heat.layout.display = self.bars.layout.display = self.reliability.layout.display = "none"
             return
         where = self.session.where
@@ -223,10 +233,11 @@ class ResultsDashboard:
         done = self._memo(("bars", where))
         self._draw(self.bars, done if done is not None else points, lambda: charts.cluster_bars(preds, n_boot=1))
         self.heat.layout.display = self.bars.layout.display = None
-        extras = self._memo(("calibration", where)) is not None and self._memo(("consistency", where)) is not None
+        extras = all(self._memo((name, where)) is not None for name in ("calibration", "consistency", "languages"))
         if extras:
             self._calibrate(preds, where)
             self._phrasing(preds, where)
+            self._languages(where)
         else:
             self.calibration.value = "<span class='wb-muted'>calibration and template sensitivity under way ...</span>"
         self.difficulty.layout.display = "none"  # a fit is for the toggles it was asked under
@@ -258,9 +269,11 @@ class ResultsDashboard:
             except WorkbenchError:
                 pass  # _calibrate says why
             self._memo(("consistency", where), lambda: template_consistency(preds))
+            self._memo(("languages", where), lambda: self._language_report(preds))
             if generation == self._generation:
                 self._calibrate(preds, where)
                 self._phrasing(preds, where)
+                self._languages(where)
         if bars:
             self._bootstrap(preds, where, generation)
 
@@ -294,6 +307,31 @@ class ResultsDashboard:
         rows = scores.join(labels, on=metrics.identity_keys(preds), nulls_equal=True)
         self.calibration.value = "<b>Calibration</b> (softmax of the choice scores)" + table(
             rows, ["label", "n", "accuracy", "confidence", "ece", "brier"]
+        )
+
+    def _language_report(self, preds: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """``language_report`` of ``preds``; a failure (sets that were not paired) as a one-row ``error`` frame."""
+        try:
+            return language_report(preds, n_boot=self.n_boot)
+        except WorkbenchError as err:
+            return pl.DataFrame({"error": [str(err)]}), pl.DataFrame()
+
+    def _languages(self, where) -> None:
+        """English against each other language of the predictions (paired questions), when they hold such pairs."""
+        summary, concepts = self._memo(("languages", where))
+        if "error" in summary.columns:
+            self.languages.layout.display = "none"
+            self.languages_note.value = (
+                f"<span class='wb-muted'>no cross-lingual view: {escape(summary['error'][0])}</span>"
+            )
+            return
+        if summary.is_empty():
+            self.languages.layout.display, self.languages_note.value = "none", ""
+            return
+        self.languages.chart = language_chart(summary, concepts)
+        self.languages.layout.display = None
+        self.languages_note.value = "<b>English and the other languages</b> (paired questions)" + table(
+            summary, ["pair", "questions", "concepts", "cluster_accuracy_a", "cluster_accuracy_b", "diff", "p_mcnemar"]
         )
 
     def _phrasing(self, preds: pl.DataFrame, where) -> None:

@@ -35,3 +35,4 @@ class Session(traitlets.HasTraits):
     concept = traitlets.Unicode("", help="the chosen concept, e.g. dog.n.01")
     where = traitlets.Instance(ProbeFilter, kw={}, help="the probe toggles (workbench.probes.select.ProbeFilter)")
     run_dir = traitlets.Unicode("", help="the inoculation run folder being shown")
+    languages = traitlets.Tuple(help="the OMW wordnets loaded (codes, e.g. ('fra', 'ita')): a concept's words in each")

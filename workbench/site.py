@@ -29,7 +29,9 @@ import polars as pl
 
 from workbench import charts, metrics, views
 from workbench.analysis import atlas
+from workbench.analysis.crosslingual import language_report
 from workbench.charts.atlas import LEVEL_HEIGHT
+from workbench.charts.crosslingual import language_chart
 from workbench.errors import WorkbenchError
 from workbench.io import exclusive, staged_folder, write_text
 from workbench.paths import cache_dir
@@ -157,14 +159,16 @@ def publish(
 def standard_sections(
     preds: pl.DataFrame, probes: pl.DataFrame | None = None, n_boot: int = 1000, seed: int = 0
 ) -> list[Section]:
-    """The page's sections: heat map and questions, cluster bars, the taxonomy atlas (of WordNet concepts),
-    concepts, the probe's statistics."""
+    """The page's sections: heat map and questions, cluster bars, English against each other language (where the
+    predictions pair them), the taxonomy atlas (of WordNet concepts), concepts, the probe's statistics."""
     drill = metrics.drilldown(preds)  # every question row, with label, cell labels, gold and pick; most wrong first
     taxonomy = atlas_section(preds, n_boot, seed)  # None without WordNet concepts (or without WordNet)
     skipped = Section("atlas-skipped", "Taxonomy atlas", f"<p>{html.escape(atlas.ATLAS_SKIPPED)}.</p>")
+    languages = language_section(preds, n_boot)  # None unless English and another language are paired
     return [
         heatmap_section(preds, drill),
         cluster_section(preds, n_boot, seed),
+        *([languages] if languages is not None else []),
         taxonomy if taxonomy is not None else skipped,
         concept_section(drill),
         statistics_section(preds, probes),
@@ -223,6 +227,40 @@ def cluster_section(preds: pl.DataFrame, n_boot: int, seed: int) -> Section:
     )
     chart = charts.cluster_bars(preds, n_boot=n_boot, seed=seed)
     return Section("clusters", "Instance vs strict cluster accuracy", text, {"wb-bars": chart})
+
+
+def language_section(preds: pl.DataFrame, n_boot: int = 1000) -> Section | None:
+    """English against each other language, question by question (``analysis.crosslingual.language_report``): the
+    accuracy dumbbell and the concepts known in one language only, over the pairs' table; None without such pairs; the
+    reason where the sets were not paired (`--paired-with`)."""
+    try:
+        summary, concepts = language_report(preds, n_boot=n_boot)
+    except WorkbenchError as err:  # English and French sets built apart: no question to pair
+        return Section("languages", "English and other languages", f"<p>{html.escape(str(err))}</p>")
+    if summary.is_empty():
+        return None
+    table = summary.select(
+        "pair",
+        "questions",
+        "concepts",
+        english=_percent("cluster_accuracy_a"),
+        other=_percent("cluster_accuracy_b"),
+        difference=pl.when(pl.col("diff_lo").is_null())
+        .then(_percent("diff") + f" ({metrics.TOO_FEW})")
+        .otherwise(pl.format("{} [{}, {}]", _percent("diff"), _percent("diff_lo"), _percent("diff_hi"))),
+        p_mcnemar=pl.col("p_mcnemar").round(4).cast(pl.String),
+        known_in_english_only="known_a_only",
+        known_in_the_other_only="known_b_only",
+    )
+    text = (
+        "<p>The same questions (concept, gold, hops, distractor synsets, answer position) asked in English and in "
+        "another language: strict cluster accuracy in each, the difference in question accuracy (other − English) "
+        f"with its 95% cluster-bootstrap interval ({n_boot} resamples) and McNemar's exact p.</p>"
+        f'<div id="wb-languages" class="wb-chart"></div>{_html_table(table)}'
+    )
+    return Section(
+        "languages", "English and other languages", text, {"wb-languages": language_chart(summary, concepts)}
+    )
 
 
 def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Section | None:

@@ -13,7 +13,6 @@ exact McNemar, Holm across cells) with language B against language A.
 
 import polars as pl
 
-from workbench.analysis.comparison import compare
 from workbench.errors import WorkbenchError
 
 PAIR_KEY = ("probe", "concept", "gold_concept", "hops", "distractor_family", "distractor_depth",
@@ -97,6 +96,8 @@ def compare_languages(a: pl.DataFrame, b: pl.DataFrame, n_boot: int = 1000, seed
 
     >>> compare_languages(eng, fra).filter(pl.col("scope") == "overall")  # doctest: +SKIP
     """
+    from workbench.analysis.comparison import compare  # scipy and statsmodels: only when languages are compared
+
     both = paired_questions(a, b)
     shared = both.select(PAIR_KEY).unique()
     return compare(_as_pairs(a, shared), _as_pairs(b, shared), n_boot=n_boot, seed=seed)
@@ -143,3 +144,30 @@ def _as_pairs(preds: pl.DataFrame, shared: pl.DataFrame) -> pl.DataFrame:
     kept = kept.unique(list(PAIR_KEY), keep="first", maintain_order=True)
     synsets = pl.concat_list(pl.col("gold_concept"), pl.col("distractor_concepts"))
     return kept.with_columns(id=key, question=pl.lit(""), context=pl.lit(""), choices=synsets)
+
+
+def language_pairs(preds: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
+    """Each model's English questions against its questions in every other language of one frame (several prediction
+    files read together; WordNet's and the OMW wordnets' questions only): ``{"minilm eng-fra": (eng, fra)}``, empty
+    when no model was asked English and another language; ``language_summary``'s input."""
+    if "source" not in preds.columns or "model" not in preds.columns:
+        return {}
+    pairs = {}
+    taxonomy = preds.filter((pl.col("source") == "wordnet") | pl.col("source").str.starts_with("omw-"))
+    for (model,), runs in taxonomy.group_by("model", maintain_order=True):
+        languages = {language_of(part): part for _, part in runs.group_by("source", maintain_order=True)}
+        english = languages.pop("eng", None)
+        if english is not None:
+            pairs |= {f"{model} eng-{language}": (english, part) for language, part in languages.items()}
+    return pairs
+
+
+def language_report(preds: pl.DataFrame, n_boot: int = 1000) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """What the dashboard and the static site show of a frame holding English and other languages: the pairs'
+    ``language_summary`` and their ``concept_table`` rows stacked with a ``pair`` column (both empty when the frame
+    pairs no language with English); ``charts.crosslingual.language_chart`` draws them."""
+    pairs = language_pairs(preds)
+    if not pairs:
+        return pl.DataFrame(), pl.DataFrame(schema={"pair": pl.String(), **CONCEPTS_SCHEMA})
+    tables = [concept_table(a, b).select(pl.lit(label).alias("pair"), pl.all()) for label, (a, b) in pairs.items()]
+    return language_summary(pairs, n_boot=n_boot), pl.concat(tables)

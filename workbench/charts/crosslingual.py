@@ -56,3 +56,9 @@ def known_chart(concepts: pl.DataFrame) -> alt.Chart:
         )
         .transform_calculate(order=f"indexof({list(KNOWN_ORDER)}, datum.side)")
     )
+
+
+def language_chart(summary: pl.DataFrame, concepts: pl.DataFrame) -> alt.VConcatChart:
+    """The cross-lingual view of the dashboard and the static site: the accuracy dumbbell over the concepts known in
+    one language only (``analysis.crosslingual.language_report``'s frames)."""
+    return alt.vconcat(accuracy_dumbbell(summary), known_chart(concepts))

@@ -89,7 +89,8 @@ def build(
     language: str | None = typer.Option(
         None,
         help="Ask hypernymy or hyponymy in this language: eng (English, lemmas only) or an Open Multilingual Wordnet "
-        "code (fra, ita, por, nld, arb: its wn-data-<code>.tab in $OMW_DIR/<code>/) or a .tab file; settings start "
+        "code (fra, ita, por, nld, arb: its wn-data-<code>.tab, or a WN-LMF .xml, in $OMW_DIR/<code>/) or a .tab or "
+        ".xml file; settings start "
         "from the uniform preset (docs/MULTILINGUAL.md).",
     ),
     paired_with: Path | None = typer.Option(

@@ -22,7 +22,8 @@ def publish(
 ) -> None:
     """Write a self-contained static site: heat map (click a cell to list its questions), cluster bars with
     intervals, the taxonomy atlas of WordNet concepts (click a node to zoom in and list its concepts), each
-    concept's cluster, the probe's statistics. Opens from file://, a share or any static host."""
+    concept's cluster, the probe's statistics; English against each other language where the files pair them
+    (`--paired-with`). Opens from file://, a share or any static host."""
     from workbench import metrics
     from workbench.io import read_predictions
     from workbench.metrics import partial_cluster_warning

@@ -8,6 +8,8 @@ examples where it has them): the ISA structure, the concept names and ids stay W
 about the same synsets as one in English.
 
 The tab format is read with polars, not ``wn`` (docs/DEPENDENCIES.md): ``wn`` reads WN-LMF XML and ILI files only.
+A wordnet in WN-LMF XML (``<lang>/*.xml``, or a ``.xml`` path) is read with ``wn`` by ``knowledge.lmf`` into the same
+facts.
 
 >>> fra = language_graph("fra")  # doctest: +SKIP
 >>> fra.lemmas.filter(pl.col("id") == load_graph().id_of("dog.n.01"))  # doctest: +SKIP
@@ -17,7 +19,6 @@ import hashlib
 import os
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -25,49 +26,35 @@ import polars as pl
 from workbench.errors import DataSourceError
 from workbench.io import write_parquet
 from workbench.knowledge.graph import EXAMPLES_SCHEMA, LEMMAS_SCHEMA, Graph
+from workbench.knowledge.omw_facts import FACTS_SCHEMA, POS, OmwWordnet
 from workbench.paths import cache_dir, workspace
 
-POS = ("n", "v", "a", "r", "s")
 LEMMA_KINDS = ("lemma",)  # `lemma:root`, `lemma:brokenplural` (Arabic) are not words of the synset: left out
 TEXT_KINDS = ("def", "exe")
 MISSING_SHARE = 0.01  # more keys than this unknown to WordNet 3.0: the file is keyed by another wordnet
-FACTS_SCHEMA = {"line": pl.Int64(), "key": pl.String(), "kind": pl.String(), "text": pl.String()}
 OMW_HINT = (
     "Put an OMW wordnet's tab file at $OMW_DIR/<lang>/wn-data-<lang>.tab (or <workspace>/omw/<lang>/...), "
-    "as the omw-data repository lays them out, or pass the file's path"
+    "as the omw-data repository lays them out, or its WN-LMF XML file in that <lang> folder, or pass the file's path"
 )
-
-
-@dataclass(frozen=True)
-class OmwWordnet:
-    """One OMW tab file read and checked: its header, and its lemmas, definitions and examples by synset key."""
-
-    language: str
-    name: str
-    licence: str
-    path: Path
-    checksum: str
-    facts: pl.DataFrame  # FACTS_SCHEMA: line number, OFFSET-POS key, kind (lemma, def, exe), text
-
-    @property
-    def label(self) -> str:
-        """The wordnet as reports name it: ``WOLF (Wordnet Libre du Français) [fra, 3f2a...]``."""
-        return f"{self.name} [{self.language}, {self.checksum}]"
+FORMATS = (".tab", ".xml")
 
 
 def find_omw(language: str) -> Path:
-    """The tab file of ``language`` (an ISO 639-3 code such as ``fra``, or the path of a tab file)."""
+    """The tab or WN-LMF file of ``language`` (an ISO 639-3 code such as ``fra``, or a file's path); a tab file is
+    preferred where a folder holds both."""
     given = Path(language)
-    if given.suffix == ".tab":
+    if given.suffix in FORMATS:
         if not given.is_file():
-            raise DataSourceError(f"no OMW tab file at {given}. {OMW_HINT}.")
+            raise DataSourceError(f"no OMW wordnet file at {given}. {OMW_HINT}.")
         return given
     if not re.fullmatch(r"[a-z]{3}", language):
-        raise DataSourceError(f"--language {language!r} is neither a three-letter code (fra, ita, ...) nor a .tab file")
-    roots = [Path(os.environ["OMW_DIR"])] if os.environ.get("OMW_DIR") else []
-    roots.append(workspace() / "omw")
+        raise DataSourceError(
+            f"--language {language!r} is neither a three-letter code (fra, ita, ...) nor a .tab or .xml file"
+        )
+    roots = omw_roots()
     for root in roots:
-        for candidate in (root / language / f"wn-data-{language}.tab", root / f"wn-data-{language}.tab"):
+        tabs = (root / language / f"wn-data-{language}.tab", root / f"wn-data-{language}.tab")
+        for candidate in (*tabs, *sorted((root / language).glob("*.xml"))):
             if candidate.is_file():
                 return candidate
     raise DataSourceError(
@@ -76,13 +63,36 @@ def find_omw(language: str) -> Path:
     )
 
 
+def omw_roots() -> list[Path]:
+    """The folders OMW wordnets are looked for in: ``$OMW_DIR`` (when set), then ``<workspace>/omw``."""
+    return [*([Path(os.environ["OMW_DIR"])] if os.environ.get("OMW_DIR") else []), workspace() / "omw"]
+
+
+def omw_languages() -> tuple[str, ...]:
+    """The codes of the OMW wordnets found (a ``<code>`` folder of ``omw_roots`` with a tab or WN-LMF file): the
+    languages the explorer shows a concept's words in."""
+    found = {
+        folder.name
+        for root in omw_roots()
+        if root.is_dir()
+        for folder in root.iterdir()
+        if re.fullmatch(r"[a-z]{3}", folder.name) and (any(folder.glob("wn-data-*.tab")) or any(folder.glob("*.xml")))
+    }
+    return tuple(sorted(found))
+
+
 def read_omw(language: str) -> OmwWordnet:
-    """Read and check the OMW tab file of ``language`` (code or path); a bad line raises ``DataSourceError`` naming it.
+    """Read and check the OMW wordnet of ``language`` (code or path; tab or WN-LMF, ``knowledge.lmf``); a bad line
+    raises ``DataSourceError`` naming it.
 
     >>> read_omw("fra").facts.filter(pl.col("kind") == "lemma").height  # doctest: +SKIP
     102647
     """
     path = find_omw(language)
+    if path.suffix == ".xml":
+        from workbench.knowledge.lmf import read_lmf
+
+        return read_lmf(path, language if re.fullmatch(r"[a-z]{3}", language) else None)
     data = path.read_bytes()
     lines = pl.Series("raw", data.decode("utf-8", errors="replace").splitlines())
     header = lines[0].lstrip("# ").split("\t") if len(lines) and lines[0].startswith("#") else []
@@ -111,7 +121,7 @@ def read_omw(language: str) -> OmwWordnet:
         licence=header[3].strip() if len(header) > 3 else "",
         path=path,
         checksum=hashlib.sha256(data).hexdigest()[:16],
-        facts=facts.select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA),
+        facts=facts.with_columns(place=pl.format("line {}", "line")).select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA),
     )
 
 
@@ -170,9 +180,9 @@ def linked_facts(wordnet: OmwWordnet, graph: Graph) -> tuple[pl.DataFrame, list[
     if unknown.height > MISSING_SHARE * max(linked.height, 1):
         first = unknown.row(0, named=True)
         raise DataSourceError(
-            f"{wordnet.path} line {first['line']}: {first['key']!r} is no WordNet 3.0 synset, nor are "
-            f"{unknown.height:,} of its {linked.height:,} lines: the file is keyed by another wordnet's offsets. "
-            "OMW tab files must use WordNet 3.0 offsets (omw-data's wns/ folder); map the keys to 3.0 first"
+            f"{wordnet.path} {first['place']}: {first['key']!r} is no WordNet 3.0 synset, nor are "
+            f"{unknown.height:,} of its {linked.height:,} facts: the file is keyed by another wordnet's offsets. "
+            "OMW wordnets must use WordNet 3.0 offsets (omw-data's wns/ folder); map the keys to 3.0 first"
         )
     return linked.filter(pl.col("id").is_not_null()), shifts, unknown.height
 
@@ -277,18 +287,29 @@ def _examples(exe: pl.DataFrame, lemmas: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def words_across(concept: str, languages: tuple[str, ...], graph: Graph | None = None) -> pl.DataFrame:
+def lemmas_across(languages: tuple[str, ...], graph: Graph | None = None) -> pl.DataFrame:
+    """``language``, ``id``, ``rank``, ``lemma`` of every concept in English and in each of ``languages``: read once,
+    then ``words_across`` picks a concept's rows (the explorer keeps it)."""
+    from workbench.knowledge.cache import load_graph
+
+    english = graph or load_graph("wordnet")
+    parts = [("eng", english), *((language, language_graph(language, english)) for language in languages)]
+    return pl.concat([part.lemmas.select(pl.lit(code).alias("language"), pl.all()) for code, part in parts])
+
+
+def words_across(
+    concept: str, languages: tuple[str, ...], graph: Graph | None = None, lemmas: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """``concept``'s words in English and in each of ``languages`` (``language``, ``lemmas``; an empty list where a
-    wordnet has none): what a concept card shows of it in every loaded language.
+    wordnet has none): what a concept card shows of it in every loaded language. ``lemmas``: ``lemmas_across``'s
+    frame of those languages, read once for many concepts.
 
     >>> words_across("dog.n.01", ("fra", "arb"))  # doctest: +SKIP
     """
     from workbench.knowledge.cache import load_graph
 
     english = graph or load_graph("wordnet")
-    concept_id = english.id_of(concept)
-    rows = [("eng", english.lemmas.filter(pl.col("id") == concept_id).sort("rank")["lemma"].to_list())]
-    for language in languages:
-        lemmas = language_graph(language, english).lemmas.filter(pl.col("id") == concept_id).sort("rank")
-        rows.append((language, lemmas["lemma"].to_list()))
+    across = lemmas if lemmas is not None else lemmas_across(languages, english)
+    found = across.filter(pl.col("id") == english.id_of(concept)).sort("rank")
+    rows = [(code, found.filter(pl.col("language") == code)["lemma"].to_list()) for code in ("eng", *languages)]
     return pl.DataFrame(rows, schema={"language": pl.String(), "lemmas": pl.List(pl.String())}, orient="row")
