@@ -142,3 +142,19 @@ def test_dashboard_compiles_to_a_renderable_vega_lite_spec():
     vl_version = "_".join(alt.SCHEMA_VERSION.split(".")[:2])  # vl-convert names "v6.4.1" "v6_4"
     svg = vl_convert.vegalite_to_svg(json.loads(json.dumps(spec)), vl_version=vl_version)
     assert svg.startswith("<svg") and "sister 1" in svg and "67%" in svg
+
+
+def test_ways_against_control_draws_every_way_of_every_set_beside_its_control():
+    """On the committed science run (bench/bench_ways_of_asking.py --out bench/ways): one point per set and way,
+    the model's and the control's accuracies as measured, dark exactly where McNemar's p is below alpha."""
+    table = pl.read_csv(Path(__file__).resolve().parents[1] / "bench" / "ways" / "ways.csv")
+    spec = charts.ways_against_control(table, alpha=0.2).to_dict()
+    rows = data_of(spec)
+    assert len(rows) == table.height
+    assert spec["facet"]["row"]["field"] == "set"
+    drawn = {(row["set"], row["way"]): row for row in rows}
+    for measured in table.iter_rows(named=True):
+        row = drawn[measured["set"], measured["way"]]
+        assert (row["model"], row["control"]) == (measured["SmolLM2"], measured["random weights"])
+        assert row["significance"] == ("p < 0.2" if measured["p"] < 0.2 else "p ≥ 0.2")
+    alt.FacetChart.from_dict(spec)  # a valid Vega-Lite spec

@@ -7,7 +7,8 @@ saves or reads files. One module per kind of result:
 - ``olmpics``: oLMpics learning curves (MLP / LINEAR, language controls dashed) and language sensitivity.
 - ``atlas``: the taxonomy atlas (strict cluster accuracy over WordNet as a zoomable icicle).
 - ``difficulty``: the difficulty model's coefficients (a point and interval per item property).
-- ``ways``: ways of asking side by side (the paired difference of two ways of asking one model, per cell).
+- ``ways``: ways of asking side by side (the paired difference of two ways of asking one model, per cell; one
+  model against its control, each way).
 - ``edge``: edge probes (task vs control-task accuracy, MDL compression, memorisation audit drops).
 """
 
@@ -27,7 +28,7 @@ from workbench.charts.difficulty import coefficient_plot
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.charts.pls import bootstrap_histograms, loading_bars, path_diagram
-from workbench.charts.ways import way_difference_heatmap
+from workbench.charts.ways import way_difference_heatmap, ways_against_control
 
 __all__ = [
     "DRILLDOWN_COLUMNS",
@@ -52,4 +53,5 @@ __all__ = [
     "node_selection",
     "taxonomy_atlas",
     "way_difference_heatmap",
+    "ways_against_control",
 ]

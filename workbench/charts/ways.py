@@ -48,3 +48,50 @@ def way_difference_heatmap(table: pl.DataFrame) -> Chart:
     text = base.mark_text(fontSize=10).encode(text=alt.Text("cell_text:N"))
     title = alt.TitleParams(f"B − A, points: {b} minus {a}", subtitle="* McNemar, Holm-adjusted, p < 0.05")
     return alt.layer(rect, text, data=cells).properties(width=alt.Step(46), height=alt.Step(22), title=title)
+
+
+def ways_against_control(
+    table: pl.DataFrame, model: str = "SmolLM2", control: str = "random weights", alpha: float = 0.01
+) -> Chart:
+    """One model asked several ways beside its control, a panel per set: for each way (a row) the model's accuracy
+    (a filled dot; dark where the paired McNemar ``p`` is below ``alpha``) and its control's (a ring), joined by a
+    rule. ``table``: one row per ``set`` and ``way`` with the two accuracies in columns ``model`` and ``control``
+    and ``p``, as ``bench/bench_ways_of_asking.py`` writes it (``ways.csv``).
+
+    >>> ways_against_control(pl.read_csv("bench/ways/ways.csv")).to_dict()["facet"]["row"]["field"]  # doctest: +SKIP
+    'set'
+    """
+    points = table.select(
+        "set", "way", "p", model=pl.col(model), control=pl.col(control), shown=pl.col("p") < alpha
+    ).with_columns(significance=pl.when("shown").then(pl.lit(f"p < {alpha:g}")).otherwise(pl.lit(f"p ≥ {alpha:g}")))
+    x = alt.X("model:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    y = alt.Y("way:N", title=None, sort=None)
+    tooltip = [
+        alt.Tooltip("way:N"),
+        alt.Tooltip("model:Q", title=model, format=".1%"),
+        alt.Tooltip("control:Q", title=control, format=".1%"),
+        alt.Tooltip("p:Q", title="p (McNemar)", format=".2g"),
+    ]
+    base = alt.Chart().encode(y=y, tooltip=tooltip)
+    rule = base.mark_rule(color="#999").encode(x=x, x2="control:Q")
+    ring = base.mark_point(color="#999", size=50).encode(x=alt.X("control:Q"))
+    dot = base.mark_circle(size=70, opacity=1).encode(
+        x=x,
+        color=alt.Color(
+            "significance:N",
+            scale=alt.Scale(domain=[f"p < {alpha:g}", f"p ≥ {alpha:g}"], range=["#1f4e99", "#9ab6e0"]),
+            title=f"{model} against {control}",
+        ),
+    )
+    return (
+        alt.layer(rule, ring, dot, data=points)
+        .facet(
+            row=alt.Row(
+                "set:N",
+                title=None,
+                sort=points["set"].unique(maintain_order=True).to_list(),
+                header=alt.Header(labelAngle=0, labelAlign="left"),
+            )
+        )
+        .properties(title=alt.TitleParams(f"{model} (dot) against {control} (ring), each way of asking"))
+    )
