@@ -18,7 +18,7 @@ from workbench.knowledge import Graph, load_graph
 from workbench.knowledge.cache import graph_dir
 from workbench.probes.assemble import assemble
 from workbench.probes.dictionaryqa import draft_wordsense
-from workbench.probes.spec import ProbeSpec
+from workbench.probes.spec import BELOW_BINS, ProbeSpec
 from workbench.probes.splits import split_by_concept
 from workbench.probes.wordnetqa import draft_wordnetqa
 from workbench.schema import SPLITS
@@ -75,6 +75,7 @@ def build_probes(
         test_pool=spec.test_pool,
         test_mix=spec.test_mix,
         test_leave_out=general_golds(graph, frame, spec),
+        test_measures=gold_generality(graph, frame, spec),
     )
     populations = {name: spec.population_of(name) for name in SPLITS}
     return split.with_columns(population=pl.col("split").replace_strict(populations, default=""))
@@ -86,13 +87,36 @@ def general_golds(graph: Graph, frame: pl.DataFrame, spec: ProbeSpec) -> pl.Expr
     if spec.test_size is None or spec.test_max_below is None or spec.source != "wordnet":
         return None
     taxonomy, ids = graph.taxonomy_for(spec.instance_links), graph.ids
-    golds = frame["gold_concept"].unique().to_list()
-    general = [gold for gold in golds if _more_below(taxonomy.children, ids[gold], spec.test_max_below)]
+    golds, cap = frame["gold_concept"].unique().to_list(), spec.test_max_below
+    general = [gold for gold in golds if _count_below(taxonomy.children, ids[gold], cap) > cap]
     return pl.col("gold_concept").is_in(general)
 
 
-def _more_below(children: list[list[int]], concept: int, cap: int) -> bool:
-    """Whether more than ``cap`` concepts lie below ``concept`` (a walk that stops once it has counted them)."""
+def gold_generality(graph: Graph, frame: pl.DataFrame, spec: ProbeSpec) -> dict[str, pl.Expr] | None:
+    """With a ``test_mix`` that names ``below``, the measure it is read from: each question's gold answer's number of
+    concepts below it, as a ``BELOW_BINS`` label (rule ``test_mix``, generality); else None."""
+    named = any(key.startswith("below:") for key, _ in spec.test_mix)
+    if spec.test_size is None or spec.source != "wordnet" or not named:
+        return None
+    taxonomy, ids = graph.taxonomy_for(spec.instance_links), graph.ids
+    golds = frame["gold_concept"].unique().to_list()
+    cap = BELOW_BINS[-1]
+    labels = {gold: below_bin(_count_below(taxonomy.children, ids[gold], cap)) for gold in golds}
+    return {"below": pl.col("gold_concept").replace_strict(labels, return_dtype=pl.String)}
+
+
+def below_bin(count: int) -> str:
+    """The ``BELOW_BINS`` label of a number of concepts below a gold: ``"0-1"``, ``"2-3"``, ..., ``"2001+"``."""
+    low = 0
+    for high in BELOW_BINS:
+        if count <= high:
+            return f"{low}-{high}"
+        low = high + 1
+    return f"{low}+"
+
+
+def _count_below(children: list[list[int]], concept: int, cap: int) -> int:
+    """How many concepts lie below ``concept``, counted up to ``cap + 1`` (a walk that stops once it passes ``cap``)."""
     seen, frontier = {concept}, [concept]
     while frontier:
         found = []
@@ -102,9 +126,9 @@ def _more_below(children: list[list[int]], concept: int, cap: int) -> bool:
                     seen.add(child)
                     found.append(child)
         if len(seen) > cap + 1:
-            return True
+            return cap + 1
         frontier = found
-    return False
+    return len(seen) - 1
 
 
 # CPU seconds of each probe's paper-preset build (bench/README.md): the longest are handed out first

@@ -15,7 +15,10 @@ SENTENCES = ("one", "all", "lemmas")
 DRAWS = ("sample", "disjoint")
 CHOICE_WORDS = ("lemmas", "name")
 SIZE_UNITS = ("row", "question")
-TEST_MEASURES = ("pos", "hops", "kind")  # the measures a test_mix may name (workbench.probes.stats.MEASURES)
+# the measures a test_mix may name: workbench.probes.stats.MEASURES, and ``below``, the gold's generality (concepts
+# below it, in these bins: workbench.probes.below_bin)
+TEST_MEASURES = ("pos", "hops", "kind", "below")
+BELOW_BINS = (1, 3, 10, 30, 100, 300, 1000, 2000)
 DRAW_FAMILIES = ("sister", "isa", "isa_up", "isa_down")
 GOLDS_PER_HOP = {"hyponymy": 10}  # released hyponymy data: up to 10 hyponyms at one hop of one concept
 PAPER_DEPTHS = (("isa", 4), ("sister", 2))
@@ -65,6 +68,9 @@ PAPER: dict[str, dict] = {
             "hops:1": 0.5936, "hops:2": 0.2764, "hops:3": 0.0905, "hops:4": 0.0293, "hops:5": 0.0102,
             "kind:isa_down_1": 0.0621, "kind:isa_down_2": 0.0195, "kind:isa_down_3": 0.0111, "kind:isa_down_4": 0.0027,
             "kind:random": 0.3287, "kind:sister_1": 0.4228, "kind:sister_2": 0.1531,
+            "below:0-1": 0.0155, "below:2-3": 0.0404, "below:4-10": 0.1504, "below:11-30": 0.2569,
+            "below:31-100": 0.2955, "below:101-300": 0.1491, "below:301-1000": 0.0648, "below:1001-2000": 0.0173,
+            "below:2001+": 0.0102,
         },
     },
     "hyponymy": {
@@ -191,8 +197,9 @@ class ProbeSpec:
     other lemmas drawn at random, and ' event' after a verb's words: 'calve (or break up) event, defined as ...').
     ``test_size`` draws the test split as the paper drew its gold-standard tests (hypernymy and hyponymy): that many
     questions at random from the questions of ``test_pool`` (a share) of the concepts without a train question,
-    weighted so that the draw holds ``test_mix``'s shares (keys ``"pos:n"``, ``"hops:1"``, ``"kind:sister_1"``; the
-    shares of each measure sum to 1); every other concept is dev, the silver development set. None: dev and test
+    weighted so that the draw holds ``test_mix``'s shares (keys ``"pos:n"``, ``"hops:1"``, ``"kind:sister_1"``, and
+    ``"below:31-100"``, the gold's generality: how many concepts lie below it, in ``BELOW_BINS``; the shares of each
+    measure sum to 1); every other concept is dev, the silver development set. None: dev and test
     are halves of the silver set. ``test_max_below`` leaves out of that test every question whose gold answer has
     more concepts below it (at any depth) than this: a gold as general as 'entity' or 'act', which the released
     gold-standard tests do not hold (the automatic stand-in for their human filter).

@@ -3,6 +3,7 @@
 import math
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -19,6 +20,7 @@ def split_by_concept(
     test_pool: float = 1.0,
     test_mix: tuple[tuple[str, float], ...] = (),
     test_leave_out: pl.Expr | None = None,
+    test_measures: Mapping[str, pl.Expr] | None = None,
 ) -> pl.DataFrame:
     """Set the ``split`` column: train as below, the other concepts alternating between dev and test.
 
@@ -40,7 +42,8 @@ def split_by_concept(
     every other concept without a train question is dev, the large silver set (a train-pool concept that no train
     question was drawn from among them; with ``held_out_golds``, less its questions whose answer a train question has).
     ``test_leave_out`` (a boolean expression over the questions) names those the test may not draw: the automatic
-    stand-in for the paper's human filter (``ProbeSpec.test_max_below``).
+    stand-in for the paper's human filter (``ProbeSpec.test_max_below``). ``test_measures`` are measures beyond
+    ``MEASURES`` that ``test_mix`` may name, each an expression over the questions (the gold's generality, ``below``).
     """
     counts = probes.group_by("concept").len().sort("concept")
     order = list(zip(counts["concept"].to_list(), counts["len"].to_list()))
@@ -81,7 +84,7 @@ def split_by_concept(
             split = _without_shared_answers(split, held_by_train=True)
     if test_size is None:
         return split
-    return gold_test(split, test_size, test_pool, test_mix, seed, test_leave_out)
+    return gold_test(split, test_size, test_pool, test_mix, seed, test_leave_out, test_measures)
 
 
 def gold_test(
@@ -91,18 +94,21 @@ def gold_test(
     mix: tuple[tuple[str, float], ...] = (),
     seed: int = 0,
     leave_out: pl.Expr | None = None,
+    measures: Mapping[str, pl.Expr] | None = None,
 ) -> pl.DataFrame:
     """``split`` with its test drawn anew from every concept without a train question: ``size`` questions at random
     from the questions of ``pool`` (a share, in a seeded order) of those concepts, each weighted by ``mixed_weights``
-    so that the draw holds ``mix``'s shares, none of those ``leave_out`` names; the drawn questions are test, the
-    other questions of their concepts are left out, and every other concept's questions are dev."""
+    so that the draw holds ``mix``'s shares (of ``MEASURES`` and of ``measures``), none of those ``leave_out`` names;
+    the drawn questions are test, the other questions of their concepts are left out, and every other concept's
+    questions are dev."""
     rest = split.filter(pl.col("split") != "train")
     concepts = sorted(rest["concept"].unique().to_list())
     random.Random(f"{seed}:test-pool").shuffle(concepts)
     pooled = rest.filter(pl.col("concept").is_in(concepts[: math.ceil(pool * len(concepts))]))
     if leave_out is not None:
         pooled = pooled.filter(~leave_out)
-    rows = pooled.with_row_index("_row").select("_row").with_columns(weight=mixed_weights(pooled, mix))
+    weight = mixed_weights(pooled, mix, {**MEASURES, **(measures or {})})
+    rows = pooled.with_row_index("_row").select("_row").with_columns(weight=weight)
     rng = random.Random(f"{seed}:test-draw")  # weighted sampling without replacement: the largest u ** (1 / w)
     keys = [(rng.random() ** (1 / weight), row) for row, weight in rows.iter_rows() if weight > 0]
     drawn = pooled.with_row_index("_row").filter(pl.col("_row").is_in([row for _, row in sorted(keys)[-size:]]))
@@ -116,9 +122,15 @@ def gold_test(
     )
 
 
-def mixed_weights(frame: pl.DataFrame, mix: tuple[tuple[str, float], ...], rounds: int = 50) -> pl.Series:
+def mixed_weights(
+    frame: pl.DataFrame,
+    mix: tuple[tuple[str, float], ...],
+    measures: Mapping[str, pl.Expr] = MEASURES,
+    rounds: int = 50,
+) -> pl.Series:
     """A weight per question of ``frame`` such that the weighted shares of each measure of ``mix`` (keys
-    ``"measure:value"`` of ``workbench.probes.stats.MEASURES``: ``"pos:n"``, ``"hops:1"``, ``"kind:sister_1"``) are
+    ``"measure:value"`` of ``measures``, by default ``workbench.probes.stats.MEASURES``: ``"pos:n"``, ``"hops:1"``,
+    ``"kind:sister_1"``) are
     the mix's, as near as the questions allow: raking (iterative proportional fitting) over the cells of the measures
     the mix names; a value the mix does not name gets weight 0. Without ``mix``, weight 1."""
     if not mix:
@@ -127,7 +139,7 @@ def mixed_weights(frame: pl.DataFrame, mix: tuple[tuple[str, float], ...], round
     for key, share in mix:
         measure, _, value = key.partition(":")
         target.setdefault(measure, {})[value] = share
-    keyed = frame.select(**{measure: MEASURES[measure] for measure in target})
+    keyed = frame.select(**{measure: measures[measure] for measure in target})
     cells = keyed.group_by(list(target), maintain_order=True).len()
     counts, weight = cells["len"].to_list(), [1.0] * cells.height
     for _ in range(rounds):
