@@ -24,6 +24,7 @@ prompt, with no shots and no template.
 """
 
 import hashlib
+import itertools
 import json
 import string
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.probes.templates import fill
 from workbench.schema import PROBE_SCHEMA, conform
 from workbench.scoring.prompts import PromptTemplates
 
@@ -268,13 +270,13 @@ def render(
                 lead + "".join(shot_user + shot_answer + SHOT_DELIMITER for shot_user, shot_answer in examples) + user
             )
             continuations.append(answers)
-    neutral = [templates.render(probe, "", "")[1] for probe in probes["probe"].to_list()]
-    rows = pairs["row"].to_list()
-    place = pairs.select(pl.int_range(pl.len()).over("row")).to_series().to_list()
+    kinds = probes["probe"].to_list()
+    by_probe = {probe: fill(templates.entry(probe)["neutral"], {}) for probe in set(kinds)}
+    neutral = [by_probe[probe] for probe in kinds]
     return pairs.with_columns(
-        prompt=pl.Series([prompts[row] for row in rows], dtype=pl.String),
-        neutral=pl.Series([neutral[row] for row in rows], dtype=pl.String),
-        continuation=pl.Series([continuations[row][at] for row, at in zip(rows, place)], dtype=pl.String),
+        prompt=pl.Series(prompts, dtype=pl.String).gather(pairs["row"]),
+        neutral=pl.Series(neutral, dtype=pl.String).gather(pairs["row"]),
+        continuation=pl.Series(list(itertools.chain.from_iterable(continuations)), dtype=pl.String),
     )
 
 
@@ -285,8 +287,9 @@ def turn(
     if format == "letters":
         user, answers = templates.render_letters(probe, question, list(choices))
     else:
-        user = templates.render(probe, question, "")[0]
-        answers = [templates.render(probe, question, choice)[2] for choice in choices]
+        entry = templates.entry(probe)
+        user = fill(entry["prompt"], {"question": question})
+        answers = [fill(entry["choice"], {"choice": choice}) for choice in choices]
     return user, answers, answer
 
 
