@@ -77,8 +77,8 @@ def encode_units(model: Model, units: list[Unit], joint_limit: bool, prompt_spec
     otherwise only a BOS the tokenizer would add itself (a decoder-only prompt).
     """
     tokenizer = model.tokenizer
-    prompts = tokenizer([prompt for prompt, _ in units], add_special_tokens=prompt_special, verbose=False)["input_ids"]
-    continuations = tokenizer([text for _, text in units], add_special_tokens=False, verbose=False)["input_ids"]
+    prompts = _tokenized(tokenizer, [prompt for prompt, _ in units], prompt_special)  # a question's choices share it
+    continuations = _tokenized(tokenizer, [text for _, text in units], False)
     lead = [] if prompt_special else _leading_bos(model)
     fallback = [token for token in (tokenizer.bos_token_id, tokenizer.eos_token_id) if token is not None][:1]
     special = set(tokenizer.all_special_ids)
@@ -135,6 +135,13 @@ def by_prompt_text(units: list[Unit]) -> np.ndarray:
         descending=[True, False, True], maintain_order=True,
     )  # fmt: skip
     return ordered["index"].to_numpy().astype(np.int64)
+
+
+def _tokenized(tokenizer, texts: list[str], special: bool) -> list[list[int]]:
+    """Each text's token ids, each distinct text tokenised once (the lists are shared: read them, never change them)."""
+    distinct = list(dict.fromkeys(texts))
+    ids = dict(zip(distinct, tokenizer(distinct, add_special_tokens=special, verbose=False)["input_ids"]))
+    return [ids[text] for text in texts]
 
 
 def _leading_bos(model: Model) -> list[int]:
