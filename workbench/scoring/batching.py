@@ -3,11 +3,12 @@
 A scorer reduces a probe frame to *units* (a text, a question-choice pair, a masked statement with
 its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks and returns every
 unit's output, whatever the order it ran in. The units are ranked longest text first and cut into chunks of a
-few batches; a background thread tokenises the next chunks (``PREFETCH``) while the model runs this one, whose
-units are sorted by token length (or a scorer's own order, e.g. the language-model scorers keep the choices of
-one prompt together) and run in batches of similar length (little padding); a batch's outputs are read back
-from the device once the next batch is launched. Outputs are committed to the cache
-every ``COMMIT_EVERY`` batches and when the run stops, even by an error, so an interrupted run resumes and a
+few batches; a background thread tokenises the next chunks (``PREFETCH``) while the model runs this one, and
+orders each chunk's units by token length (or a scorer's own order, e.g. the language-model scorers keep the
+choices of one prompt together) into batches of similar length (little padding), with the token arrays that
+``pad`` joins a unit, not a token, at a time (units are hashed only for a cache). A batch's outputs are read
+back from the device once the next batch is launched. Outputs are committed to the cache every ``COMMIT_EVERY``
+batches and when the run stops, even by an error, so an interrupted run resumes and a
 killed one loses at most the batches since the last commit. The batch size is fixed or ``"auto"``
 (``batch_sizes``: halved on out-of-memory, remembered). A scorer that batches inside its ``run`` (the
 language-model scorers: prompts once, then continuations across questions) takes several batches' worth of
