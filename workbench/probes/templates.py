@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import polars as pl
+
 from workbench.errors import WorkbenchError
 
 FIELD = re.compile(r"\{([^{}]*)\}")
@@ -50,6 +52,21 @@ def fill(template: str, values: dict[str, str]) -> str:
     if len(filled) == 1:  # the common case (a question, a choice), without building the pieces
         return literals[0] + filled[0] + literals[1]
     return "".join(itertools.chain.from_iterable(zip(literals, filled))) + literals[-1]
+
+
+def fill_column(template: str, values: dict[str, pl.Expr]) -> pl.Expr:
+    """``fill`` over whole columns: ``template`` with each ``{field}`` replaced by the expression ``values`` gives it.
+
+    >>> pl.select(fill_column(" {choice}.", {"choice": pl.Series(["dog", "cat"])})).to_series().to_list()
+    [' dog.', ' cat.']
+    """
+    literals, names = _parsed(template)
+    missing = [name for name in names if name not in values]
+    if missing:
+        raise TemplateError(f"template {template!r} needs a value for {{{missing[0]}}}; it has only {sorted(values)}")
+    pieces = [pl.lit(literals[0]), *itertools.chain.from_iterable((values[name], pl.lit(text)) for name, text in
+                                                                 zip(names, literals[1:]))]  # fmt: skip
+    return pl.concat_str(pieces)
 
 
 @functools.lru_cache(maxsize=4096)
