@@ -38,6 +38,7 @@ from workbench.scoring import (
     ScoreSpec,
     ScoringWarning,
     causal,
+    lm,
     load_model,
     load_prompts,
     score,
@@ -479,3 +480,21 @@ def test_scoring_on_a_gpu_leaves_cudnn_attention_out_and_the_cpu_as_it_is():
     with attention_kernels("cpu"):
         assert torch.backends.cuda.cudnn_sdp_enabled() == before
     assert torch.backends.cuda.cudnn_sdp_enabled() == before
+
+
+def test_orders_over_all_units_at_once_equal_the_per_unit_sort_keys(released_dir):
+    """The units' orders computed over the whole list (polars, NumPy) are those of Python's stable sort by the
+    per-unit keys they replace, on every released hypernymy test question rendered with the default prompts."""
+    from workbench.probes.formats import read_probes
+    from workbench.scoring.asking import Asking, render
+    from workbench.scoring.batching import longest_text_first
+
+    probes = read_probes(released_dir / "hypernymy_test.jsonl")
+    pairs = probes.select(pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice"))
+    rendered = render(pairs.explode("choice"), probes, load_prompts(), Asking())
+    units = list(zip(rendered["prompt"].to_list(), rendered["continuation"].to_list()))
+    units += [("Définition : é", " ça"), ("Définition : e", " z"), ("Définition : é", " b")]  # code points past ASCII
+    by_text = sorted(range(len(units)), key=lambda at: (-len(units[at][0]), units[at][0], -len(units[at][1])))
+    assert lm.by_prompt_text(units).tolist() == by_text
+    longest = sorted(range(len(units)), key=lambda at: -sum(map(len, units[at])))
+    assert longest_text_first(units).tolist() == longest

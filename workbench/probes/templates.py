@@ -6,11 +6,15 @@ Fields are ``{name}`` placeholders filled by plain substitution: no attribute ac
 an unknown placeholder is an error when the file is loaded, a missing value when it is filled.
 """
 
+import functools
+import itertools
 import json
 import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+import polars as pl
 
 from workbench.errors import WorkbenchError
 
@@ -38,14 +42,39 @@ def fill(template: str, values: dict[str, str]) -> str:
     >>> fill("the word '{word}'", {"word": "dog"})
     "the word 'dog'"
     """
+    literals, names = _parsed(template)
+    try:
+        filled = [values[name] for name in names]
+    except KeyError as err:
+        raise TemplateError(
+            f"template {template!r} needs a value for {{{err.args[0]}}}; it has only {sorted(values)}"
+        ) from None
+    if len(filled) == 1:  # the common case (a question, a choice), without building the pieces
+        return literals[0] + filled[0] + literals[1]
+    return "".join(itertools.chain.from_iterable(zip(literals, filled))) + literals[-1]
 
-    def substitute(match: re.Match) -> str:
-        name = match.group(1)
-        if name not in values:
-            raise TemplateError(f"template {template!r} needs a value for {{{name}}}; it has only {sorted(values)}")
-        return values[name]
 
-    return FIELD.sub(substitute, template)
+def fill_column(template: str, values: dict[str, pl.Expr]) -> pl.Expr:
+    """``fill`` over whole columns: ``template`` with each ``{field}`` replaced by the expression ``values`` gives it.
+
+    >>> pl.select(fill_column(" {choice}.", {"choice": pl.Series(["dog", "cat"])})).to_series().to_list()
+    [' dog.', ' cat.']
+    """
+    literals, names = _parsed(template)
+    missing = [name for name in names if name not in values]
+    if missing:
+        raise TemplateError(f"template {template!r} needs a value for {{{missing[0]}}}; it has only {sorted(values)}")
+    pieces = [pl.lit(literals[0]), *itertools.chain.from_iterable((values[name], pl.lit(text)) for name, text in
+                                                                 zip(names, literals[1:]))]  # fmt: skip
+    return pl.concat_str(pieces)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(template: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The text around the fields of ``template`` (one more than the fields) and the fields' names, in order:
+    a template is parsed once, however many times it is filled."""
+    parts = FIELD.split(template)
+    return tuple(parts[0::2]), tuple(parts[1::2])
 
 
 def check_template(text: str, allowed: set[str], where: str) -> str:

@@ -24,6 +24,7 @@ prompt, with no shots and no template.
 """
 
 import hashlib
+import itertools
 import json
 import string
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.probes.templates import fill, fill_column
 from workbench.schema import PROBE_SCHEMA, conform
 from workbench.scoring.prompts import PromptTemplates
 
@@ -235,8 +237,9 @@ def render(
                 f"letters can name at most {len(LETTERS)} choices, and a question here has {widest}; "
                 "ask in cloze (--format cloze) or drop the longer questions"
             )
+    cloze = asking.format == "cloze"  # its continuations are filled for all pairs at once (``cloze_choices``)
     turns = [
-        turn(templates, asking.format, *row)
+        turn(templates, asking.format, *row, continuations=not cloze)
         for row in probes.select("probe", "question", "choices", "answer").iter_rows()
     ]
     shot_turns: dict[int, list[tuple[str, str]]] = {}
@@ -268,26 +271,52 @@ def render(
                 lead + "".join(shot_user + shot_answer + SHOT_DELIMITER for shot_user, shot_answer in examples) + user
             )
             continuations.append(answers)
-    neutral = [templates.render(probe, "", "")[1] for probe in probes["probe"].to_list()]
-    rows = pairs["row"].to_list()
-    place = pairs.select(pl.int_range(pl.len()).over("row")).to_series().to_list()
+    if cloze:
+        filled = pairs.select(cloze_choices(templates, pairs["probe"].unique().to_list())).to_series()
+        continuation = pl.Series([text.lstrip() for text in filled.to_list()], dtype=pl.String) if chat else filled
+    else:
+        continuation = pl.Series(list(itertools.chain.from_iterable(continuations)), dtype=pl.String)
+    kinds = probes["probe"].to_list()
+    by_probe = {probe: fill(templates.entry(probe)["neutral"], {}) for probe in set(kinds)}
+    neutral = [by_probe[probe] for probe in kinds]
     return pairs.with_columns(
-        prompt=pl.Series([prompts[row] for row in rows], dtype=pl.String),
-        neutral=pl.Series([neutral[row] for row in rows], dtype=pl.String),
-        continuation=pl.Series([continuations[row][at] for row, at in zip(rows, place)], dtype=pl.String),
+        prompt=pl.Series(prompts, dtype=pl.String).gather(pairs["row"]),
+        neutral=pl.Series(neutral, dtype=pl.String).gather(pairs["row"]),
+        continuation=continuation,
     )
 
 
+def cloze_choices(templates: PromptTemplates, kinds: list[str | None]) -> pl.Expr:
+    """Each pair's ``choice`` filled into the choice template of its ``probe`` type (one of ``kinds``), as one
+    polars expression over all pairs."""
+    by_template: dict[str, list[str]] = {}
+    for kind in kinds:
+        by_template.setdefault(templates.entry(kind)["choice"], []).append(kind or "")
+    (first, _), *others = by_template.items()
+    filled = fill_column(first, {"choice": pl.col("choice")})
+    probe = pl.col("probe").fill_null("")
+    for template, group in others:
+        filled = pl.when(probe.is_in(group)).then(fill_column(template, {"choice": pl.col("choice")})).otherwise(filled)
+    return filled.alias("continuation")
+
+
 def turn(
-    templates: PromptTemplates, format: str, probe: str, question: str, choices: list[str], answer: int
+    templates: PromptTemplates,
+    format: str,
+    probe: str,
+    question: str,
+    choices: list[str],
+    answer: int,
+    continuations: bool = True,
 ) -> tuple[str, list[str], int]:
-    """A question's user text, each choice's continuation (with the template's leading space), its answer."""
+    """A question's user text, each choice's continuation (with the template's leading space; in cloze, none without
+    ``continuations``), its answer."""
     if format == "letters":
-        user, answers = templates.render_letters(probe, question, list(choices))
-    else:
-        user = templates.render(probe, question, "")[0]
-        answers = [templates.render(probe, question, choice)[2] for choice in choices]
-    return user, answers, answer
+        user, texts = templates.render_letters(probe, question, list(choices))
+        return user, texts, answer
+    entry = templates.entry(probe)
+    texts = [fill(entry["choice"], {"choice": choice}) for choice in choices] if continuations else []
+    return fill(entry["prompt"], {"question": question}), texts, answer
 
 
 def check_chat_template(tokenizer) -> None:

@@ -3,11 +3,12 @@
 A scorer reduces a probe frame to *units* (a text, a question-choice pair, a masked statement with
 its candidates), each a tuple of strings; ``compute`` runs only the units the cache lacks and returns every
 unit's output, whatever the order it ran in. The units are ranked longest text first and cut into chunks of a
-few batches; a background thread tokenises the next chunks (``PREFETCH``) while the model runs this one, whose
-units are sorted by token length (or a scorer's own order, e.g. the language-model scorers keep the choices of
-one prompt together) and run in batches of similar length (little padding); a batch's outputs are read back
-from the device once the next batch is launched. Outputs are committed to the cache
-every ``COMMIT_EVERY`` batches and when the run stops, even by an error, so an interrupted run resumes and a
+few batches; a background thread tokenises the next chunks (``PREFETCH``) while the model runs this one, and
+orders each chunk's units by token length (or a scorer's own order, e.g. the language-model scorers keep the
+choices of one prompt together) into batches of similar length (little padding), with the token arrays that
+``pad`` joins a unit, not a token, at a time (units are hashed only for a cache). A batch's outputs are read
+back from the device once the next batch is launched. Outputs are committed to the cache every ``COMMIT_EVERY``
+batches and when the run stops, even by an error, so an interrupted run resumes and a
 killed one loses at most the batches since the last commit. The batch size is fixed or ``"auto"``
 (``batch_sizes``: halved on out-of-memory, remembered). A scorer that batches inside its ``run`` (the
 language-model scorers: prompts once, then continuations across questions) takes several batches' worth of
@@ -38,6 +39,8 @@ Features = dict[str, Any]  # "input_ids" (list[int]), "truncated" (bool), maybe 
 
 PREFETCH = 2
 """Chunks tokenised ahead of the model, on one background thread (0: tokenise in the calling thread)."""
+ARRAYS = {"input_ids": "input_array", "token_type_ids": "token_type_array"}
+"""The feature keys ``with_arrays`` adds: each token list as an int64 array, for ``pad``."""
 CHUNK_STEPS = 4
 """``run`` calls per tokenised chunk: the units sorted by token length together."""
 COMMIT_EVERY = 8
@@ -50,15 +53,16 @@ class Work:
     ``input_ids`` and ``truncated``), ``run`` maps a batch of features and the batch size to one float vector each
     (a list, or one tensor with a row each, which may stay on the device: it is read back after the next batch
     is launched, so the device does not wait on the host in between);
-    ``order`` sorts the features of a chunk before batching (default: longest first); ``rank`` orders the units
-    before they are tokenised (default: longest text first); ``batches``: how many batches of units one ``run``
+    ``order`` gives the order of a chunk's features for batching (default: ``longest_tokens_first``; it runs on the
+    tokenising thread); ``rank`` the order of the units before they are tokenised (default: ``longest_text_first``);
+    both return indices, computed over all the items at once; ``batches``: how many batches of units one ``run``
     call receives (a ``run`` that re-batches them itself, by the size it is given)."""
 
     kind: str
     encode: Callable[[list[Unit]], list[Features]]
     run: Callable[[list[Features], int], list[np.ndarray]]
-    order: Callable[[Features], Any] | None = None
-    rank: Callable[[Unit], Any] | None = None
+    order: Callable[[list[Features]], np.ndarray] | None = None
+    rank: Callable[[list[Unit]], np.ndarray] | None = None
     batches: int = 1
 
 
@@ -77,25 +81,36 @@ def compute(
     (default ``PREFETCH``; 0: none; the batches, and so the outputs, are the same either way).
     """
     prefetch = PREFETCH if prefetch is None else prefetch
+    unique = list(dict.fromkeys(units))
+    values: dict[Unit, np.ndarray] = {}
+    keys: dict[Unit, str] = {}  # only with a cache: the units' hashes (one SHA-256 each) are the cache's
     namespace = hashlib.sha256(f"{model.fingerprint}\x1f{work.kind}\x1f{model.max_length}".encode()).hexdigest()
-    keys = {unit: item_key(work.kind, unit) for unit in dict.fromkeys(units)}
-    found = cache.get(namespace, keys.values()) if cache is not None else {}
-    values = {unit: found[key] for unit, key in keys.items() if key in found}
-    missing = sorted((unit for unit, key in keys.items() if key not in found), key=work.rank or _longest_text)
-    if not missing:
+    if cache is not None:
+        keys = {unit: item_key(work.kind, unit) for unit in unique}
+        found = cache.get(namespace, keys.values())
+        values = {unit: found[key] for unit, key in keys.items() if key in found}
+        unique = [unit for unit, key in keys.items() if key not in found]
+    if not unique:
         return values
+    missing = [unique[index] for index in (work.rank or longest_text_first)(unique)]
     size = BatchSize(batch_size, _memory_key(model, work), model.device)
-    sort_key = work.order or (lambda item: -len(item["input_ids"]))
+    order_of = work.order or longest_tokens_first
     chunk = size.value * work.batches * CHUNK_STEPS
     chunks = [missing[start : start + chunk] for start in range(0, len(missing), chunk)]
     truncated, launched = 0, None  # launched: the last batch's units and outputs, maybe still on the device
     bar = ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress)
     kept = _Outputs(cache, namespace, keys, values, bar)
-    with bar, _ahead(work.encode, chunks, prefetch) as encoded, attention_kernels(model.device):
+
+    def prepare(todo: list[Unit]) -> tuple[list[Features], list[int], int]:
+        """A chunk's features, the order its batches take them in, and how many were truncated (on the
+        tokenising thread, with ``prefetch``)."""
+        features = with_arrays(work.encode(todo))
+        return features, order_of(features).tolist(), sum(map(operator.itemgetter("truncated"), features))
+
+    with bar, _ahead(prepare, chunks, prefetch) as prepared, attention_kernels(model.device):
         try:
-            for todo, features in zip(chunks, encoded):
-                truncated += sum(map(operator.itemgetter("truncated"), features))
-                order = sorted(range(len(todo)), key=list(map(sort_key, features)).__getitem__)
+            for todo, (features, order, cut) in zip(chunks, prepared):
+                truncated += cut
                 while order:
                     batch = order[: size.value * work.batches]
                     with torch.inference_mode():
@@ -129,10 +144,13 @@ class _Outputs:
         self.batches = 0
 
     def keep(self, units: list[Unit], outputs: torch.Tensor | list[np.ndarray]) -> None:
-        rows = outputs.cpu().numpy() if isinstance(outputs, torch.Tensor) else outputs
-        done = {unit: np.asarray(row, dtype=np.float32) for unit, row in zip(units, rows)}
-        self.values.update(done)
-        self.pending.update((self.keys[unit], value) for unit, value in done.items())
+        if isinstance(outputs, torch.Tensor):  # one array for the batch, its rows views of it
+            rows = outputs.cpu().numpy().astype(np.float32, copy=False)
+        else:
+            rows = [np.asarray(row, dtype=np.float32) for row in outputs]
+        self.values.update(zip(units, rows))
+        if self.cache is not None:
+            self.pending.update(zip(map(self.keys.__getitem__, units), rows))
         self.batches += 1
         if self.batches % COMMIT_EVERY == 0:
             self.commit()
@@ -168,8 +186,22 @@ def _ahead(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _longest_text(unit: Unit) -> int:
-    return -sum(map(len, unit))
+def longest_text_first(units: list[Unit]) -> np.ndarray:
+    """The order of ``units`` by their texts' total length in characters, longest first (ties in their order).
+
+    >>> longest_text_first([("a", "bb"), ("ccc", "dddd"), ("ee", "f")]).tolist()
+    [1, 0, 2]
+    """
+    sizes = np.fromiter(map(len, itertools.chain.from_iterable(units)), dtype=np.int64)
+    arity = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
+    totals = np.add.reduceat(sizes, np.cumsum(arity) - arity)
+    return np.argsort(-totals, kind="stable")
+
+
+def longest_tokens_first(features: list[Features]) -> np.ndarray:
+    """The order of ``features`` by their number of tokens, longest first (ties in their order)."""
+    lengths = np.fromiter(map(len, map(operator.itemgetter("input_ids"), features)), np.int64, count=len(features))
+    return np.argsort(-lengths, kind="stable")
 
 
 def _memory_key(model: Model, work: Work) -> str:
@@ -248,16 +280,30 @@ def attention_kernels(device: str) -> contextlib.AbstractContextManager:
     return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
+def with_arrays(features: list[Features]) -> list[Features]:
+    """``features`` with their token lists also as int64 arrays (``ARRAYS``), so that ``pad`` joins a batch's tokens
+    a unit at a time rather than a token at a time: made on the tokenising thread, off the one that runs the model."""
+    for item in features:
+        for name, array in ARRAYS.items():
+            if name in item:
+                item[array] = np.array(item[name], dtype=np.int64)
+    return features
+
+
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
-    """Right-pad ``input_ids`` (and ``token_type_ids``) into tensors on the model's device, with the attention mask."""
-    lengths = np.fromiter((len(item["input_ids"]) for item in features), dtype=np.int64, count=len(features))
+    """Right-pad ``input_ids`` (and ``token_type_ids``) into tensors on the model's device, with the attention mask
+    (from the arrays of ``with_arrays`` where the features have them)."""
+    lengths = np.fromiter(map(len, map(operator.itemgetter("input_ids"), features)), np.int64, count=len(features))
     mask = np.arange(lengths.max()) < lengths[:, None]  # row r keeps its first lengths[r] positions
     columns = [name for name in ("input_ids", "token_type_ids") if name in features[0]]
     batch = {"attention_mask": torch.from_numpy(mask.astype(np.int64))}
     for name in columns:
         filled = np.full(mask.shape, (model.tokenizer.pad_token_id or 0) if name == "input_ids" else 0, dtype=np.int64)
-        tokens = itertools.chain.from_iterable([item[name] for item in features])  # flattened in C, not per token
-        filled[mask] = np.fromiter(tokens, dtype=np.int64, count=int(lengths.sum()))
+        if ARRAYS[name] in features[0]:
+            filled[mask] = np.concatenate(list(map(operator.itemgetter(ARRAYS[name]), features)))
+        else:
+            tokens = itertools.chain.from_iterable([item[name] for item in features])  # flattened in C, not per token
+            filled[mask] = np.fromiter(tokens, dtype=np.int64, count=int(lengths.sum()))
         batch[name] = torch.from_numpy(filled)
     return {name: tensor.to(model.device) for name, tensor in batch.items()}
 

@@ -25,6 +25,7 @@ from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
 RULES = ("sum", "mean-token", "mean-char", "mi")
+TEXT_PAIR = {"prompt": pl.String, "continuation": pl.String}
 
 
 def choice_scores(
@@ -39,18 +40,32 @@ def choice_scores(
     """``pairs`` (with ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``; for
     ``rule="all"``, one copy of ``pairs`` per rule, stacked in the order of ``RULES``."""
     rules = RULES if rule == "all" else (rule,)
-    units = list(zip(pairs["prompt"], pairs["continuation"]))
-    neutral = list(zip(pairs["neutral"], pairs["continuation"])) if "mi" in rules else []
+    continuations = pairs["continuation"].to_list()
+    units = list(zip(pairs["prompt"].to_list(), continuations))
+    neutral = list(zip(pairs["neutral"].to_list(), continuations)) if "mi" in rules else []
     values = compute(model, work, units + neutral, batch_size, cache, progress)
-    sums = np.array([values[unit].sum(dtype=np.float64) for unit in units])
-    tokens = np.array([len(values[unit]) for unit in units])
+    sums, tokens = token_sums(values, units)
     by_rule = {
         "sum": lambda: sums,
         "mean-token": lambda: sums / tokens,
         "mean-char": lambda: sums / pairs["choice"].str.len_chars().to_numpy(),
-        "mi": lambda: sums - np.array([values[unit].sum(dtype=np.float64) for unit in neutral]),
+        "mi": lambda: sums - token_sums(values, neutral)[0],
     }
     return pl.concat([pairs.with_columns(score=pl.Series(by_rule[name]()), rule=pl.lit(name)) for name in rules])
+
+
+def token_sums(values: dict[Unit, np.ndarray], units: list[Unit]) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's sum of token log-probabilities (in float64) and its number of tokens, over all units at once.
+
+    >>> values = {("p", " a"): np.array([-1.5, -0.25], np.float32), ("p", " b"): np.array([-2.0], np.float32)}
+    >>> token_sums(values, [("p", " b"), ("p", " a")])
+    (array([-2.  , -1.75]), array([1, 2]))
+    """
+    arrays = list(map(values.__getitem__, units))
+    tokens = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+    if not arrays:
+        return np.zeros(0), tokens
+    return np.add.reduceat(np.concatenate(arrays).astype(np.float64), np.cumsum(tokens) - tokens), tokens
 
 
 def encode_units(model: Model, units: list[Unit], joint_limit: bool, prompt_special: bool) -> list[Features]:
@@ -62,8 +77,8 @@ def encode_units(model: Model, units: list[Unit], joint_limit: bool, prompt_spec
     otherwise only a BOS the tokenizer would add itself (a decoder-only prompt).
     """
     tokenizer = model.tokenizer
-    prompts = tokenizer([prompt for prompt, _ in units], add_special_tokens=prompt_special, verbose=False)["input_ids"]
-    continuations = tokenizer([text for _, text in units], add_special_tokens=False, verbose=False)["input_ids"]
+    prompts = _tokenized(tokenizer, [prompt for prompt, _ in units], prompt_special)  # a question's choices share it
+    continuations = _tokenized(tokenizer, [text for _, text in units], False)
     lead = [] if prompt_special else _leading_bos(model)
     fallback = [token for token in (tokenizer.bos_token_id, tokenizer.eos_token_id) if token is not None][:1]
     special = set(tokenizer.all_special_ids)
@@ -98,14 +113,35 @@ def encode_units(model: Model, units: list[Unit], joint_limit: bool, prompt_spec
     return features
 
 
-def by_prompt(item: Features) -> tuple:
-    """Sort key that keeps the units of one prompt together, longest prompts first."""
-    return (-len(item["prompt"]), item["prompt"], -len(item["continuation"]))
+def by_prompt(features: list[Features]) -> np.ndarray:
+    """The order that keeps the units of one prompt together, longest prompts first (then longest continuations)."""
+    keys = [(-len(item["prompt"]), item["prompt"], -len(item["continuation"])) for item in features]
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
 
 
-def by_prompt_text(unit: Unit) -> tuple:
-    """``by_prompt`` on a unit's text, before it is tokenised: the choices of one prompt stay in one chunk."""
-    return (-len(unit[0]), unit[0], -len(unit[1]))
+def by_prompt_text(units: list[Unit]) -> np.ndarray:
+    """``by_prompt`` on the units' text, before they are tokenised (the choices of one prompt stay in one chunk):
+    longest prompt first, the same prompts together (in code-point order), longest continuation first; ties keep
+    their order.
+
+    >>> by_prompt_text([("Q: a", " x"), ("Q: bb", " y"), ("Q: a", " zzz"), ("Q: c", " w")]).tolist()
+    [1, 2, 0, 3]
+    """
+    frame = pl.DataFrame(
+        {"prompt": [unit[0] for unit in units], "continuation": [unit[1] for unit in units]}, schema=TEXT_PAIR
+    )
+    ordered = frame.with_row_index().sort(
+        pl.col("prompt").str.len_chars(), "prompt", pl.col("continuation").str.len_chars(),
+        descending=[True, False, True], maintain_order=True,
+    )  # fmt: skip
+    return ordered["index"].to_numpy().astype(np.int64)
+
+
+def _tokenized(tokenizer, texts: list[str], special: bool) -> list[list[int]]:
+    """Each text's token ids, each distinct text tokenised once (the lists are shared: read them, never change them)."""
+    distinct = list(dict.fromkeys(texts))
+    ids = dict(zip(distinct, tokenizer(distinct, add_special_tokens=special, verbose=False)["input_ids"]))
+    return [ids[text] for text in texts]
 
 
 def _leading_bos(model: Model) -> list[int]:

@@ -7,6 +7,7 @@ unique pair once, batching pairs from different questions together, and a questi
 exactly those of one forward over all its choices.
 """
 
+import numpy as np
 import polars as pl
 import torch
 
@@ -21,14 +22,15 @@ def choice_scores(
     model: Model, pairs: pl.DataFrame, rule: str, batch_size: int | str, cache: PredictionCache | None, progress: bool
 ) -> pl.DataFrame:
     """``pairs`` (``row``, ``question``, ``choice``) with ``score`` (the head's logit) and ``rule``."""
-    units = list(zip(pairs["question"], pairs["choice"]))
+    units = list(zip(pairs["question"].to_list(), pairs["choice"].to_list()))
     work = Work(
         "mcqa-logit",
         encode=lambda todo: encode_texts(model, [unit[0] for unit in todo], [unit[1] for unit in todo]),
         run=lambda features, _: _logits(model, features),
     )
     values = compute(model, work, units, batch_size, cache, progress)
-    return pairs.with_columns(score=pl.Series([float(values[unit][0]) for unit in units]), rule=pl.lit(rule))
+    scores = np.concatenate(list(map(values.__getitem__, units))).astype(np.float64)  # one logit a unit
+    return pairs.with_columns(score=pl.Series(scores), rule=pl.lit(rule))
 
 
 def _logits(model: Model, features: list[Features]) -> torch.Tensor:

@@ -45,9 +45,13 @@ class PromptTemplates:
     letters: dict[str, dict[str, str]]
     letters_digest: str
 
+    def entry(self, probe: str | None) -> dict[str, str]:
+        """The prompt, neutral and choice templates of a probe type (the ``default`` for one without its own)."""
+        return self.probes.get(probe or "", self.default)
+
     def render(self, probe: str | None, question: str, choice: str) -> tuple[str, str, str]:
         """The (prompt, neutral prompt, continuation) of one question-choice pair."""
-        entry = self.probes.get(probe or "", self.default)
+        entry = self.entry(probe)
         return (
             fill(entry["prompt"], {"question": question}),
             fill(entry["neutral"], {}),

@@ -30,9 +30,10 @@ def choice_scores(
     )
     values = compute(model, work, [(text,) for text in texts], batch_size, cache, progress)
     matrix = np.stack([values[(text,)] for text in texts]).astype(np.float64)
-    index = {text: position for position, text in enumerate(texts)}
-    questions = matrix[[index[text] for text in pairs["question"]]]
-    choices = matrix[[index[text] for text in pairs["choice"]]]
+    questions, choices = (
+        matrix[pairs[column].replace_strict(texts, range(len(texts)), return_dtype=pl.Int64).to_numpy()]
+        for column in ("question", "choice")
+    )
     return pairs.with_columns(score=pl.Series(_cosine(questions, choices)), rule=pl.lit(rule))
 
 
