@@ -215,8 +215,15 @@ def run_ways(ways: list[str], args: argparse.Namespace) -> dict:
                 command = [sys.executable, __file__, "--side", side, "--ways", way, "--questions", str(args.questions),
                            "--seed", str(args.seed), "--threads", str(args.threads),
                            "--batch-size", str(args.batch_size), "--json", str(out)]  # fmt: skip
-                subprocess.run(command, check=True)
+                done = subprocess.run(command)
+                if done.returncode:  # e.g. killed for memory: say so, keep the other side's figures, go on
+                    sides[side] = {"error": f"exit status {done.returncode}"}
+                    continue
                 sides[side] = json.loads(out.read_text())
+            if any("error" in sides[side] for side in sides):
+                report["ways"][way] = {side: {k: v for k, v in sides[side].items() if k != "scores"} for side in sides}
+                print(way, json.dumps(report["ways"][way]), flush=True)
+                continue
             ours, theirs = sides["ours"]["scores"], sides["lm_eval"]["scores"]
             ids = sorted(set(ours) & set(theirs))
             picks = [int(np.argmax(ours[i])) == int(np.argmax(theirs[i])) for i in ids]
