@@ -61,9 +61,9 @@ def ways_against_control(
     >>> ways_against_control(pl.read_csv("bench/ways/ways.csv")).to_dict()["facet"]["row"]["field"]  # doctest: +SKIP
     'set'
     """
-    points = table.select(
-        "set", "way", "p", model=pl.col(model), control=pl.col(control), shown=pl.col("p") < alpha
-    ).with_columns(significance=pl.when("shown").then(pl.lit(f"p < {alpha:g}")).otherwise(pl.lit(f"p ≥ {alpha:g}")))
+    below, above = f"p < {alpha:g}", f"p ≥ {alpha:g}"
+    significance = pl.when(pl.col("p") < alpha).then(pl.lit(below)).otherwise(pl.lit(above))
+    points = table.select("set", "way", "p", model=pl.col(model), control=pl.col(control), significance=significance)
     x = alt.X("model:Q", title="accuracy", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     y = alt.Y("way:N", title=None, sort=None)
     tooltip = [
@@ -79,7 +79,7 @@ def ways_against_control(
         x=x,
         color=alt.Color(
             "significance:N",
-            scale=alt.Scale(domain=[f"p < {alpha:g}", f"p ≥ {alpha:g}"], range=["#1f4e99", "#9ab6e0"]),
+            scale=alt.Scale(domain=[below, above], range=["#1f4e99", "#9ab6e0"]),
             title=f"{model} against {control}",
         ),
     )
