@@ -252,7 +252,8 @@ def test_released_hypernymy_test_golds_are_as_general_as_the_test_mix(released_d
     """Rule ``test_mix``, ``below``: the released hypernymy test's golds have the shares of generality (concepts below
     the gold, in ``BELOW_BINS``) that the preset's test mix names: median 35 concepts below, where a draw holding only
     its part of speech, hops and kinds had median 53 (12 % of rows with 1,001-2,000 below against the release's
-    1.7 %) and our silver dev has more general golds still; our gold-like test holds the release's shares."""
+    1.7 %) and our silver dev has more general golds still; our gold-like test holds the release's shares.
+    Follows R&S 2020 §3.1.3 (the gold-standard test sets, drawn and filtered apart from the silver dev sets)."""
     spec = ProbeSpec.paper("hypernymy")
     released = read_probes(released_dir / "hypernymy_test.jsonl")
     assert [below_bin(count) for count in (0, 1, 2, 3, 4, 2000, 2001, 74373)] == [
