@@ -47,7 +47,7 @@ from workbench.scoring.asking import Asking, draw_shots  # noqa: E402
 from workbench.scoring.cache import PredictionCache  # noqa: E402
 from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
 from workbench.scoring.harness import export_lm_eval, import_lm_eval  # noqa: E402
-from workbench.scoring.lm import by_prompt, encode_units  # noqa: E402
+from workbench.scoring.lm import by_prompt  # noqa: E402
 from workbench.scoring.prompts import render_prompts  # noqa: E402
 
 RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
@@ -143,7 +143,8 @@ def prefix_contribution(probes: pl.DataFrame, model, batch_size: int, threads: i
         probes.select("probe", "question", pl.col("choices").alias("choice")).explode("choice"), load_prompts()
     )
     units = sorted(set(zip(pairs["prompt"], pairs["continuation"])), key=lambda unit: (-len(unit[0]), unit))
-    features = sorted(encode_units(model, units, joint_limit=True, prompt_special=False), key=by_prompt)
+    features = causal.encode(model, units)
+    features = [features[index] for index in by_prompt(features)]
     seconds = {}
     torch.set_num_threads(threads)
     with torch.inference_mode():
@@ -151,7 +152,7 @@ def prefix_contribution(probes: pl.DataFrame, model, batch_size: int, threads: i
             with Clock() as clock:
                 causal.token_logprobs(model, features, batch_size, path=path)
             seconds[path], seconds[f"{path}_cpu"] = clock.wall, clock.cpu
-    scratch = causal.padded_tokens([len(item["input_ids"]) - 1 for item in features], batch_size)
+    scratch = causal.padded_tokens([len(item["scratch_input"]) for item in features], batch_size)
     return {"questions": probes.height, **seconds, "token_ratio": causal.prefix_saving(features, batch_size),
             "scratch_padded_tokens": scratch}  # fmt: skip
 

@@ -2,7 +2,7 @@
 prompt once and reuses its key/value cache for the choices, against scoring every (question, choice)
 string from scratch, on random GPT-2s built from a config (no weights can be downloaded here).
 
-Four ways to the same log-probabilities, on the same tokens (``workbench.scoring.lm.encode_units``),
+Four ways to the same log-probabilities, on the same tokens (``workbench.scoring.causal.encode``),
 batch size and blocks (``causal.BLOCK`` batches, ``lm.by_prompt`` order):
 
 - baseline, from scratch as lm-evaluation-harness does it: prompt + choice per unit, longest first in
@@ -36,7 +36,7 @@ from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast  #
 
 from workbench.scoring import causal, load_model, load_prompts, score  # noqa: E402
 from workbench.scoring.batching import pad  # noqa: E402
-from workbench.scoring.lm import by_prompt, encode_units  # noqa: E402
+from workbench.scoring.lm import by_prompt  # noqa: E402
 from workbench.scoring.models import torch_threads  # noqa: E402
 from workbench.scoring.prompts import render_prompts  # noqa: E402
 
@@ -63,7 +63,7 @@ def tiny_gpt2(folder: Path, frame: pl.DataFrame, width: int, layers: int) -> Non
 
 def from_scratch(model, units: list[tuple[str, str]], batch_size: int) -> dict[tuple[str, str], np.ndarray]:
     """Each (prompt, choice) string in one forward, longest first in batches; the choice's log-probabilities."""
-    features = encode_units(model, units, joint_limit=True, prompt_special=False)
+    features = causal.encode(model, units)
     order = sorted(range(len(units)), key=lambda index: -len(features[index]["input_ids"]))
     values = {}
     for start in range(0, len(order), batch_size):
@@ -81,8 +81,8 @@ def from_scratch(model, units: list[tuple[str, str]], batch_size: int) -> dict[t
 def library(model, units: list[tuple[str, str]], batch_size: int, path: str) -> list[np.ndarray]:
     """Tokenise as the scorer does, then ``causal.token_logprobs`` over the blocks ``compute`` would hand
     it, in ``lm.by_prompt`` order."""
-    features = encode_units(model, units, joint_limit=True, prompt_special=False)
-    order = sorted(range(len(features)), key=lambda index: by_prompt(features[index]))
+    features = causal.encode(model, units)
+    order = by_prompt(features).tolist()
     values: list[np.ndarray] = [np.empty(0)] * len(features)
     step = batch_size * causal.BLOCK
     for start in range(0, len(order), step):
@@ -106,11 +106,11 @@ def run(questions: int, batch_size: int, rounds: int, width: int, layers: int) -
         )
         pairs = render_prompts(pairs.explode("choice"), load_prompts())
         units = list(dict.fromkeys(zip(pairs["prompt"], pairs["continuation"])))
-        features = encode_units(model, units, joint_limit=True, prompt_special=False)
+        features = causal.encode(model, units)
         figures["units"] = len(units)
         figures["prompt_tokens"] = float(np.mean([len(item["prompt"]) for item in features]))
         figures["choice_tokens"] = float(np.mean([len(item["continuation"]) for item in features]))
-        order = sorted(features, key=by_prompt)
+        order = [features[index] for index in by_prompt(features)]
         step = batch_size * causal.BLOCK
         blocks = [order[start : start + step] for start in range(0, len(order), step)]
         figures["padded_saving"] = [causal.prefix_saving(block, batch_size) for block in blocks]

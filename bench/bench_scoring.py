@@ -496,11 +496,10 @@ def causal_memory_run(kind: str, units: int, batch_size: int) -> dict:
 
     from workbench.scoring import causal, load_model
     from workbench.scoring.gguf import smollm2_gguf
-    from workbench.scoring.lm import encode_units
 
     model = load_model(smollm2_gguf(), "causal")
     pairs = rendered(probes(None, RELEASED / "hypernymy_test.jsonl"))[:units]
-    features = encode_units(model, pairs, joint_limit=True, prompt_special=False)
+    features = causal.encode(model, pairs)
 
     def status(field: str) -> int:
         line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith(field))
@@ -531,13 +530,14 @@ def causal_dtypes(questions: int, batch_size: int, threads: int = 1) -> None:
 
     from workbench.scoring import causal, load_model
     from workbench.scoring.gguf import smollm2_gguf
-    from workbench.scoring.lm import by_prompt, encode_units
+    from workbench.scoring.lm import by_prompt
 
     pairs = rendered(probes(None, RELEASED / "hypernymy_test.jsonl").head(questions))
     with torch_threads(threads), torch.inference_mode():
         for dtype in ("float32", "bfloat16"):
             model = load_model(smollm2_gguf(), "causal", dtype=dtype)
-            features = sorted(encode_units(model, pairs, joint_limit=True, prompt_special=False), key=by_prompt)
+            features = causal.encode(model, pairs)
+            features = [features[index] for index in by_prompt(features)]
             causal.token_logprobs(model, features[:5], batch_size)  # warm-up
             for path in ("scratch", "shared"):
                 tick = time.perf_counter()

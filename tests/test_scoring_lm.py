@@ -223,7 +223,7 @@ def test_both_causal_paths_equal_a_direct_forward_even_for_a_one_token_prompt(ti
         ("A", " river"),
         ("A", " a long way down"),
     ]
-    features = encode_units(model, units, joint_limit=True, prompt_special=False)
+    features = causal.encode(model, units)
     assert len(features[-1]["prompt"]) == 1  # nothing before its last token: no prefix to cache
     with torch.inference_mode():
         values = causal.token_logprobs(model, features, batch_size=2, path=path)
@@ -245,18 +245,8 @@ def test_auto_path_scores_from_scratch_where_the_prefix_saves_too_little(tiny_lm
     model = load_model(tiny_lm["causal"], "causal")
     calls = forward_kinds(model)
     question, choices, _ = QUESTIONS[2]
-    shared = encode_units(
-        model,
-        [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices],
-        joint_limit=True,
-        prompt_special=False,
-    )
-    alone = encode_units(
-        model,
-        [(f"Q{index}:", f" {choice}") for index, choice in enumerate(choices)],
-        joint_limit=True,
-        prompt_special=False,
-    )
+    shared = causal.encode(model, [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices])
+    alone = causal.encode(model, [(f"Q{index}:", f" {choice}") for index, choice in enumerate(choices)])
     assert causal.prefix_saving(shared, 8) >= causal.MIN_SAVING > causal.prefix_saving(alone, 8)
     assert causal.prefers_shared(shared, 8, "cpu") and not causal.prefers_shared(alone, 8, "cpu")
     assert not causal.prefers_shared(shared, causal.GPU_MIN_BATCH - 1, "cuda:0")  # small GPU batches: overhead-bound
@@ -457,7 +447,7 @@ def test_shots_before_every_question_run_once_and_score_as_from_scratch(tiny_lm)
         for word, choices in questions.items()
         for choice in choices
     ]
-    features = encode_units(model, units, joint_limit=True, prompt_special=False)
+    features = causal.encode(model, units)
     assert len(causal.shared_head([item["prompt"][:-1] for item in features])) >= causal.MIN_HEAD
     calls = forward_kinds(model)
     with torch.inference_mode():

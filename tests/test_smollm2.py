@@ -139,12 +139,11 @@ def test_shots_run_once_score_as_from_scratch_under_rotary_positions(smollm2):
     import torch
 
     from workbench.scoring import causal
-    from workbench.scoring.lm import encode_units
 
     shots = "Question: a dog is a type of\nAnswer: canine\n\nQuestion: an oak is a type of\nAnswer: tree\n\n" * 2
     units = [(f"{shots}Question: {word} is a type of\nAnswer:", choice)
              for word in ("a cat", "a car", "gold") for choice in (" feline", " vehicle")]  # fmt: skip
-    features = encode_units(smollm2, units, joint_limit=True, prompt_special=False)
+    features = causal.encode(smollm2, units)
     assert len(causal.shared_head([item["prompt"][:-1] for item in features])) >= causal.MIN_HEAD
     with torch.inference_mode():
         shared = causal.token_logprobs(smollm2, features, batch_size=4, path="shared")

@@ -43,6 +43,8 @@ LETTERS = string.ascii_uppercase
 SHOT_DELIMITER = "\n\n"
 """Between shots, and between the last shot and the question (lm-eval's ``fewshot_delimiter``)."""
 MAX_SHOTS = 64
+TURN = ("probe", "question", "choices", "answer")
+"""The probe columns a question's turn is rendered from (``turn``)."""
 
 
 @dataclass(frozen=True)
@@ -237,67 +239,67 @@ def render(
                 f"letters can name at most {len(LETTERS)} choices, and a question here has {widest}; "
                 "ask in cloze (--format cloze) or drop the longer questions"
             )
-    cloze = asking.format == "cloze"  # its continuations are filled for all pairs at once (``cloze_choices``)
-    turns = [
-        turn(templates, asking.format, *row, continuations=not cloze)
-        for row in probes.select("probe", "question", "choices", "answer").iter_rows()
-    ]
+    cloze = asking.format == "cloze"  # its prompts and continuations are filled for all rows at once (``by_probe``)
+    if cloze:
+        question = {"question": pl.col("question")}
+        users = probes.select(by_probe(templates, probes["probe"].unique().to_list(), "prompt", question))
+        users, answers = users.to_series().to_list(), []
+    else:
+        turns = [turn(templates, asking.format, *row) for row in probes.select(*TURN).iter_rows()]
+        users, answers = [user for user, _, _ in turns], [texts for _, texts, _ in turns]
     shot_turns: dict[int, list[tuple[str, str]]] = {}
     if shots is not None:
         for (row,), part in shots.frame.sort("row", "position").group_by("row", maintain_order=True):
-            shot_turns[row] = [
-                (user, answers[answer])
-                for user, answers, answer in (
-                    turn(templates, asking.format, *shot)
-                    for shot in part.select("probe", "question", "choices", "answer").iter_rows()
-                )
-            ]
-    prompts, continuations = [], []
-    for row, (user, answers, _) in enumerate(turns):
-        examples = shot_turns.get(row, shot_turns.get(-1, []))
-        if chat:
+            rendered = (turn(templates, asking.format, *shot) for shot in part.select(*TURN).iter_rows())
+            shot_turns[row] = [(user, texts[answer]) for user, texts, answer in rendered]
+    examples = [shot_turns.get(row, shot_turns.get(-1, [])) for row in range(len(users))] if shot_turns else None
+    if chat:
+        prompts = []
+        for row, user in enumerate(users):
             messages = [{"role": "system", "content": asking.system}] if asking.system is not None else []
-            for shot_user, shot_answer in examples:
+            for shot_user, shot_answer in examples[row] if examples else []:
                 messages += [
                     {"role": "user", "content": shot_user},
                     {"role": "assistant", "content": shot_answer.lstrip()},
                 ]
             messages.append({"role": "user", "content": user})
             prompts.append(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
-            continuations.append([answer.lstrip() for answer in answers])
-        else:
-            lead = (asking.system + SHOT_DELIMITER) if asking.system is not None else ""
-            prompts.append(
-                lead + "".join(shot_user + shot_answer + SHOT_DELIMITER for shot_user, shot_answer in examples) + user
-            )
-            continuations.append(answers)
-    if cloze:
-        filled = pairs.select(cloze_choices(templates, pairs["probe"].unique().to_list())).to_series()
-        continuation = pl.Series([text.lstrip() for text in filled.to_list()], dtype=pl.String) if chat else filled
+    elif examples or asking.system is not None:
+        lead = (asking.system + SHOT_DELIMITER) if asking.system is not None else ""
+        prompts = [
+            lead + "".join(user + answer + SHOT_DELIMITER for user, answer in shown) + question
+            for shown, question in zip(examples or itertools.repeat([]), users)
+        ]
     else:
-        continuation = pl.Series(list(itertools.chain.from_iterable(continuations)), dtype=pl.String)
+        prompts = users
+    if cloze:
+        kinds = pairs["probe"].unique().to_list()
+        filled = pairs.select(by_probe(templates, kinds, "choice", {"choice": pl.col("choice")})).to_series()
+    else:
+        filled = pl.Series(list(itertools.chain.from_iterable(answers)), dtype=pl.String)
+    continuation = pl.Series([text.lstrip() for text in filled.to_list()], dtype=pl.String) if chat else filled
     kinds = probes["probe"].to_list()
-    by_probe = {probe: fill(templates.entry(probe)["neutral"], {}) for probe in set(kinds)}
-    neutral = [by_probe[probe] for probe in kinds]
+    by_kind = {probe: fill(templates.entry(probe)["neutral"], {}) for probe in set(kinds)}
+    neutral = [by_kind[probe] for probe in kinds]
     return pairs.with_columns(
         prompt=pl.Series(prompts, dtype=pl.String).gather(pairs["row"]),
         neutral=pl.Series(neutral, dtype=pl.String).gather(pairs["row"]),
-        continuation=continuation,
+        continuation=continuation.alias("continuation"),
     )
 
 
-def cloze_choices(templates: PromptTemplates, kinds: list[str | None]) -> pl.Expr:
-    """Each pair's ``choice`` filled into the choice template of its ``probe`` type (one of ``kinds``), as one
-    polars expression over all pairs."""
+def by_probe(templates: PromptTemplates, kinds: list[str | None], part: str, values: dict[str, pl.Expr]) -> pl.Expr:
+    """Each row's ``part`` template ("prompt", "choice") of its ``probe`` type (one of ``kinds``) filled from
+    ``values``, as one polars expression over all rows."""
     by_template: dict[str, list[str]] = {}
     for kind in kinds:
-        by_template.setdefault(templates.entry(kind)["choice"], []).append(kind or "")
+        by_template.setdefault(templates.entry(kind)[part], []).append(kind or "")
     (first, _), *others = by_template.items()
-    filled = fill_column(first, {"choice": pl.col("choice")})
+    filled = fill_column(first, values)
     probe = pl.col("probe").fill_null("")
     for template, group in others:
-        filled = pl.when(probe.is_in(group)).then(fill_column(template, {"choice": pl.col("choice")})).otherwise(filled)
-    return filled.alias("continuation")
+        filled = pl.when(probe.is_in(group)).then(fill_column(template, values)).otherwise(filled)
+    return filled.alias(part)
 
 
 def turn(

@@ -114,13 +114,13 @@ def compute(
                 while order:
                     batch = order[: size.value * work.batches]
                     with torch.inference_mode():
-                        outputs = size.run(work.run, [features[index] for index in batch])
+                        outputs = size.run(work.run, list(map(features.__getitem__, batch)))
                     if outputs is None:  # out of memory: the size was halved, cut the batch again
                         continue
                     order = order[len(batch) :]
                     if launched is not None:  # read back the batch before, while the device runs this one
                         kept.keep(*launched)
-                    launched = ([todo[index] for index in batch], outputs)
+                    launched = (list(map(todo.__getitem__, batch)), outputs)
             if launched is not None:
                 kept.keep(*launched)
                 launched = None
@@ -209,23 +209,26 @@ def _memory_key(model: Model, work: Work) -> str:
     return "\x1f".join((model.fingerprint, model.device, model.dtype, model.scorer, work.kind, str(model.max_length)))
 
 
-def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices of ``lengths`` longest first, cut into batches of ``batch_size`` (similar lengths, little padding).
+def length_batches(lengths: Sequence[int] | np.ndarray, batch_size: int) -> list[list[int]]:
+    """Indices of ``lengths`` longest first (ties in their order), cut into batches of ``batch_size`` (similar
+    lengths, little padding).
 
     >>> length_batches([3, 30, 1, 28, 2], 2)
     [[1, 3], [0, 4], [2]]
     """
-    order = sorted(range(len(lengths)), key=lengths.__getitem__, reverse=True)
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable").tolist()
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
-def padded_tokens(lengths: Sequence[int], batch_size: int) -> int:
+def padded_tokens(lengths: Sequence[int] | np.ndarray, batch_size: int) -> int:
     """Token positions ``length_batches`` runs, padding included (a batch costs its rows times its longest).
 
     >>> padded_tokens([3, 30, 1, 28, 2], 2)
     67
     """
-    return sum(len(batch) * lengths[batch[0]] for batch in length_batches(lengths, batch_size))
+    ordered = np.sort(np.asarray(lengths, dtype=np.int64))[::-1]
+    starts = np.arange(0, len(ordered), batch_size)
+    return int((ordered[starts] * np.minimum(batch_size, len(ordered) - starts)).sum())
 
 
 def encode_texts(model: Model, first: list[str], second: list[str] | None = None) -> list[Features]:
@@ -281,11 +284,12 @@ def attention_kernels(device: str) -> contextlib.AbstractContextManager:
 
 
 def with_arrays(features: list[Features]) -> list[Features]:
-    """``features`` with their token lists also as int64 arrays (``ARRAYS``), so that ``pad`` joins a batch's tokens
-    a unit at a time rather than a token at a time: made on the tokenising thread, off the one that runs the model."""
+    """``features`` with their token lists also as int64 arrays (``ARRAYS``, unless ``encode`` made them), so that
+    ``pad`` joins a batch's tokens a unit at a time rather than a token at a time: made on the tokenising thread, off
+    the one that runs the model."""
     for item in features:
         for name, array in ARRAYS.items():
-            if name in item:
+            if name in item and array not in item:
                 item[array] = np.array(item[name], dtype=np.int64)
     return features
 
@@ -293,19 +297,33 @@ def with_arrays(features: list[Features]) -> list[Features]:
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     """Right-pad ``input_ids`` (and ``token_type_ids``) into tensors on the model's device, with the attention mask
     (from the arrays of ``with_arrays`` where the features have them)."""
-    lengths = np.fromiter(map(len, map(operator.itemgetter("input_ids"), features)), np.int64, count=len(features))
-    mask = np.arange(lengths.max()) < lengths[:, None]  # row r keeps its first lengths[r] positions
     columns = [name for name in ("input_ids", "token_type_ids") if name in features[0]]
-    batch = {"attention_mask": torch.from_numpy(mask.astype(np.int64))}
+    batch = {}
     for name in columns:
-        filled = np.full(mask.shape, (model.tokenizer.pad_token_id or 0) if name == "input_ids" else 0, dtype=np.int64)
         if ARRAYS[name] in features[0]:
-            filled[mask] = np.concatenate(list(map(operator.itemgetter(ARRAYS[name]), features)))
+            rows = list(map(operator.itemgetter(ARRAYS[name]), features))
         else:
-            tokens = itertools.chain.from_iterable([item[name] for item in features])  # flattened in C, not per token
-            filled[mask] = np.fromiter(tokens, dtype=np.int64, count=int(lengths.sum()))
+            rows = [np.array(item[name], dtype=np.int64) for item in features]
+        filled, mask = padded(rows, (model.tokenizer.pad_token_id or 0) if name == "input_ids" else 0)
         batch[name] = torch.from_numpy(filled)
+    batch["attention_mask"] = torch.from_numpy(mask.astype(np.int64))
     return {name: tensor.to(model.device) for name, tensor in batch.items()}
+
+
+def padded(rows: list[np.ndarray], fill: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` (int64 token arrays) right-padded with ``fill`` into one [rows x longest] array, and the mask of
+    their tokens.
+
+    >>> padded([np.array([5, 6, 7]), np.array([8])], 0)
+    (array([[5, 6, 7],
+           [8, 0, 0]]), array([[ True,  True,  True],
+           [ True, False, False]]))
+    """
+    lengths = np.fromiter(map(len, rows), np.int64, count=len(rows))
+    mask = np.arange(lengths.max()) < lengths[:, None]  # row r keeps its first lengths[r] positions
+    filled = np.full(mask.shape, fill, dtype=np.int64)
+    filled[mask] = np.concatenate(rows)
+    return filled, mask
 
 
 def _report_truncation(kind: str, count: int, total: int, max_length: int) -> None:

@@ -25,7 +25,7 @@ per-layer key/value cache (sliding-window, recurrent and hybrid layers). The rul
 """
 
 import inspect
-import itertools
+import operator
 
 import numpy as np
 import polars as pl
@@ -34,7 +34,7 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from workbench.scoring import lm
-from workbench.scoring.batching import Features, Work, length_batches, pad, padded_tokens
+from workbench.scoring.batching import Features, Unit, Work, length_batches, pad, padded, padded_tokens
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
@@ -58,7 +58,7 @@ def choice_scores(
     """``pairs`` (``row``, ``choice``, ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``."""
     work = Work(
         "causal-logprobs",
-        encode=lambda units: lm.encode_units(model, units, joint_limit=True, prompt_special=False),
+        encode=lambda units: encode(model, units),
         run=lambda features, size: token_logprobs(model, features, size),
         order=lm.by_prompt,
         rank=lm.by_prompt_text,
@@ -67,20 +67,40 @@ def choice_scores(
     return lm.choice_scores(model, pairs, rule, batch_size, cache, progress, work)
 
 
+def encode(model: Model, units: list[Unit]) -> list[Features]:
+    """``lm.encode_units`` for a decoder, with the arrays the runs read, made here on the tokenising thread rather
+    than on the thread that runs the model: ``input_array`` (prompt + continuation, int64) and its views
+    ``scratch_input`` (all but the last token), ``shared_input`` (the prompt's last token, then the continuation's
+    but the last: what runs after the prefix's cache) and ``targets`` (the continuation); ``prefix_length`` (the
+    prompt's tokens less one) and ``prefix``, a number that units of one call share when their prompts agree but
+    for the last token."""
+    features = lm.encode_units(model, units, joint_limit=True, prompt_special=False)
+    numbers: dict[tuple[int, ...], int] = {}
+    for item in features:
+        prompt, tokens = item["prompt"], np.array(item["input_ids"], dtype=np.int64)
+        size = len(prompt) - 1
+        item.update(
+            input_array=tokens, scratch_input=tokens[:-1], shared_input=tokens[size:-1], targets=tokens[size + 1 :],
+            prefix_length=size, prefix=numbers.setdefault(prompt[:-1], len(numbers)),
+        )  # fmt: skip
+    return features
+
+
 def prefix_saving(features: list[Features], batch_size: int) -> float:
     """Padded token positions from scratch over those with the shared prefix, both length-batched.
 
-    >>> item = lambda prompt, choice: {"prompt": tuple(prompt), "continuation": choice, "input_ids": [*prompt, *choice]}
+    >>> def unit(prompt, choice):  # what ``encode`` gives a prompt and a choice of these tokens
+    ...     return {"scratch_input": np.array([*prompt, *choice])[:-1], "prefix_length": len(prompt) - 1, "prefix": 0}
     >>> # 5 rows x 45 against 39 + 5 x 6
-    >>> round(prefix_saving([item(range(40), [7] * n) for n in (2, 3, 4, 5, 6)], 8), 2)
+    >>> round(prefix_saving([unit(range(40), [7] * n) for n in (2, 3, 4, 5, 6)], 8), 2)
     3.26
     """
-    scratch = padded_tokens([len(item["input_ids"]) - 1 for item in features], batch_size)
-    prefixes = [len(prefix) for prefix in dict.fromkeys(item["prompt"][:-1] for item in features) if prefix]
-    shared = padded_tokens(prefixes, batch_size) + padded_tokens(
-        [len(item["continuation"]) for item in features], batch_size
-    )
-    return scratch / shared
+    prefixes, _ = _prefixes(features)
+    sizes = _column(features, "prefix_length")
+    inputs = np.fromiter(map(len, map(operator.itemgetter("scratch_input"), features)), np.int64, len(features))
+    firsts = sizes[prefixes]
+    shared = padded_tokens(firsts[firsts > 0], batch_size) + padded_tokens(inputs - sizes, batch_size)
+    return padded_tokens(inputs, batch_size) / shared
 
 
 def prefers_shared(features: list[Features], batch_size: int, device: str) -> bool:
@@ -92,28 +112,40 @@ def prefers_shared(features: list[Features], batch_size: int, device: str) -> bo
 
 
 def token_logprobs(model: Model, features: list[Features], batch_size: int, path: str = "auto") -> list[np.ndarray]:
-    """Log-probability of each continuation token. ``path``: "shared" (prefix once per prompt),
-    "scratch" (prompt + choice per unit) or "auto" (``prefers_shared``)."""
+    """Log-probability of each continuation token (``features`` from ``encode``). ``path``: "shared" (prefix once
+    per prompt), "scratch" (prompt + choice per unit) or "auto" (``prefers_shared``)."""
+    targets = list(map(operator.itemgetter("targets"), features))
     if path == "shared" or (path == "auto" and prefers_shared(features, batch_size, str(model.device))):
-        prefixes = list(dict.fromkeys(item["prompt"][:-1] for item in features))
-        past = prefix_cache(model, prefixes, batch_size)
-        if past is not None:
-            index = {prefix: row for row, prefix in enumerate(prefixes)}
-            group = [index[item["prompt"][:-1]] for item in features]
-            inputs = [[item["prompt"][-1], *item["continuation"][:-1]] for item in features]
-            return continuation_logprobs(model, inputs, features, batch_size, past, group)
-    inputs = [list(item["input_ids"][:-1]) for item in features]
-    return continuation_logprobs(model, inputs, features, batch_size)
+        prefixes, group = _prefixes(features)
+        layers = prefix_cache(model, [features[row]["prompt"][:-1] for row in prefixes.tolist()], batch_size)
+        if layers is not None:
+            inputs = list(map(operator.itemgetter("shared_input"), features))
+            past = (layers, group, _column(features, "prefix_length"))
+            return continuation_logprobs(model, inputs, targets, batch_size, past)
+    return continuation_logprobs(model, list(map(operator.itemgetter("scratch_input"), features)), targets, batch_size)
 
 
-def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int) -> tuple[list, torch.Tensor] | None:
-    """Each prefix run once: per layer (keys, values) of shape [prefixes, heads, longest, dim], right-padded,
-    and the prefixes' lengths; ``None`` if the model's cache is not a plain key/value cache per layer.
+def _column(features: list[Features], name: str) -> np.ndarray:
+    return np.fromiter(map(operator.itemgetter(name), features), np.int64, count=len(features))
+
+
+def _prefixes(features: list[Features]) -> tuple[np.ndarray, np.ndarray]:
+    """The first unit of each distinct ``prefix``, in the order they first come, and each unit's prefix by that
+    order."""
+    _, firsts, inverse = np.unique(_column(features, "prefix"), return_index=True, return_inverse=True)
+    order = np.argsort(firsts, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return firsts[order], rank[inverse.reshape(-1)]
+
+
+def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int) -> list | None:
+    """Each prefix run once: per layer (keys, values) of shape [prefixes, heads, longest, dim], right-padded;
+    ``None`` if the model's cache is not a plain key/value cache per layer.
 
     The tokens every prefix of the block starts with (``shared_head``: the instruction and the shots, the same
     text before every question) run once, and each prefix's rest runs after their cache."""
     device = model.device
-    lengths = torch.tensor([len(prefix) for prefix in prefixes], device=device)
     parameters = inspect.signature(model.network.forward).parameters
     keep = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
     past_name = "cache" if "cache" in parameters else "past_key_values"
@@ -152,7 +184,7 @@ def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int)
             width = keys.shape[2]
             layers[number][0][rows, :, :width] = keys
             layers[number][1][rows, :, :width] = kept
-    return layers, lengths
+    return layers
 
 
 def shared_head(prefixes: list[tuple[int, ...]]) -> tuple[int, ...]:
@@ -182,42 +214,40 @@ def _plain_cache(out) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
 
 def continuation_logprobs(
     model: Model,
-    inputs: list[list[int]],
-    features: list[Features],
+    inputs: list[np.ndarray],
+    targets: list[np.ndarray],
     batch_size: int,
-    past: tuple[list, torch.Tensor] | None = None,
-    group: list[int] | None = None,
+    past: tuple[list, np.ndarray, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
-    """Run ``inputs`` in length-sorted batches, after their prefix's cache (``past``, row ``group``) if
-    given; each unit's continuation tokens are the last ones its input predicts. The output head runs only
-    on the positions from the batch's first predicting one (``logits_to_keep``, where the model takes it)."""
+    """Run ``inputs`` in length-sorted batches; each unit's ``targets`` are the tokens its last inputs predict.
+    With ``past`` (the prefixes' cache from ``prefix_cache``, each unit's row in it, each unit's prefix length),
+    a unit runs after its prefix's keys and values. The output head runs only on the positions from the batch's first
+    predicting one (``logits_to_keep``, where the model takes it)."""
     device = model.device
     parameters = inspect.signature(model.network.forward).parameters
     # transformers 5.2x renamed the past key/values argument to ``cache`` (the old name warns, then goes)
     past_name = "cache" if "cache" in parameters else "past_key_values"
-    values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(features)
+    lengths = np.fromiter(map(len, inputs), np.int64, count=len(inputs))
+    sizes = np.fromiter(map(len, targets), np.int64, count=len(targets))
+    values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(inputs)
     done: list[tuple[list[int], np.ndarray, torch.Tensor]] = []
-    for batch in length_batches([len(ids) for ids in inputs], batch_size):
-        padded = pad([{"input_ids": inputs[row]} for row in batch], model)
-        mask, width = padded["attention_mask"], padded["input_ids"].shape[1]
-        start = torch.zeros(len(batch), dtype=torch.long, device=device)
-        cache = None
+    for batch in length_batches(lengths, batch_size):
+        ids, mask = padded(list(map(inputs.__getitem__, batch)), model.tokenizer.pad_token_id or 0)
+        width, start, cache = ids.shape[1], np.zeros(len(batch), dtype=np.int64), None
         if past is not None:
-            layers, lengths = past
-            rows = torch.tensor([group[row] for row in batch], device=device)
-            start = lengths[rows]
-            reach = max(len(features[row]["prompt"]) - 1 for row in batch)  # the longest prefix, read on the host
+            layers, group, prefix_lengths = past
+            start = prefix_lengths[batch]
+            reach = int(start.max())  # the longest prefix of the batch
             if reach:
+                rows = torch.from_numpy(group[batch]).to(device)
                 cache = DynamicCache([(keys[rows, :, :reach], kept[rows, :, :reach]) for keys, kept in layers])
-                mask = torch.cat([(torch.arange(reach, device=device) < start.unsqueeze(1)).long(), mask], dim=1)
-        targets = [features[row]["continuation"] for row in batch]
-        counts = np.fromiter(map(len, targets), dtype=np.int64, count=len(batch))
-        ends = np.fromiter((len(inputs[row]) for row in batch), dtype=np.int64, count=len(batch))
+                mask = np.concatenate([np.arange(reach) < start[:, None], mask], axis=1)
+        counts, ends = sizes[batch], lengths[batch]
         keep = {"logits_to_keep": width - int((ends - counts).min())} if "logits_to_keep" in parameters else {}
         logits = model.network(
-            input_ids=padded["input_ids"],
-            attention_mask=mask,
-            position_ids=start.unsqueeze(1) + torch.arange(width, device=device),
+            input_ids=torch.from_numpy(ids).to(device),
+            attention_mask=torch.from_numpy(mask.astype(np.int64)).to(device),
+            position_ids=torch.from_numpy(start[:, None] + np.arange(width)).to(device),
             use_cache=False,
             **{past_name: cache},
             **keep,
@@ -225,12 +255,11 @@ def continuation_logprobs(
         # the kept position that predicts each target token, and the token (the last one repeated as padding)
         steps = np.minimum(np.arange(counts.max()), counts[:, None] - 1)
         where = ends[:, None] - counts[:, None] + steps - (width - logits.shape[1])
-        flat = np.fromiter(itertools.chain.from_iterable(targets), dtype=np.int64, count=int(counts.sum()))
-        ids = flat[(np.cumsum(counts) - counts)[:, None] + steps]
-        where, ids = torch.from_numpy(where).to(device), torch.from_numpy(ids).to(device)
-        done.append((batch, counts, gathered_logprobs(logits, where, ids)))
+        tokens = np.concatenate(list(map(targets.__getitem__, batch)))[(np.cumsum(counts) - counts)[:, None] + steps]
+        where, tokens = torch.from_numpy(where).to(device), torch.from_numpy(tokens).to(device)
+        done.append((batch, counts, gathered_logprobs(logits, where, tokens)))
     for batch, counts, scores in done:  # read back after every batch is queued: the device never waits on the host
-        for row, count, line in zip(batch, counts, scores.cpu().numpy()):
+        for row, count, line in zip(batch, counts.tolist(), scores.cpu().numpy()):
             values[row] = line[:count]
     return values
 

@@ -25,7 +25,7 @@ import polars as pl
 from workbench.errors import WorkbenchError
 from workbench.io import inside, write_text
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
-from workbench.scoring.asking import LETTERS, SHOT_DELIMITER, Asking, Shots, turn
+from workbench.scoring.asking import LETTERS, SHOT_DELIMITER, TURN, Asking, Shots, turn
 from workbench.scoring.prompts import PromptTemplates, load_prompts
 
 TASK_PREFIX = "workbench_"
@@ -156,9 +156,7 @@ def lm_eval_command(tasks: list[str], out: str | Path, asking: Asking = Asking()
 
 def _docs(frame: pl.DataFrame, templates: PromptTemplates, format: str) -> pl.DataFrame:
     """The probe rows with the user text (``prompt``) and, for ``letters``, the letters scored."""
-    rendered = [
-        turn(templates, format, *row) for row in frame.select("probe", "question", "choices", "answer").iter_rows()
-    ]
+    rendered = [turn(templates, format, *row) for row in frame.select(*TURN).iter_rows()]
     scored = [DELIMITER + (LETTERS[0] if format == "letters" else choices[0]) for choices in frame["choices"]]
     odd = [(answers[0], want) for (_, answers, _), want in zip(rendered, scored) if answers[0] != want]
     if odd:
