@@ -152,8 +152,9 @@ def prefix_contribution(probes: pl.DataFrame, model, batch_size: int, threads: i
             with Clock() as clock:
                 causal.token_logprobs(model, features, batch_size, path=path)
             seconds[path], seconds[f"{path}_cpu"] = clock.wall, clock.cpu
-    scratch = causal.padded_tokens([len(item["scratch_input"]) for item in features], batch_size)
-    return {"questions": probes.height, **seconds, "token_ratio": causal.prefix_saving(features, batch_size),
+    block = causal.block_of(features)
+    scratch = causal.padded_tokens(block.length, batch_size)
+    return {"questions": probes.height, **seconds, "token_ratio": causal.prefix_saving(block, batch_size),
             "scratch_padded_tokens": scratch}  # fmt: skip
 
 

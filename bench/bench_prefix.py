@@ -113,8 +113,10 @@ def run(questions: int, batch_size: int, rounds: int, width: int, layers: int) -
         order = [features[index] for index in by_prompt(features)]
         step = batch_size * causal.BLOCK
         blocks = [order[start : start + step] for start in range(0, len(order), step)]
-        figures["padded_saving"] = [causal.prefix_saving(block, batch_size) for block in blocks]
-        figures["shared_blocks"] = sum(causal.prefers_shared(block, batch_size, str(model.device)) for block in blocks)
+        figures["padded_saving"] = [causal.prefix_saving(causal.block_of(block), batch_size) for block in blocks]
+        figures["shared_blocks"] = sum(
+            causal.prefers_shared(causal.block_of(block), batch_size, str(model.device)) for block in blocks
+        )
         sides = {
             "baseline": lambda: from_scratch(model, units, batch_size),
             "scratch": lambda: library(model, units, batch_size, "scratch"),

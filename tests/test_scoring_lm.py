@@ -247,10 +247,11 @@ def test_auto_path_scores_from_scratch_where_the_prefix_saves_too_little(tiny_lm
     question, choices, _ = QUESTIONS[2]
     shared = causal.encode(model, [(f"Question: {question}\nAnswer:", f" {choice}") for choice in choices])
     alone = causal.encode(model, [(f"Q{index}:", f" {choice}") for index, choice in enumerate(choices)])
-    assert causal.prefix_saving(shared, 8) >= causal.MIN_SAVING > causal.prefix_saving(alone, 8)
-    assert causal.prefers_shared(shared, 8, "cpu") and not causal.prefers_shared(alone, 8, "cpu")
-    assert not causal.prefers_shared(shared, causal.GPU_MIN_BATCH - 1, "cuda:0")  # small GPU batches: overhead-bound
-    assert causal.prefers_shared(shared, causal.GPU_MIN_BATCH, "cuda")
+    both, one = causal.block_of(shared), causal.block_of(alone)
+    assert causal.prefix_saving(both, 8) >= causal.MIN_SAVING > causal.prefix_saving(one, 8)
+    assert causal.prefers_shared(both, 8, "cpu") and not causal.prefers_shared(one, 8, "cpu")
+    assert not causal.prefers_shared(both, causal.GPU_MIN_BATCH - 1, "cuda:0")  # small GPU batches: overhead-bound
+    assert causal.prefers_shared(both, causal.GPU_MIN_BATCH, "cuda")
     with torch.inference_mode():
         auto = causal.token_logprobs(model, alone, 8)
         assert not any(cached for cached, _ in calls)  # one forward per batch of whole strings

@@ -42,7 +42,8 @@ PREFETCH = 2
 ARRAYS = {"input_ids": "input_array", "token_type_ids": "token_type_array"}
 """The feature keys ``with_arrays`` adds: each token list as an int64 array, for ``pad``."""
 CHUNK_STEPS = 4
-"""``run`` calls per tokenised chunk: the units sorted by token length together."""
+"""Batches per tokenised chunk (the units sorted by token length together), or one ``run`` call's where it takes more
+(``Work.batches``): the model starts after the first chunk, and the next ones are tokenised while it runs."""
 COMMIT_EVERY = 8
 """``run`` calls between cache commits (one SQLite transaction each)."""
 
@@ -51,8 +52,8 @@ COMMIT_EVERY = 8
 class Work:
     """One kind of unit a scorer needs: ``encode`` turns units into features (one per unit, with
     ``input_ids`` and ``truncated``), ``run`` maps a batch of features and the batch size to one float vector each
-    (a list, or one tensor with a row each, which may stay on the device: it is read back after the next batch
-    is launched, so the device does not wait on the host in between);
+    (a list of float32 arrays, or one tensor with a row each, which may stay on the device: it is read back after the
+    next batch is launched, so the device does not wait on the host in between);
     ``order`` gives the order of a chunk's features for batching (default: ``longest_tokens_first``; it runs on the
     tokenising thread); ``rank`` the order of the units before they are tokenised (default: ``longest_text_first``);
     both return indices, computed over all the items at once; ``batches``: how many batches of units one ``run``
@@ -92,10 +93,10 @@ def compute(
         unique = [unit for unit, key in keys.items() if key not in found]
     if not unique:
         return values
-    missing = [unique[index] for index in (work.rank or longest_text_first)(unique)]
+    missing = list(map(unique.__getitem__, (work.rank or longest_text_first)(unique).tolist()))
     size = BatchSize(batch_size, _memory_key(model, work), model.device)
     order_of = work.order or longest_tokens_first
-    chunk = size.value * work.batches * CHUNK_STEPS
+    chunk = size.value * max(work.batches, CHUNK_STEPS)
     chunks = [missing[start : start + chunk] for start in range(0, len(missing), chunk)]
     truncated, launched = 0, None  # launched: the last batch's units and outputs, maybe still on the device
     bar = ProgressBar(total=len(missing), unit="item", desc=f"{model.scorer} {work.kind}", disable=not progress)
@@ -107,9 +108,12 @@ def compute(
         features = with_arrays(work.encode(todo))
         return features, order_of(features).tolist(), sum(map(operator.itemgetter("truncated"), features))
 
-    with bar, _ahead(prepare, chunks, prefetch) as prepared, attention_kernels(model.device):
+    def release(prepared: tuple[list[Features], list[int], int]) -> None:
+        prepared[0].clear()
+
+    with bar, _ahead(prepare, chunks, prefetch, release) as prepared, attention_kernels(model.device):
         try:
-            for todo, (features, order, cut) in zip(chunks, prepared):
+            for (features, order, cut), todo in zip(prepared, chunks):  # asked first: the last chunk is released too
                 truncated += cut
                 while order:
                     batch = order[: size.value * work.batches]
@@ -146,8 +150,8 @@ class _Outputs:
     def keep(self, units: list[Unit], outputs: torch.Tensor | list[np.ndarray]) -> None:
         if isinstance(outputs, torch.Tensor):  # one array for the batch, its rows views of it
             rows = outputs.cpu().numpy().astype(np.float32, copy=False)
-        else:
-            rows = [np.asarray(row, dtype=np.float32) for row in outputs]
+        else:  # float32 already (``Work.run``): a read back from the cache is the same array
+            rows = outputs
         self.values.update(zip(units, rows))
         if self.cache is not None:
             self.pending.update(zip(map(self.keys.__getitem__, units), rows))
@@ -164,9 +168,11 @@ class _Outputs:
 
 @contextlib.contextmanager
 def _ahead(
-    encode: Callable[[list[Unit]], list[Features]], chunks: list[list[Unit]], prefetch: int
-) -> Iterator[Iterator[list[Features]]]:
-    """``encode`` of each chunk in turn, up to ``prefetch`` chunks computed ahead on one background thread."""
+    encode: Callable[[list[Unit]], Any], chunks: list[list[Unit]], prefetch: int, release: Callable[[Any], None]
+) -> Iterator[Iterator[Any]]:
+    """``encode`` of each chunk in turn, up to ``prefetch`` chunks computed ahead on one background thread, which
+    also ``release``s each chunk's encoding once the next is asked for (a chunk's features are tens of thousands of
+    Python objects: freeing them is work off the thread that runs the model)."""
     if prefetch == 0:
         yield (encode(chunk) for chunk in chunks)
         return
@@ -179,6 +185,7 @@ def _ahead(
             done = queued.popleft().result()
             queued.extend(pool.submit(encode, chunk) for chunk in itertools.islice(upcoming, 1))
             yield done
+            pool.submit(release, done)
 
     try:
         yield results()
@@ -310,16 +317,17 @@ def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     return {name: tensor.to(model.device) for name, tensor in batch.items()}
 
 
-def padded(rows: list[np.ndarray], fill: int) -> tuple[np.ndarray, np.ndarray]:
-    """``rows`` (int64 token arrays) right-padded with ``fill`` into one [rows x longest] array, and the mask of
-    their tokens.
+def padded(rows: list[np.ndarray], fill: int, lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` (int64 token arrays; ``lengths``, theirs if known) right-padded with ``fill`` into one
+    [rows x longest] array, and the mask of their tokens.
 
     >>> padded([np.array([5, 6, 7]), np.array([8])], 0)
     (array([[5, 6, 7],
            [8, 0, 0]]), array([[ True,  True,  True],
            [ True, False, False]]))
     """
-    lengths = np.fromiter(map(len, rows), np.int64, count=len(rows))
+    if lengths is None:
+        lengths = np.fromiter(map(len, rows), np.int64, count=len(rows))
     mask = np.arange(lengths.max()) < lengths[:, None]  # row r keeps its first lengths[r] positions
     filled = np.full(mask.shape, fill, dtype=np.int64)
     filled[mask] = np.concatenate(rows)

@@ -25,7 +25,9 @@ per-layer key/value cache (sliding-window, recurrent and hybrid layers). The rul
 """
 
 import inspect
+import itertools
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -34,7 +36,7 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from workbench.scoring import lm
-from workbench.scoring.batching import Features, Unit, Work, length_batches, pad, padded, padded_tokens
+from workbench.scoring.batching import Features, Unit, Work, length_batches, padded, padded_tokens
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
@@ -67,81 +69,94 @@ def choice_scores(
     return lm.choice_scores(model, pairs, rule, batch_size, cache, progress, work)
 
 
+@dataclass(frozen=True)
+class Block:
+    """Units as arrays, one row each, over the ``tokens`` of all of them (prompt + continuation, end to end): where a
+    unit's tokens start, its ``prefix`` (a number that units share when their prompts agree but for the last token),
+    ``prefix_length`` (the prompt's tokens less one) and ``length`` (its tokens less the last: what it runs from
+    scratch)."""
+
+    tokens: np.ndarray
+    starts: np.ndarray
+    prefix: np.ndarray
+    prefix_length: np.ndarray
+    length: np.ndarray
+
+    def take(self, rows: np.ndarray) -> "Block":
+        """The block of units ``rows`` (the tokens shared)."""
+        return Block(self.tokens, self.starts[rows], self.prefix[rows], self.prefix_length[rows], self.length[rows])
+
+
 def encode(model: Model, units: list[Unit]) -> list[Features]:
     """``lm.encode_units`` for a decoder, with the arrays the runs read, made here on the tokenising thread rather
-    than on the thread that runs the model: ``input_array`` (prompt + continuation, int64) and its views
-    ``scratch_input`` (all but the last token), ``shared_input`` (the prompt's last token, then the continuation's
-    but the last: what runs after the prefix's cache) and ``targets`` (the continuation); ``prefix_length`` (the
-    prompt's tokens less one) and ``prefix``, a number that units of one call share when their prompts agree but
-    for the last token."""
+    than on the thread that runs the model: each unit's feature names its ``row`` in the ``block`` of all of them
+    (``block_of`` reads a run's units from it without a pass over their tokens)."""
     features = lm.encode_units(model, units, joint_limit=True, prompt_special=False)
+    ids = list(map(operator.itemgetter("input_ids"), features))
+    lengths = np.fromiter(map(len, ids), np.int64, count=len(ids))
+    tokens = np.fromiter(itertools.chain.from_iterable(ids), np.int64, count=int(lengths.sum()))
+    prompts = list(map(operator.itemgetter("prompt"), features))
     numbers: dict[tuple[int, ...], int] = {}
-    for item in features:
-        prompt, tokens = item["prompt"], np.array(item["input_ids"], dtype=np.int64)
-        size = len(prompt) - 1
-        item.update(
-            input_array=tokens, scratch_input=tokens[:-1], shared_input=tokens[size:-1], targets=tokens[size + 1 :],
-            prefix_length=size, prefix=numbers.setdefault(prompt[:-1], len(numbers)),
-        )  # fmt: skip
+    prefix = np.fromiter((numbers.setdefault(prompt[:-1], len(numbers)) for prompt in prompts), np.int64, len(ids))
+    prefix_length = np.fromiter(map(len, prompts), np.int64, count=len(ids)) - 1
+    block = Block(tokens, np.cumsum(lengths) - lengths, prefix, prefix_length, lengths - 1)
+    for row, item in enumerate(features):
+        item["row"], item["block"] = row, block
     return features
 
 
-def prefix_saving(features: list[Features], batch_size: int) -> float:
+def block_of(features: list[Features]) -> Block:
+    """The ``Block`` of ``features`` (from one ``encode`` call), in their order."""
+    return features[0]["block"].take(np.fromiter(map(operator.itemgetter("row"), features), np.int64, len(features)))
+
+
+def prefix_saving(block: Block, batch_size: int) -> float:
     """Padded token positions from scratch over those with the shared prefix, both length-batched.
 
-    >>> def unit(prompt, choice):  # what ``encode`` gives a prompt and a choice of these tokens
-    ...     return {"scratch_input": np.array([*prompt, *choice])[:-1], "prefix_length": len(prompt) - 1, "prefix": 0}
-    >>> # 5 rows x 45 against 39 + 5 x 6
-    >>> round(prefix_saving([unit(range(40), [7] * n) for n in (2, 3, 4, 5, 6)], 8), 2)
+    >>> # 5 units of one 40-token prompt and 2 to 6 tokens: 5 rows x 45 against 39 + 5 x 6
+    >>> lengths = np.array([41, 42, 43, 44, 45])
+    >>> round(prefix_saving(Block(None, None, np.zeros(5, int), np.full(5, 39), lengths), 8), 2)
     3.26
     """
-    prefixes, _ = _prefixes(features)
-    sizes = _column(features, "prefix_length")
-    inputs = np.fromiter(map(len, map(operator.itemgetter("scratch_input"), features)), np.int64, len(features))
-    firsts = sizes[prefixes]
-    shared = padded_tokens(firsts[firsts > 0], batch_size) + padded_tokens(inputs - sizes, batch_size)
-    return padded_tokens(inputs, batch_size) / shared
+    firsts = block.prefix_length[_prefixes(block.prefix)[0]]
+    continuations = padded_tokens(block.length - block.prefix_length, batch_size)
+    return padded_tokens(block.length, batch_size) / (padded_tokens(firsts[firsts > 0], batch_size) + continuations)
 
 
-def prefers_shared(features: list[Features], batch_size: int, device: str) -> bool:
-    """Whether a block runs its prefixes once: ``prefix_saving`` reaches ``MIN_SAVING`` and, on a
-    GPU (``device`` "cuda..."), batches hold at least ``GPU_MIN_BATCH`` rows."""
+def prefers_shared(block: Block, batch_size: int, device: str) -> bool:
+    """Whether a block runs its prefixes once: ``prefix_saving`` reaches ``MIN_SAVING`` and, on a GPU (``device``
+    "cuda..."), batches hold at least ``GPU_MIN_BATCH`` rows."""
     if device.startswith("cuda") and batch_size < GPU_MIN_BATCH:
         return False
-    return prefix_saving(features, batch_size) >= MIN_SAVING
+    return prefix_saving(block, batch_size) >= MIN_SAVING
 
 
 def token_logprobs(model: Model, features: list[Features], batch_size: int, path: str = "auto") -> list[np.ndarray]:
-    """Log-probability of each continuation token (``features`` from ``encode``). ``path``: "shared" (prefix once
-    per prompt), "scratch" (prompt + choice per unit) or "auto" (``prefers_shared``)."""
-    targets = list(map(operator.itemgetter("targets"), features))
-    if path == "shared" or (path == "auto" and prefers_shared(features, batch_size, str(model.device))):
-        prefixes, group = _prefixes(features)
-        layers = prefix_cache(model, [features[row]["prompt"][:-1] for row in prefixes.tolist()], batch_size)
+    """Log-probability of each continuation token (``features`` from one ``encode`` call). ``path``: "shared"
+    (prefix once per prompt), "scratch" (prompt + choice per unit) or "auto" (``prefers_shared``)."""
+    block = block_of(features)
+    if path == "shared" or (path == "auto" and prefers_shared(block, batch_size, str(model.device))):
+        firsts, group = _prefixes(block.prefix)
+        starts, sizes = block.starts[firsts].tolist(), block.prefix_length[firsts].tolist()
+        layers = prefix_cache(model, [block.tokens[at : at + size] for at, size in zip(starts, sizes)], batch_size)
         if layers is not None:
-            inputs = list(map(operator.itemgetter("shared_input"), features))
-            past = (layers, group, _column(features, "prefix_length"))
-            return continuation_logprobs(model, inputs, targets, batch_size, past)
-    return continuation_logprobs(model, list(map(operator.itemgetter("scratch_input"), features)), targets, batch_size)
+            return continuation_logprobs(model, block, batch_size, (layers, group))
+    return continuation_logprobs(model, block, batch_size)
 
 
-def _column(features: list[Features], name: str) -> np.ndarray:
-    return np.fromiter(map(operator.itemgetter(name), features), np.int64, count=len(features))
-
-
-def _prefixes(features: list[Features]) -> tuple[np.ndarray, np.ndarray]:
-    """The first unit of each distinct ``prefix``, in the order they first come, and each unit's prefix by that
-    order."""
-    _, firsts, inverse = np.unique(_column(features, "prefix"), return_index=True, return_inverse=True)
+def _prefixes(numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first unit of each distinct prefix ``numbers``, in the order they first come, and each unit's prefix by
+    that order."""
+    _, firsts, inverse = np.unique(numbers, return_index=True, return_inverse=True)
     order = np.argsort(firsts, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return firsts[order], rank[inverse.reshape(-1)]
 
 
-def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int) -> list | None:
-    """Each prefix run once: per layer (keys, values) of shape [prefixes, heads, longest, dim], right-padded;
-    ``None`` if the model's cache is not a plain key/value cache per layer.
+def prefix_cache(model: Model, prefixes: list[np.ndarray], batch_size: int) -> list | None:
+    """Each prefix (an int64 token array) run once: per layer (keys, values) of shape [prefixes, heads, longest, dim],
+    right-padded; ``None`` if the model's cache is not a plain key/value cache per layer.
 
     The tokens every prefix of the block starts with (``shared_head``: the instruction and the shots, the same
     text before every question) run once, and each prefix's rest runs after their cache."""
@@ -157,23 +172,26 @@ def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int)
         if head_cache is None:
             return None
     layers: list[tuple[torch.Tensor, torch.Tensor]] = []
-    for batch in length_batches([len(prefix) for prefix in prefixes], batch_size):
-        if not prefixes[batch[0]]:
+    for batch in length_batches(np.fromiter(map(len, prefixes), np.int64, len(prefixes)), batch_size):
+        if not len(prefixes[batch[0]]):
             break  # one-token prompts: their prefix is empty, and length_batches puts them last
-        padded = pad([{"input_ids": list(prefixes[row][len(head) :])} for row in batch], model)
+        rests = [prefixes[row][len(head) :] for row in batch] if head else list(map(prefixes.__getitem__, batch))
+        ids, mask = padded(rests, model.tokenizer.pad_token_id or 0)
+        padded_batch = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask.astype(np.int64))}
+        padded_batch = {name: tensor.to(device) for name, tensor in padded_batch.items()}
         if head_cache is not None:  # the rest of each prefix, after the shared head's keys and values
-            width = padded["input_ids"].shape[1]
-            padded["position_ids"] = (len(head) + torch.arange(width, device=device)).expand(len(batch), -1)
-            padded["attention_mask"] = torch.cat(
-                [padded["attention_mask"].new_ones(len(batch), len(head)), padded["attention_mask"]], dim=1
+            width = ids.shape[1]
+            padded_batch["position_ids"] = (len(head) + torch.arange(width, device=device)).expand(len(batch), -1)
+            padded_batch["attention_mask"] = torch.cat(
+                [padded_batch["attention_mask"].new_ones(len(batch), len(head)), padded_batch["attention_mask"]], dim=1
             )
-            padded[past_name] = DynamicCache(
+            padded_batch[past_name] = DynamicCache(
                 [
                     (keys.expand(len(batch), -1, -1, -1), kept.expand(len(batch), -1, -1, -1))
                     for keys, kept in head_cache
                 ]
             )
-        cache = _plain_cache(model.network(**padded, use_cache=True, **keep))
+        cache = _plain_cache(model.network(**padded_batch, use_cache=True, **keep))
         if cache is None:
             return None
         rows = torch.tensor(batch, device=device)
@@ -187,21 +205,22 @@ def prefix_cache(model: Model, prefixes: list[tuple[int, ...]], batch_size: int)
     return layers
 
 
-def shared_head(prefixes: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """The tokens all ``prefixes`` start with, if at least ``MIN_HEAD`` and one short of the shortest (each prefix
-    keeps a token of its own); else ().
+def shared_head(prefixes: list) -> tuple[int, ...]:
+    """The tokens all ``prefixes`` (token sequences) start with, if at least ``MIN_HEAD`` and one short of the
+    shortest (each prefix keeps a token of its own); else ().
 
     >>> shots = tuple(range(100, 140))  # 40 tokens before every question
     >>> shared_head([shots + (1, 2), shots + (3, 4, 5)]) == shots, shared_head([(1, 2, 3), (1, 2, 4)])
     (True, ())
     """
-    filled = [prefix for prefix in prefixes if prefix]
+    filled = [np.asarray(prefix, dtype=np.int64) for prefix in prefixes if len(prefix)]
     if len(filled) < 2:
         return ()
-    first, last = min(filled), max(filled)  # the common prefix of all is that of the two extremes in order
-    size = next((at for at, (a, b) in enumerate(zip(first, last)) if a != b), min(len(first), len(last)))
-    size = min(size, min(len(prefix) for prefix in filled) - 1)
-    return first[:size] if size >= MIN_HEAD else ()
+    starts, mask = padded(filled, -1)
+    shortest = int(mask.sum(axis=1).min())
+    same = (starts[:, :shortest] == starts[0, :shortest]).all(axis=0)
+    size = min(shortest if same.all() else int(same.argmin()), shortest - 1)
+    return tuple(starts[0, :size].tolist()) if size >= MIN_HEAD else ()
 
 
 def _plain_cache(out) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
@@ -213,36 +232,35 @@ def _plain_cache(out) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
 
 
 def continuation_logprobs(
-    model: Model,
-    inputs: list[np.ndarray],
-    targets: list[np.ndarray],
-    batch_size: int,
-    past: tuple[list, np.ndarray, np.ndarray] | None = None,
+    model: Model, block: Block, batch_size: int, past: tuple[list, np.ndarray] | None = None
 ) -> list[np.ndarray]:
-    """Run ``inputs`` in length-sorted batches; each unit's ``targets`` are the tokens its last inputs predict.
-    With ``past`` (the prefixes' cache from ``prefix_cache``, each unit's row in it, each unit's prefix length),
-    a unit runs after its prefix's keys and values. The output head runs only on the positions from the batch's first
-    predicting one (``logits_to_keep``, where the model takes it)."""
+    """Run each unit of ``block`` in length-sorted batches: from scratch, or with ``past`` (the prefixes' cache from
+    ``prefix_cache`` and each unit's row in it) after its prefix's keys and values; its continuation tokens are the
+    last ones its input predicts. The output head runs only on the positions from the batch's first predicting one
+    (``logits_to_keep``, where the model takes it)."""
     device = model.device
     parameters = inspect.signature(model.network.forward).parameters
     # transformers 5.2x renamed the past key/values argument to ``cache`` (the old name warns, then goes)
     past_name = "cache" if "cache" in parameters else "past_key_values"
-    lengths = np.fromiter(map(len, inputs), np.int64, count=len(inputs))
-    sizes = np.fromiter(map(len, targets), np.int64, count=len(targets))
-    values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(inputs)
-    done: list[tuple[list[int], np.ndarray, torch.Tensor]] = []
-    for batch in length_batches(lengths, batch_size):
-        ids, mask = padded(list(map(inputs.__getitem__, batch)), model.tokenizer.pad_token_id or 0)
-        width, start, cache = ids.shape[1], np.zeros(len(batch), dtype=np.int64), None
+    sizes = block.length - block.prefix_length  # continuation tokens, each predicted by one input
+    begins = block.starts if past is None else block.starts + block.prefix_length
+    lengths = block.length if past is None else sizes
+    order = np.argsort(-lengths, kind="stable")  # as ``length_batches``: longest first, ties in their order
+    pad_id = model.tokenizer.pad_token_id or 0
+    done = []
+    for batch in np.split(order, range(batch_size, len(order), batch_size)):
+        ends, counts = lengths[batch], sizes[batch]
+        width, start, cache = int(ends.max()), np.zeros(len(batch), dtype=np.int64), None
+        mask = np.arange(width) < ends[:, None]
+        ids = np.where(mask, block.tokens.take(begins[batch, None] + np.arange(width), mode="clip"), pad_id)
         if past is not None:
-            layers, group, prefix_lengths = past
-            start = prefix_lengths[batch]
+            layers, group = past
+            start = block.prefix_length[batch]
             reach = int(start.max())  # the longest prefix of the batch
             if reach:
                 rows = torch.from_numpy(group[batch]).to(device)
                 cache = DynamicCache([(keys[rows, :, :reach], kept[rows, :, :reach]) for keys, kept in layers])
                 mask = np.concatenate([np.arange(reach) < start[:, None], mask], axis=1)
-        counts, ends = sizes[batch], lengths[batch]
         keep = {"logits_to_keep": width - int((ends - counts).min())} if "logits_to_keep" in parameters else {}
         logits = model.network(
             input_ids=torch.from_numpy(ids).to(device),
@@ -255,13 +273,13 @@ def continuation_logprobs(
         # the kept position that predicts each target token, and the token (the last one repeated as padding)
         steps = np.minimum(np.arange(counts.max()), counts[:, None] - 1)
         where = ends[:, None] - counts[:, None] + steps - (width - logits.shape[1])
-        tokens = np.concatenate(list(map(targets.__getitem__, batch)))[(np.cumsum(counts) - counts)[:, None] + steps]
+        tokens = block.tokens[(block.starts + block.prefix_length + 1)[batch, None] + steps]
         where, tokens = torch.from_numpy(where).to(device), torch.from_numpy(tokens).to(device)
-        done.append((batch, counts, gathered_logprobs(logits, where, tokens)))
-    for batch, counts, scores in done:  # read back after every batch is queued: the device never waits on the host
-        for row, count, line in zip(batch, counts.tolist(), scores.cpu().numpy()):
-            values[row] = line[:count]
-    return values
+        done.append(gathered_logprobs(logits, where, tokens))
+    # read back after every batch is queued (the device never waits on the host); each unit's row cut to its tokens
+    rows = itertools.chain.from_iterable(scores.cpu().numpy() for scores in done)
+    cut = list(map(operator.getitem, rows, map(slice, sizes[order].tolist())))
+    return list(map(cut.__getitem__, np.argsort(order).tolist()))
 
 
 def gathered_logprobs(logits: torch.Tensor, where: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:

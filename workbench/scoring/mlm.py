@@ -173,7 +173,7 @@ def _pll(model: Model, features: list[Features], batch_size: int) -> list[np.nda
         rows = torch.arange(len(chunk), device=logits.device)
         positions, tokens = [position for _, position, _ in chunk], [token for _, _, token in chunk]
         scores.append(torch.log_softmax(logits[rows, positions].float(), dim=-1)[rows, tokens])
-    flat = torch.cat(scores).cpu().numpy() if scores else np.empty(0)
+    flat = torch.cat(scores).cpu().numpy() if scores else np.empty(0, dtype=np.float32)
     return np.split(flat, np.cumsum([len(item["targets"]) for item in features])[:-1])
 
 
