@@ -39,8 +39,6 @@ Features = dict[str, Any]  # "input_ids" (list[int]), "truncated" (bool), maybe 
 
 PREFETCH = 2
 """Chunks tokenised ahead of the model, on one background thread (0: tokenise in the calling thread)."""
-ARRAYS = {"input_ids": "input_array", "token_type_ids": "token_type_array"}
-"""The feature keys ``with_arrays`` adds: each token list as an int64 array, for ``pad``."""
 CHUNK_STEPS = 4
 """Batches per tokenised chunk (the units sorted by token length together), or one ``run`` call's where it takes more
 (``Work.batches``): the model starts after the first chunk, and the next ones are tokenised while it runs."""
@@ -290,31 +288,58 @@ def attention_kernels(device: str) -> contextlib.AbstractContextManager:
     return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """A chunk's token lists end to end (``ids``, and ``types`` for models with token type ids), where each unit's
+    start, and how many it has: the features of a chunk name their ``row`` here, so ``pad`` gathers a batch with
+    NumPy, without a pass over its units' tokens."""
+
+    ids: np.ndarray
+    types: np.ndarray | None
+    starts: np.ndarray
+    lengths: np.ndarray
+
+
 def with_arrays(features: list[Features]) -> list[Features]:
-    """``features`` with their token lists also as int64 arrays (``ARRAYS``, unless ``encode`` made them), so that
-    ``pad`` joins a batch's tokens a unit at a time rather than a token at a time: made on the tokenising thread, off
-    the one that runs the model."""
-    for item in features:
-        for name, array in ARRAYS.items():
-            if name in item and array not in item:
-                item[array] = np.array(item[name], dtype=np.int64)
+    """``features`` with their ``row`` in one ``Tokens`` of them all (``tokens``), unless ``encode`` gave them rows of
+    its own: made on the tokenising thread, off the one that runs the model."""
+    if not features or "row" in features[0]:
+        return features
+    ids = list(map(operator.itemgetter("input_ids"), features))
+    lengths = np.fromiter(map(len, ids), np.int64, count=len(ids))
+    count = int(lengths.sum())
+    flat = np.fromiter(itertools.chain.from_iterable(ids), np.int64, count=count)
+    types = None
+    if "token_type_ids" in features[0]:
+        typed = map(operator.itemgetter("token_type_ids"), features)
+        types = np.fromiter(itertools.chain.from_iterable(typed), np.int64, count=count)
+    tokens = Tokens(flat, types, np.cumsum(lengths) - lengths, lengths)
+    for row, item in enumerate(features):
+        item["row"], item["tokens"] = row, tokens
     return features
 
 
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     """Right-pad ``input_ids`` (and ``token_type_ids``) into tensors on the model's device, with the attention mask
-    (from the arrays of ``with_arrays`` where the features have them)."""
-    columns = [name for name in ("input_ids", "token_type_ids") if name in features[0]]
-    batch = {}
-    for name in columns:
-        if ARRAYS[name] in features[0]:
-            rows = list(map(operator.itemgetter(ARRAYS[name]), features))
-        else:
-            rows = [np.array(item[name], dtype=np.int64) for item in features]
-        filled, mask = padded(rows, (model.tokenizer.pad_token_id or 0) if name == "input_ids" else 0)
-        batch[name] = torch.from_numpy(filled)
-    batch["attention_mask"] = torch.from_numpy(mask.astype(np.int64))
-    return {name: tensor.to(model.device) for name, tensor in batch.items()}
+    (gathered from their ``Tokens`` where ``with_arrays`` gave them one)."""
+    fill = model.tokenizer.pad_token_id or 0
+    if "tokens" in features[0]:  # all of one chunk
+        tokens = features[0]["tokens"]
+        rows = np.fromiter(map(operator.itemgetter("row"), features), np.int64, count=len(features))
+        lengths = tokens.lengths[rows]
+        mask = np.arange(lengths.max()) < lengths[:, None]
+        positions = tokens.starts[rows, None] + np.arange(mask.shape[1])
+        batch = {"input_ids": np.where(mask, tokens.ids.take(positions, mode="clip"), fill)}
+        if tokens.types is not None:
+            batch["token_type_ids"] = np.where(mask, tokens.types.take(positions, mode="clip"), 0)
+    else:
+        batch = {}
+        for name in ("input_ids", "token_type_ids"):
+            if name in features[0]:
+                rows = [np.array(item[name], dtype=np.int64) for item in features]
+                batch[name], mask = padded(rows, fill if name == "input_ids" else 0)
+    batch["attention_mask"] = mask.astype(np.int64)
+    return {name: torch.from_numpy(array).to(model.device) for name, array in batch.items()}
 
 
 def padded(rows: list[np.ndarray], fill: int, lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
