@@ -305,6 +305,14 @@ def with_arrays(features: list[Features]) -> list[Features]:
     its own: made on the tokenising thread, off the one that runs the model."""
     if not features or "row" in features[0]:
         return features
+    tokens = tokens_of(features)
+    for row, item in enumerate(features):
+        item["row"], item["tokens"] = row, tokens
+    return features
+
+
+def tokens_of(features: list[Features]) -> Tokens:
+    """The ``input_ids`` (and ``token_type_ids``, where the features have them) of ``features`` end to end."""
     ids = list(map(operator.itemgetter("input_ids"), features))
     lengths = np.fromiter(map(len, ids), np.int64, count=len(ids))
     count = int(lengths.sum())
@@ -313,10 +321,20 @@ def with_arrays(features: list[Features]) -> list[Features]:
     if "token_type_ids" in features[0]:
         typed = map(operator.itemgetter("token_type_ids"), features)
         types = np.fromiter(itertools.chain.from_iterable(typed), np.int64, count=count)
-    tokens = Tokens(flat, types, np.cumsum(lengths) - lengths, lengths)
-    for row, item in enumerate(features):
-        item["row"], item["tokens"] = row, tokens
-    return features
+    return Tokens(flat, types, np.cumsum(lengths) - lengths, lengths)
+
+
+def gathered(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray, fill: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of ``flat`` from ``starts``, ``lengths`` long, right-padded with ``fill`` into one [runs x longest]
+    array, and the mask of their tokens.
+
+    >>> gathered(np.array([5, 6, 7, 8]), np.array([1, 0]), np.array([3, 1]), 0)
+    (array([[6, 7, 8],
+           [5, 0, 0]]), array([[ True,  True,  True],
+           [ True, False, False]]))
+    """
+    mask = np.arange(lengths.max()) < lengths[:, None]
+    return np.where(mask, flat.take(starts[:, None] + np.arange(mask.shape[1]), mode="clip"), fill), mask
 
 
 def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
@@ -326,12 +344,11 @@ def pad(features: list[Features], model: Model) -> dict[str, torch.Tensor]:
     if "tokens" in features[0]:  # all of one chunk
         tokens = features[0]["tokens"]
         rows = np.fromiter(map(operator.itemgetter("row"), features), np.int64, count=len(features))
-        lengths = tokens.lengths[rows]
-        mask = np.arange(lengths.max()) < lengths[:, None]
-        positions = tokens.starts[rows, None] + np.arange(mask.shape[1])
-        batch = {"input_ids": np.where(mask, tokens.ids.take(positions, mode="clip"), fill)}
+        starts, lengths = tokens.starts[rows], tokens.lengths[rows]
+        ids, mask = gathered(tokens.ids, starts, lengths, fill)
+        batch = {"input_ids": ids}
         if tokens.types is not None:
-            batch["token_type_ids"] = np.where(mask, tokens.types.take(positions, mode="clip"), 0)
+            batch["token_type_ids"] = gathered(tokens.types, starts, lengths, 0)[0]
     else:
         batch = {}
         for name in ("input_ids", "token_type_ids"):

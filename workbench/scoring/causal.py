@@ -36,7 +36,7 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from workbench.scoring import lm
-from workbench.scoring.batching import Features, Unit, Work, length_batches, padded, padded_tokens
+from workbench.scoring.batching import Features, Unit, Work, gathered, length_batches, padded, padded_tokens, tokens_of
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
@@ -92,14 +92,12 @@ def encode(model: Model, units: list[Unit]) -> list[Features]:
     than on the thread that runs the model: each unit's feature names its ``row`` in the ``block`` of all of them
     (``block_of`` reads a run's units from it without a pass over their tokens)."""
     features = lm.encode_units(model, units, joint_limit=True, prompt_special=False)
-    ids = list(map(operator.itemgetter("input_ids"), features))
-    lengths = np.fromiter(map(len, ids), np.int64, count=len(ids))
-    tokens = np.fromiter(itertools.chain.from_iterable(ids), np.int64, count=int(lengths.sum()))
+    tokens = tokens_of(features)
     prompts = list(map(operator.itemgetter("prompt"), features))
     numbers: dict[tuple[int, ...], int] = {}
-    prefix = np.fromiter((numbers.setdefault(prompt[:-1], len(numbers)) for prompt in prompts), np.int64, len(ids))
-    prefix_length = np.fromiter(map(len, prompts), np.int64, count=len(ids)) - 1
-    block = Block(tokens, np.cumsum(lengths) - lengths, prefix, prefix_length, lengths - 1)
+    prefix = np.fromiter((numbers.setdefault(prompt[:-1], len(numbers)) for prompt in prompts), np.int64, len(prompts))
+    prefix_length = np.fromiter(map(len, prompts), np.int64, count=len(prompts)) - 1
+    block = Block(tokens.ids, tokens.starts, prefix, prefix_length, tokens.lengths - 1)
     for row, item in enumerate(features):
         item["row"], item["block"] = row, block
     return features
@@ -245,14 +243,13 @@ def continuation_logprobs(
     sizes = block.length - block.prefix_length  # continuation tokens, each predicted by one input
     begins = block.starts if past is None else block.starts + block.prefix_length
     lengths = block.length if past is None else sizes
-    order = np.argsort(-lengths, kind="stable")  # as ``length_batches``: longest first, ties in their order
+    batches = [np.asarray(batch) for batch in length_batches(lengths, batch_size)]
     pad_id = model.tokenizer.pad_token_id or 0
     done = []
-    for batch in np.split(order, range(batch_size, len(order), batch_size)):
+    for batch in batches:
         ends, counts = lengths[batch], sizes[batch]
-        width, start, cache = int(ends.max()), np.zeros(len(batch), dtype=np.int64), None
-        mask = np.arange(width) < ends[:, None]
-        ids = np.where(mask, block.tokens.take(begins[batch, None] + np.arange(width), mode="clip"), pad_id)
+        ids, mask = gathered(block.tokens, begins[batch], ends, pad_id)
+        width, start, cache = ids.shape[1], np.zeros(len(batch), dtype=np.int64), None
         if past is not None:
             layers, group = past
             start = block.prefix_length[batch]
@@ -278,6 +275,7 @@ def continuation_logprobs(
         done.append(gathered_logprobs(logits, where, tokens))
     # read back after every batch is queued (the device never waits on the host); each unit's row cut to its tokens
     rows = itertools.chain.from_iterable(scores.cpu().numpy() for scores in done)
+    order = np.concatenate(batches)
     cut = list(map(operator.getitem, rows, map(slice, sizes[order].tolist())))
     return list(map(cut.__getitem__, np.argsort(order).tolist()))
 
