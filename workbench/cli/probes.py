@@ -259,24 +259,49 @@ def compare_release(
     ),
 ) -> None:
     """Draw from OURS as the release was drawn and print both side by side: marginals, total-variation
-    distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy)."""
+    distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy). A released
+    gold-standard test file adds its annotators' judgements: their accuracy, the share of drawn questions the
+    paper's filter is estimated to have left out, and the model's accuracy by how many choices annotators picked."""
     import polars as pl
 
-    from workbench.analysis.release import drawn_like_release, release_comparison, released_split
+    from workbench.analysis.release import (
+        drawn_like_release,
+        filtered_share,
+        human_votes,
+        release_comparison,
+        released_split,
+    )
     from workbench.probes.formats import read_probes
 
     ours_frame, released_frame = read_probes(ours), read_probes(released)
     tables = release_comparison(ours_frame, released_frame, seed=seed, seeds=seeds, progress=seeds > 1)
+    votes = human_votes(released) if released.is_file() and released.suffix == ".jsonl" else pl.DataFrame()
+    if votes.height:
+        tables["humans"] = pl.DataFrame(
+            {
+                "human_accuracy": [round(votes["human_correct"].mean(), 4)],
+                "one_pick": [round((votes["picks"] == 1).mean(), 4)],
+                "filtered_share": [round(filtered_share(votes), 4)],
+            }
+        )
     if model is not None:
         from workbench.scoring import score
 
         drawn = drawn_like_release(ours_frame, released_frame.height, seed, released_split(released_frame))
-        accuracy = {
-            side: round(score(frame, str(model), "similarity", progress=False)["correct"].mean(), 4)
+        predictions = {
+            side: score(frame, str(model), "similarity", progress=False)
             for side, frame in (("ours", drawn), ("released", released_frame))
         }
-        rows = [{"set": side, "similarity_accuracy": value} for side, value in accuracy.items()]
+        rows = [{"set": side, "similarity_accuracy": round(p["correct"].mean(), 4)} for side, p in predictions.items()]
         tables["model"] = pl.DataFrame(rows)
+        if votes.height:
+            tables["model_by_picks"] = (
+                predictions["released"]
+                .join(votes, on="id")
+                .group_by("picks")
+                .agg(questions=pl.len(), similarity_accuracy=pl.col("correct").mean().round(4))
+                .sort("picks")
+            )
     for name, table in tables.items():
         typer.echo(f"\n{name}\n")
         typer.echo(markdown(table))
