@@ -19,7 +19,6 @@ from workbench.analysis.release import (
     baseline_seeds,
     distances,
     drawn_like_release,
-    filtered_share,
     human_votes,
     marginals,
     partial_input,
@@ -169,21 +168,20 @@ def test_released_hypernymy_train_holds_few_test_golds(released_dir):
 @pytest.mark.parametrize(("probe", "humans"), [("hypernymy", 0.96), ("hyponymy", 0.955)])
 def test_released_gold_tests_keep_their_annotators_judgements(released_dir, probe, humans):
     """R&S 2020 §3.1.3 filtered the gold-standard tests of the questions its annotators got wrong: every kept
-    question's distinct picks hold the gold, the majority pick is right as often as the paper's humans (96 %,
-    95.5 %), and read as three annotators' picks the filter left out few of the drawn questions (under 5 %), so it
-    cannot be what makes a sentence encoder score 0.05 higher on the release than on a draw like it."""
+    question's distinct picks hold the gold, and the kept pick is right as often as the paper's humans (96 %,
+    95.5 %). Questions whose annotators picked three different choices mostly keep the gold as their pick, so a
+    question had more annotators than picks and the picks do not say how many got it right."""
     rows = released_rows(released_dir, f"{probe}_test")
     votes = human_votes(released_dir / f"{probe}_test.jsonl")
     assert votes.height == len(rows)
     assert all(row["answerKey"] in row["notes"]["total_votes"] for row in rows)
     assert votes["human_correct"].mean() == pytest.approx(humans, abs=0.005)
-    assert (votes["picks"] <= 3).mean() > 0.98
-    assert 0 < filtered_share(votes) < 0.05
+    assert votes.filter(pl.col("picks") == 3)["human_correct"].mean() > 0.6
     assert human_votes(released_dir / f"{probe}_train.jsonl").is_empty()
 
 
 def test_compare_release_sets_the_annotators_beside_a_released_test(paper, released_dir, tmp_path, cli):
-    """`compare-release` on a released gold-standard test prints its annotators' accuracy and the filter's share."""
+    """`compare-release` on a released gold-standard test prints its annotators' accuracy and agreement."""
     from typer.testing import CliRunner
 
     ours = tmp_path / "hypernymy.parquet"
@@ -197,7 +195,6 @@ def test_compare_release_sets_the_annotators_beside_a_released_test(paper, relea
     assert dict(zip(header, map(float, values))) == {
         "human_accuracy": round(votes["human_correct"].mean(), 4),
         "one_pick": round((votes["picks"] == 1).mean(), 4),
-        "filtered_share": round(filtered_share(votes), 4),
     }
 
 

@@ -175,9 +175,9 @@ def baseline_seeds(ours: pl.DataFrame, released: pl.DataFrame, seeds: range, pro
 def human_votes(path: str | Path) -> pl.DataFrame:
     """The annotators' judgements a released gold-standard test file keeps (R&S 2020 §3.1.3), one row per question:
     ``picks``, how many distinct choices its annotators picked (``notes.total_votes``, which always holds the
-    gold: a question no annotator got right was filtered out), and ``human_correct``, whether their majority pick
-    (``notes.turk_vote``) is the gold, the paper's human accuracy. Empty for a file without votes (train files,
-    ours).
+    gold: a question no annotator got right was filtered out), and ``human_correct``, whether their pick
+    (``notes.turk_vote``, the plurality's) is the gold, the paper's human accuracy. The files do not record how many
+    annotators a question had, nor the questions left out. Empty for a file without votes (train files, ours).
 
     >>> human_votes("hypernymy_test.jsonl")["human_correct"].mean()  # doctest: +SKIP
     0.961...
@@ -196,37 +196,6 @@ def human_votes(path: str | Path) -> pl.DataFrame:
                     }
                 )
     return pl.DataFrame(rows, schema={"id": pl.String, "picks": pl.Int64, "human_correct": pl.Boolean})
-
-
-def filtered_share(votes: pl.DataFrame) -> float:
-    """The share of drawn questions the paper's human filter left out (no annotator right), estimated from the kept
-    ones in ``human_votes``: each question read as three annotators' picks (one pick: three right; two with the
-    majority right: two; otherwise one), their number right beta-binomial over questions, fitted to the kept
-    questions and extrapolated to none right. An estimate resting on that reading, not a count."""
-    import numpy as np
-    from scipy.optimize import minimize
-    from scipy.stats import betabinom
-
-    right = votes.select(
-        pl.when(pl.col("picks") == 1)
-        .then(3)
-        .when((pl.col("picks") == 2) & pl.col("human_correct"))
-        .then(2)
-        .otherwise(1)
-    ).to_series()
-    kept = [int((right == k).sum()) for k in (1, 2, 3)]
-    if min(kept) == 0:
-        raise WorkbenchError(
-            f"the votes give no question with {kept.index(0) + 1} of three annotators right, so the filter's share "
-            "cannot be fitted; pass the human_votes of a whole released test file"
-        )
-
-    def loss(log_ab: np.ndarray) -> float:
-        chance = betabinom.pmf([1, 2, 3], 3, *np.exp(log_ab))
-        return -float(np.dot(kept, np.log(chance / chance.sum())))
-
-    fit = minimize(loss, np.zeros(2), method="Nelder-Mead")
-    return float(betabinom.pmf(0, 3, *np.exp(fit.x)))
 
 
 # ProbeSpec field -> the measure whose shares it sets

@@ -260,13 +260,12 @@ def compare_release(
 ) -> None:
     """Draw from OURS as the release was drawn and print both side by side: marginals, total-variation
     distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy). A released
-    gold-standard test file adds its annotators' judgements: their accuracy, the share of drawn questions the
-    paper's filter is estimated to have left out, and the model's accuracy by how many choices annotators picked."""
+    gold-standard test file adds its annotators' judgements: their accuracy, the share of questions they agreed on,
+    and the model's accuracy by how many distinct choices they picked."""
     import polars as pl
 
     from workbench.analysis.release import (
         drawn_like_release,
-        filtered_share,
         human_votes,
         release_comparison,
         released_split,
@@ -281,7 +280,6 @@ def compare_release(
             {
                 "human_accuracy": [round(votes["human_correct"].mean(), 4)],
                 "one_pick": [round((votes["picks"] == 1).mean(), 4)],
-                "filtered_share": [round(filtered_share(votes), 4)],
             }
         )
     if model is not None:
