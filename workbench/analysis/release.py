@@ -1,17 +1,19 @@
 """Our probe set beside a released file of the same probe, sampled as the release was (docs/REPRODUCTION.md, "The
 preset beside the released train files"): marginals with total-variation distances, clusters and stems, choice
-lengths, Table 4, partial-input baselines; the human judgements a released gold-standard test keeps; and the
-calibration of the paper preset's mixes against them.
+lengths, Table 4, partial-input baselines; the human judgements a released gold-standard test keeps; our questions
+asking what the released ones ask; and the calibration of the paper preset's mixes against them.
 
 >>> tables = release_comparison(read_probes("probes/hypernymy"), read_probes("hypernymy_train.jsonl"))  # doctest: +SKIP
 """
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 
 from workbench.errors import WorkbenchError
+from workbench.knowledge.graph import Graph
 from workbench.probes.stats import MEASURES
 
 PARTIAL_INPUT = ("ChoiceOnly", "ChoiceToChoice", "QuestionToChoice")
@@ -196,6 +198,50 @@ def human_votes(path: str | Path) -> pl.DataFrame:
                     }
                 )
     return pl.DataFrame(rows, schema={"id": pl.String, "picks": pl.Int64, "human_correct": pl.Boolean})
+
+
+ALIKE = ["concept", "gold_concept", "distractor_family", "distractor_depth"]  # what a question asks
+
+
+def asked_alike(released: pl.DataFrame, graph: Graph) -> pl.DataFrame:
+    """Our questions asking what the released ones ask: every question the paper preset makes about the release's
+    concepts (no sample, no split), kept where its concept, gold, distractor family and depth (``ALIKE``) are a
+    released question's. A concept our generator cannot ask about (``askable``) is left out. Scored beside the
+    release (``alike_accuracy``), it tells whether a gap between our set and the release lies in how questions are
+    made or in which questions are asked (docs/REPRODUCTION.md).
+
+    >>> alike = asked_alike(read_probes("hypernymy_test.jsonl"), load_graph("wordnet"))  # doctest: +SKIP
+    """
+    from workbench.probes import ProbeSpec, build_probes
+    from workbench.probes.wordnetqa import askable
+
+    probes = released["probe"].unique().to_list()
+    if len(probes) != 1 or probes[0] not in ("definitions", "hypernymy", "hyponymy", "synonymy"):
+        raise WorkbenchError(
+            f"asked_alike needs released questions of one WordNet probe; these hold {sorted(probes)}: pass one "
+            "released file (hypernymy_test.jsonl)"
+        )
+    spec = ProbeSpec.paper(
+        probes[0], size=None, pos_mix=(), hop_mix=(), family_mix=(), train_pool=None, held_out_golds=False,
+        test_size=None, test_mix=(), test_max_below=None,
+    )  # fmt: skip
+    concepts = tuple(sorted(set(released["concept"].to_list()) & askable(graph, spec)))
+    if not concepts:
+        return released.clear()
+    ours = build_probes(replace(spec, concepts=concepts), graph, progress=False)
+    return ours.join(released.select(ALIKE).unique(), on=ALIKE, how="semi")
+
+
+def alike_accuracy(ours: pl.DataFrame, released: pl.DataFrame) -> pl.DataFrame:
+    """Per released question, the accuracy of the scored ``asked_alike`` questions that ask what it asks (their
+    mean) beside its own: one row per part of speech and distractor family and one for all (``pos`` and ``family``
+    "all"), over the released questions that have such questions (``questions``)."""
+    mean = ours.group_by(ALIKE).agg(ours=pl.col("correct").mean())
+    paired = released.join(mean, on=ALIKE).select("pos", family="distractor_family", released="correct", ours="ours")
+    sides = (pl.len().alias("questions"), pl.col("released").mean().round(4), pl.col("ours").mean().round(4))
+    by_cell = paired.group_by("pos", "family").agg(*sides).sort("pos", "family")
+    whole = paired.select(pos=pl.lit("all"), family=pl.lit("all"), *sides)
+    return pl.concat([by_cell, whole], how="diagonal")
 
 
 # ProbeSpec field -> the measure whose shares it sets

@@ -257,14 +257,22 @@ def compare_release(
         help="Baselines over this many seeds from --seed (new folds each, and a new draw where OURS holds more "
         "questions than the release: a paper-preset train split holds exactly as many): mean and sd.",
     ),
+    alike: bool = typer.Option(
+        False,
+        help="With --model, also score our questions that ask what the released ones ask (same concept, gold, "
+        "distractor family and depth) beside them: whether a gap lies in how questions are made or which are asked.",
+    ),
 ) -> None:
     """Draw from OURS as the release was drawn and print both side by side: marginals, total-variation
     distances, clusters and choice lengths, Table 4, partial-input baselines (and a model's accuracy). A released
     gold-standard test file adds its annotators' judgements: their accuracy, the share of questions they agreed on,
-    and the model's accuracy by how many distinct choices they picked."""
+    and the model's accuracy by how many distinct choices they picked. With --alike, the model also scores our
+    questions that ask what each released one asks, beside it."""
     import polars as pl
 
     from workbench.analysis.release import (
+        alike_accuracy,
+        asked_alike,
         drawn_like_release,
         human_votes,
         release_comparison,
@@ -272,6 +280,8 @@ def compare_release(
     )
     from workbench.probes.formats import read_probes
 
+    if alike and model is None:
+        raise typer.BadParameter("--alike scores questions: give --model too", param_hint="--alike")
     ours_frame, released_frame = read_probes(ours), read_probes(released)
     tables = release_comparison(ours_frame, released_frame, seed=seed, seeds=seeds, progress=seeds > 1)
     votes = human_votes(released) if released.is_file() and released.suffix == ".jsonl" else pl.DataFrame()
@@ -300,6 +310,12 @@ def compare_release(
                 .agg(questions=pl.len(), similarity_accuracy=pl.col("correct").mean().round(4))
                 .sort("picks")
             )
+        if alike:
+            from workbench.knowledge import load_graph
+
+            alike_frame = asked_alike(released_frame, load_graph("wordnet"))
+            scored = score(alike_frame, str(model), "similarity", progress=False)
+            tables["alike"] = alike_accuracy(scored, predictions["released"])
     for name, table in tables.items():
         typer.echo(f"\n{name}\n")
         typer.echo(markdown(table))

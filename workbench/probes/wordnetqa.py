@@ -128,6 +128,13 @@ def eligible(lexicon: _Lexicon, spec: ProbeSpec, taxonomy: Taxonomy) -> list[int
     return list(found)
 
 
+def askable(graph: Graph, spec: ProbeSpec) -> set[str]:
+    """The names of the concepts ``spec``'s probe can ask about in ``graph`` (``eligible``): those a
+    ``ProbeSpec.concepts`` may name."""
+    lexicon = _lexicon(graph)
+    return {lexicon.names[c] for c in eligible(lexicon, spec, graph.taxonomy_for(spec.instance_links))}
+
+
 def _validity(graph: Graph, lexicon: _Lexicon, probe: str, concept: int):
     """The rule a distractor must pass so that it is never also a right answer (instance links included)."""
     taxonomy = graph.taxonomy
