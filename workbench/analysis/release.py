@@ -234,14 +234,16 @@ def asked_alike(released: pl.DataFrame, graph: Graph) -> pl.DataFrame:
 
 def alike_accuracy(ours: pl.DataFrame, released: pl.DataFrame) -> pl.DataFrame:
     """Per released question, the accuracy of the scored ``asked_alike`` questions that ask what it asks (their
-    mean) beside its own: one row per part of speech and distractor family and one for all (``pos`` and ``family``
-    "all"), over the released questions that have such questions (``questions``)."""
+    mean) beside its own: one row per part of speech and distractor family, one per part of speech (``family``
+    "all") and one for all (``pos`` "all"), over the released questions that have such questions (``questions``)."""
     mean = ours.group_by(ALIKE).agg(ours=pl.col("correct").mean())
     paired = released.join(mean, on=ALIKE).select("pos", family="distractor_family", released="correct", ours="ours")
     sides = (pl.len().alias("questions"), pl.col("released").mean().round(4), pl.col("ours").mean().round(4))
-    by_cell = paired.group_by("pos", "family").agg(*sides).sort("pos", "family")
-    whole = paired.select(pos=pl.lit("all"), family=pl.lit("all"), *sides)
-    return pl.concat([by_cell, whole], how="diagonal")
+    by_cell = paired.group_by("pos", "family").agg(*sides)
+    by_pos = paired.group_by("pos").agg(*sides).with_columns(family=pl.lit("all"))
+    whole = paired.select(*sides).with_columns(pos=pl.lit("all"), family=pl.lit("all"))
+    order = (pl.col("pos") == "all", "pos", pl.col("family") == "all", "family")
+    return pl.concat([by_cell, by_pos, whole], how="diagonal").sort(*order)
 
 
 # ProbeSpec field -> the measure whose shares it sets
