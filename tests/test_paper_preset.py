@@ -201,6 +201,16 @@ def test_compare_release_sets_the_annotators_beside_a_released_test(paper, relea
     }
 
 
+def test_compare_release_alike_asks_for_a_model(released_dir, tmp_path, cli):
+    """`--alike` scores questions, so without `--model` it is refused before anything is read or built."""
+    from typer.testing import CliRunner
+
+    released = str(released_dir / "hypernymy_test.jsonl")
+    result = CliRunner().invoke(cli, ["probes", "compare-release", str(tmp_path / "missing"), released, "--alike"])
+    assert result.exit_code == 2
+    assert "give --model too" in result.output
+
+
 @pytest.fixture(scope="module")
 def whole(wordnet_graph) -> dict[str, pl.DataFrame]:
     """The paper preset's whole sets (every question of the size sample; train as whole clusters, none left out,
