@@ -177,9 +177,9 @@ def baseline_seeds(ours: pl.DataFrame, released: pl.DataFrame, seeds: range, pro
 def human_votes(path: str | Path) -> pl.DataFrame:
     """The annotators' judgements a released gold-standard test file keeps (R&S 2020 §3.1.3), one row per question:
     ``picks``, how many distinct choices its annotators picked (``notes.total_votes``, which always holds the
-    gold: a question no annotator got right was filtered out), and ``human_correct``, whether their pick
-    (``notes.turk_vote``, the plurality's) is the gold, the paper's human accuracy. The files do not record how many
-    annotators a question had, nor the questions left out. Empty for a file without votes (train files, ours).
+    gold: a question no annotator got right was filtered out), and ``human_correct``, whether the pick the release
+    kept (``notes.turk_vote``) is the gold, the paper's human accuracy. The files do not record how many annotators a
+    question had, nor the questions left out. Empty for a file without votes (train files, ours).
 
     >>> human_votes("hypernymy_test.jsonl")["human_correct"].mean()  # doctest: +SKIP
     0.961...
