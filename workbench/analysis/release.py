@@ -6,7 +6,6 @@ asking what the released ones ask; and the calibration of the paper preset's mix
 >>> tables = release_comparison(read_probes("probes/hypernymy"), read_probes("hypernymy_train.jsonl"))  # doctest: +SKIP
 """
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import polars as pl
 
 from workbench.errors import WorkbenchError
 from workbench.knowledge.graph import Graph
+from workbench.probes.formats import arc_records
 from workbench.probes.stats import MEASURES
 
 PARTIAL_INPUT = ("ChoiceOnly", "ChoiceToChoice", "QuestionToChoice")
@@ -185,18 +185,16 @@ def human_votes(path: str | Path) -> pl.DataFrame:
     0.961...
     """
     rows = []
-    with open(path, encoding="utf-8") as lines:
-        for line in filter(str.strip, lines):
-            record = json.loads(line)
-            notes = record.get("notes") or {}
-            if "total_votes" in notes and "turk_vote" in notes:
-                rows.append(
-                    {
-                        "id": str(record["id"]),
-                        "picks": len(set(notes["total_votes"])),
-                        "human_correct": notes["turk_vote"] == record["answerKey"],
-                    }
-                )
+    for _, record in arc_records(path):
+        notes = record.get("notes") or {}
+        if "total_votes" in notes and "turk_vote" in notes:
+            rows.append(
+                {
+                    "id": str(record["id"]),
+                    "picks": len(set(notes["total_votes"])),
+                    "human_correct": notes["turk_vote"] == record["answerKey"],
+                }
+            )
     return pl.DataFrame(rows, schema={"id": pl.String, "picks": pl.Int64, "human_correct": pl.Boolean})
 
 

@@ -34,6 +34,7 @@ fields the released notes lack, so ``read_probes(write_jsonl(frame))`` gives ``f
 import json
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -344,10 +345,11 @@ class CustomProbeWarning(UserWarning):
     """A multiple-choice file whose probe could not be inferred was read as a custom probe."""
 
 
-def _read_jsonl(path: Path) -> pl.DataFrame:
-    source = _Source(path)
-    rows = []
-    with path.open("rb") as lines:
+def arc_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each ARC record of a JSONL file with its line number, checked (``ProbeFormatError`` naming the line and the
+    fix): a stem, {text, label} choices, an answerKey among the labels; blank lines passed over."""
+    source = _Source(Path(path))
+    with source.path.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
             try:
                 line = raw.decode("utf-8")
@@ -356,13 +358,19 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
                     number, f"not valid UTF-8 (byte {err.start + 1} of the line)", "save the file as UTF-8"
                 ) from None
             if line.strip():
-                record = _arc_record_of(line, source, number)
-                try:
-                    rows.append(_probe_row(record, source, number))
-                except (TypeError, ValueError, AttributeError) as err:
-                    raise source.error(
-                        number, f"notes do not fit the released format ({err})", "fix or drop the offending field"
-                    ) from err
+                yield number, _arc_record_of(line, source, number)
+
+
+def _read_jsonl(path: Path) -> pl.DataFrame:
+    source = _Source(path)
+    rows = []
+    for number, record in arc_records(path):
+        try:
+            rows.append(_probe_row(record, source, number))
+        except (TypeError, ValueError, AttributeError) as err:
+            raise source.error(
+                number, f"notes do not fit the released format ({err})", "fix or drop the offending field"
+            ) from err
     if not rows:
         raise ProbeFormatError(f"no questions in {path}; write {ARC_HINT}")
     custom = sorted({row["probe"] for row in rows} - set(PROBES))
