@@ -567,15 +567,21 @@ def links_up(concept, goal) -> int | None:
     return None
 
 
+def assert_right_by_wordnet(wn, row: dict) -> None:
+    """A hypernymy question right by WordNet through NLTK: its gold exactly ``hops`` links up, no distractor above
+    the concept (instance links included)."""
+    concept = wn.synset(row["concept"])
+    assert links_up(concept, wn.synset(row["gold_concept"])) == row["hops"], row["id"]
+    above = set(concept.closure(lambda synset: synset.hypernyms() + synset.instance_hypernyms()))
+    assert not any(wn.synset(name) in above for name in row["distractor_concepts"]), row["id"]
+
+
 def test_paper_questions_are_right_by_wordnet(paper):
     """Every gold answer right and no distractor also right, read from WordNet through NLTK: hypernymy golds exactly
     ``hops`` links up and no distractor above the concept; definitions golds the concept's gloss, no distractor's."""
     wn = open_wordnet()
     for row in paper["hypernymy"].sample(600, seed=1).iter_rows(named=True):
-        concept = wn.synset(row["concept"])
-        assert links_up(concept, wn.synset(row["gold_concept"])) == row["hops"], row["id"]
-        above = set(concept.closure(lambda synset: synset.hypernyms() + synset.instance_hypernyms()))
-        assert not any(wn.synset(name) in above for name in row["distractor_concepts"]), row["id"]
+        assert_right_by_wordnet(wn, row)
     for row in paper["definitions"].sample(600, seed=1).iter_rows(named=True):
         gloss = wn.synset(row["concept"]).definition().strip().casefold()
         assert row["choices"][row["answer"]].strip().casefold() == gloss, row["id"]
@@ -596,10 +602,7 @@ def test_our_questions_asking_what_the_released_ask_score_as_the_released(releas
     assert released.join(alike.select(ALIKE).unique(), on=ALIKE, how="semi").height / released.height > 0.75
     wn = open_wordnet()
     for row in alike.sample(300, seed=0).iter_rows(named=True):
-        concept = wn.synset(row["concept"])
-        assert links_up(concept, wn.synset(row["gold_concept"])) == row["hops"], row["id"]
-        above = set(concept.closure(lambda synset: synset.hypernyms() + synset.instance_hypernyms()))
-        assert not any(wn.synset(name) in above for name in row["distractor_concepts"]), row["id"]
+        assert_right_by_wordnet(wn, row)
     scored = [score(frame, str(minilm_path), "similarity", progress=False) for frame in (alike, released)]
     table = alike_accuracy(*scored)
     whole = table.filter(pl.col("pos") == "all").row(0, named=True)
