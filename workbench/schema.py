@@ -63,6 +63,7 @@ SCORE_SCHEMA: dict[str, pl.DataType] = {
     "generated": pl.String(),  # generate: the model's free answer (its first line); null for other scorers
     "matched": pl.String(),  # generate: the lemma (or choice text) the answer matched; null if none
     "match": pl.String(),  # generate: exact, near, choice or other (MATCH_KINDS); null for other scorers
+    "served": pl.String(),  # a served model's identity (JSON: host, name, what its server reports); "" for local ones
 }
 ADDED_LATER: dict[str, pl.Expr] = {
     "population": pl.lit(""),
@@ -71,6 +72,7 @@ ADDED_LATER: dict[str, pl.Expr] = {
     "generated": pl.lit(None, pl.String),
     "matched": pl.lit(None, pl.String),
     "match": pl.lit(None, pl.String),
+    "served": pl.lit(""),
 }
 """Columns added to a schema after files were written without them, and what such a file reads as."""
 

@@ -57,6 +57,24 @@ SYSTEM = typer.Option(
 )
 
 
+# A served model (workbench.scoring.served), shared by `score` and `sweep`'s grid keys of the same names.
+SERVED_MODEL = typer.Option(None, help="A served model: its name on the server (default: the only one it serves).")
+API_KEY_ENV = typer.Option(
+    "OPENAI_API_KEY", help="A served model: the environment variable holding the API key (the key is never written)."
+)
+TOKENIZER = typer.Option(
+    None,
+    help="A served model: its tokenizer (a folder, hub name or .gguf file), for a chat template in log-likelihood "
+    "ways and exact token counts.",
+)
+CONCURRENCY = typer.Option(8, min=1, max=256, help="A served model: requests in flight at once.")
+BOS = typer.Option(
+    None,
+    help="A served model: text put before every prompt (the model's BOS token, e.g. '<|im_start|>'), for servers "
+    "whose echoed log-probabilities line up only after one (llama-cpp-python).",
+)
+
+
 class Control(str, Enum):
     none = "none"
     random_weights = "random-weights"
@@ -67,14 +85,18 @@ class Control(str, Enum):
     model=Reads(), probes=Reads(), prompts=Reads(), shots_from=Reads(), out=Writes("predictions"), name=Label()
 )
 def score(
-    model: str = typer.Option(..., help="A model folder, or a hub name in the local Hugging Face cache."),
+    model: str = typer.Option(
+        ...,
+        help="A model folder, a .gguf file, a hub name in the local Hugging Face cache, or a served model's base URL "
+        "(http://HOST:PORT/v1: vLLM, llama.cpp, Ollama, an API; docs/SCORING.md, 'Served models').",
+    ),
     scorer: Scorer = typer.Option(
         ...,
         help="mcqa (multiple-choice head), mlm (masked LM), similarity (cosine), causal (decoder-only LM), "
         "seq2seq (encoder-decoder LM), generate (a causal LM's free answer, matched to the gold: recall).",
     ),
     probes: Path = typer.Option(..., help="Probe file (.parquet, ARC-style .jsonl) or a folder of split files."),
-    out: Path = typer.Option(..., help="Where to write the predictions (.parquet)."),
+    out: Path | None = typer.Option(None, help="Where to write the predictions (.parquet); needed but with --dry-run."),
     name: str | None = typer.Option(
         None, help="The model's label in charts, reports and apps (default: its folder or hub name)."
     ),
@@ -122,13 +144,21 @@ def score(
     max_new_tokens: int | None = typer.Option(
         None, min=1, help="generate: the most tokens of each free answer (default 16); it stops at a newline or EOS."
     ),
+    served_model: str | None = SERVED_MODEL,
+    api_key_env: str = API_KEY_ENV,
+    tokenizer: str | None = TOKENIZER,
+    concurrency: int = CONCURRENCY,
+    bos: str | None = BOS,
+    dry_run: bool = typer.Option(
+        False, help="A served model: print the requests and prompt tokens the run would send, and send none."
+    ),
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
     force: bool = typer.Option(False, help="Replace --out even if it holds something other than predictions."),
 ) -> None:
     """Score every question of a probe file with a model; write one prediction row per question."""
     import polars as pl
 
-    from workbench.errors import WorkbenchError
+    from workbench.errors import SpecError, WorkbenchError
     from workbench.io import exclusive, write_parquet
     from workbench.probes.formats import read_probes
     from workbench.probes.select import sample_clusters
@@ -142,10 +172,25 @@ def score(
         if frame.is_empty():
             raise WorkbenchError(f"{probes} has no questions in split {split!r}; its splits are {available}")
     frame = sample_clusters(frame, max_questions, seed)
+    endpoint = _endpoint(model, served_model, api_key_env, tokenizer, concurrency, bos)
+    local = {} if endpoint is None else {"dtype": None}
+    if dry_run:
+        from workbench.scoring import plan_requests
+
+        if endpoint is None:
+            raise SpecError("--dry-run counts the requests a served model would be sent; --model is not a URL")
+        plan = plan_requests(frame, endpoint, scorer=scorer.value, rule=rule, prompts=prompts, format=format.value,
+                             shots=shots, shots_per_question=shots_per_question, shot_seed=shot_seed,
+                             chat_template=chat_template.value, system=system, shot_pool=pool, shots_from=shots_from,
+                             max_new_tokens=max_new_tokens, cache=cache)  # fmt: skip
+        typer.echo(plan_line(plan, endpoint))
+        return
+    if out is None:
+        raise SpecError("--out is missing: where to write the predictions (.parquet)")
     with exclusive(out):  # a second run to the same --out is refused at once, naming this one
         predictions = score_probes(
             frame,
-            model,
+            endpoint or model,
             scorer=scorer.value,
             control=control.value,
             rule=rule,
@@ -153,7 +198,7 @@ def score(
             batch_size=batch_size if batch_size == "auto" else _whole(batch_size),
             max_length=max_length,
             device=device,
-            dtype=dtype.value,
+            dtype=local.get("dtype", dtype.value),
             device_map=device_map,
             cache=cache,
             prompts=prompts,
@@ -190,6 +235,33 @@ def score(
         f"scored {predictions.height:,} questions with {scorer.value} (rule {rules}, control {control.value}): "
         f"accuracy {predictions['correct'].mean():.3f} -> {out}"
     )
+
+
+def _endpoint(model: str, served_model, api_key_env: str, tokenizer, concurrency: int, bos):
+    """The ``Endpoint`` a URL ``--model`` names with the served-model options, or None for a local model (the
+    served-model options are then refused)."""
+    from workbench.errors import SpecError
+    from workbench.scoring.served import KEY_ENV, Endpoint, is_endpoint
+
+    if is_endpoint(model):
+        return Endpoint(model, served_model, api_key_env, tokenizer, concurrency, bos or "")
+    given = {"--served-model": served_model, "--tokenizer": tokenizer, "--bos": bos,
+             "--api-key-env": None if api_key_env == KEY_ENV else api_key_env,
+             "--concurrency": None if concurrency == 8 else concurrency}  # fmt: skip
+    named = [option for option, value in given.items() if value is not None]
+    if named:
+        raise SpecError(f"{', '.join(named)} are for a served model (--model http://HOST:PORT/v1), not {model}; "
+                        "leave them out")  # fmt: skip
+    return None
+
+
+def plan_line(plan, endpoint) -> str:
+    """The dry run's line: requests, what the cache holds, prompt tokens (counted or estimated)."""
+    counted = plan["prompt_tokens"].sum()
+    how = "counted" if plan["counted"].all() else "estimated at 4 characters a token; --tokenizer counts them"
+    return (f"would send {plan['requests'].sum():,} requests to {endpoint.host} ({plan['model'][0]}), "
+            f"{plan['cached'].sum():,} more answered from the cache: {counted:,} prompt tokens ({how}), "
+            f"at most {plan['completion_tokens'].sum():,} completion tokens; nothing was sent")  # fmt: skip
 
 
 def _shot_pool(frame, probes: Path, shots: int, shots_from: Path | None):

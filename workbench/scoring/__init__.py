@@ -20,6 +20,7 @@ hash, so nothing computed by other weights is ever reused.
 """
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +29,8 @@ import polars as pl
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.formats import read_probes
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, RULE_NOTES, conform, model_label
-from workbench.scoring import causal, generate, mcqa, mlm, seq2seq, similarity
-from workbench.scoring.asking import Asking, Shots, draw_shots, render
+from workbench.scoring import causal, generate, lm, mcqa, mlm, seq2seq, served, similarity
+from workbench.scoring.asking import Asking, Shots, chats, draw_shots, render
 from workbench.scoring.batch_sizes import AUTO
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import (
@@ -47,6 +48,7 @@ from workbench.scoring.models import (
     torch_threads,
 )
 from workbench.scoring.prompts import PromptTemplates, load_prompts
+from workbench.scoring.served import Endpoint
 from workbench.specs import resolve_spec
 
 SCORER_MODULES = {
@@ -103,11 +105,6 @@ class ScoreSpec:
                 f"ways of asking (format, shots, chat_template, system) are for the scorers {list(PROMPT_SCORERS)}, "
                 f"not scorer={self.scorer!r}; leave them out"
             )
-        if self.scorer == "generate" and self.format != "cloze":
-            raise SpecError(
-                f"format={self.format!r} lists the choices to pick a letter from, and the generate scorer asks for "
-                "a free answer; use format='cloze' with generate, or a choice scorer (causal) for letters"
-            )
         if self.max_new_tokens is not None and self.scorer != "generate":
             raise SpecError(
                 f"max_new_tokens={self.max_new_tokens!r} is only used by scorer='generate', not "
@@ -150,7 +147,7 @@ class ScoreSpec:
 
 def score(
     probes: pl.DataFrame,
-    model: str | Path | Model,
+    model: "str | Path | Model | served.Endpoint",
     spec: ScoreSpec | str | None = None,
     *,
     cache: bool | str | Path | PredictionCache = True,
@@ -165,9 +162,10 @@ def score(
     ----------
     probes : polars.DataFrame
         A probe frame (``PROBE_SCHEMA``), e.g. from ``build_probes`` or ``read_probes``.
-    model : str, Path or Model
-        A model folder, a hub name in the local Hugging Face cache, or a ``Model`` from ``load_model``
-        (whose settings must match the spec).
+    model : str, Path, Model or Endpoint
+        A model folder, a hub name in the local Hugging Face cache, a ``Model`` from ``load_model``
+        (whose settings must match the spec), or a served model: an ``Endpoint`` or its URL
+        (``http://HOST:PORT/v1``; ``workbench.scoring.served``), for the causal and generate scorers.
     spec : ScoreSpec or str
         The settings, or a scorer name (``"mcqa"``, ``"mlm"``, ``"similarity"``, ``"causal"``, ``"seq2seq"``)
         with the others as ``overrides``.
@@ -202,7 +200,9 @@ def score(
     """
     spec = resolve_spec(ScoreSpec, spec, overrides)
     probes = _check_probes(probes)
-    if not isinstance(model, Model):
+    if served.is_endpoint(model):
+        model = _connect(model, spec)
+    elif not isinstance(model, Model):
         model = load_model(
             model,
             spec.scorer,
@@ -213,23 +213,23 @@ def score(
             dtype=spec.dtype,
             device_map=spec.device_map,
         )
-    else:
+    elif isinstance(model, Model):
         _check_loaded(model, spec)
     store = _cache(cache)
     pairs = probes.select(
         pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
     ).explode("choice")
-    templates = load_prompts(spec.prompts) if spec.scorer in PROMPT_SCORERS else None
-    shots = _shots(spec, probes, shot_pool)
-    if templates is not None:
-        pairs = render(pairs, probes, templates, spec.asking, shots, model.tokenizer)
+    pairs, templates, shots = _rendered(model, spec, probes, pairs, shot_pool)
+    server_chat = _server_chat(model, spec)
     module = SCORER_MODULES[spec.scorer]
     chosen = module.RULES[0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
     with torch_threads(spec.threads):
-        if spec.scorer == "generate":
+        if isinstance(model, served.Server):
+            per_question = _ask_server(model, spec, probes, pairs, chosen, store, progress, server_chat)
+        elif spec.scorer == "generate":
             prompts = pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
             per_question = generate.question_scores(
-                model, probes, prompts, _new_tokens(spec), spec.batch_size, store, progress
+                model, probes, prompts, _new_tokens(spec), spec.batch_size, store, progress, spec.format == "letters"
             )
         else:
             scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
@@ -253,11 +253,126 @@ def score(
             scorer=pl.lit(spec.scorer),
             control=pl.lit(spec.control),
             asking=pl.lit(asked),
+            served=pl.lit(model.served if isinstance(model, served.Server) else ""),
         )
         .with_columns(fingerprint=pl.col("rule").replace_strict(fingerprints, return_dtype=pl.String))
     )
     correct = (pl.col("pred") == pl.col("answer")).fill_null(False)
     return conform(result.with_columns(correct=correct), PREDICTION_SCHEMA, "predictions")
+
+
+def _rendered(
+    model: "Model | served.Server", spec: ScoreSpec, probes: pl.DataFrame, pairs: pl.DataFrame, pool
+) -> tuple[pl.DataFrame, PromptTemplates | None, Shots | None]:
+    """``pairs`` with the texts the model is asked (``asking.render``; for a server that applies its own chat
+    template, each question's messages as JSON in ``prompt``), the templates and the shots."""
+    templates = load_prompts(spec.prompts) if spec.scorer in PROMPT_SCORERS else None
+    shots = _shots(spec, probes, pool)
+    if _server_chat(model, spec):
+        conversations = [json.dumps(chat, ensure_ascii=False) for chat in chats(probes, templates, spec.asking, shots)]
+        pairs = pairs.with_columns(prompt=pl.Series(conversations, dtype=pl.String).gather(pairs["row"]))
+    elif templates is not None:
+        pairs = render(pairs, probes, templates, spec.asking, shots, model.tokenizer)
+    return pairs, templates, shots
+
+
+def _server_chat(model: "Model | served.Server", spec: ScoreSpec) -> bool:
+    """Whether the server renders the chat (a served model asked for free answers with a chat template)."""
+    return isinstance(model, served.Server) and spec.scorer == "generate" and spec.chat_template == "auto"
+
+
+def plan_requests(
+    probes: pl.DataFrame,
+    model: "str | served.Endpoint",
+    spec: ScoreSpec | str | None = None,
+    *,
+    cache: bool | str | Path | PredictionCache = True,
+    shot_pool: pl.DataFrame | None = None,
+    **overrides,
+) -> pl.DataFrame:
+    """What ``score`` would send a served model, sending nothing but the listing of its models: one row per kind of
+    request (``kind``, ``model``, ``requests`` not in the cache, ``cached``, ``prompt_tokens`` of those to send:
+    ``counted`` with the endpoint's tokenizer, else estimated at 4 characters a token, ``completion_tokens`` at
+    most), so an API's cost is seen before it is paid.
+
+    >>> plan_requests(probes, Endpoint("http://127.0.0.1:8000/v1"), "causal", shots=5)  # doctest: +SKIP
+    """
+    spec = resolve_spec(ScoreSpec, spec, overrides)
+    probes = _check_probes(probes)
+    if not served.is_endpoint(model):
+        raise SpecError(f"plan_requests counts what a served model is sent; {model!r} is not an Endpoint or a URL")
+    server = _connect(model, spec)
+    pairs = probes.select(
+        pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
+    ).explode("choice")
+    pairs, _, _ = _rendered(server, spec, probes, pairs, shot_pool)
+    if spec.scorer == "generate":
+        asked = pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
+        kind, completion = served.KINDS["chat" if _server_chat(server, spec) else "text"], _new_tokens(spec)
+        units = [(text, str(completion)) for text in asked]
+    else:
+        prompts = pairs["prompt"].to_list() + (pairs["neutral"].to_list() if spec.rule in ("mi", "all") else [])
+        units = list(zip(prompts, pairs["continuation"].to_list() * (len(prompts) // pairs.height)))
+        kind, completion = served.KINDS["echo"], 1
+    units = list(dict.fromkeys(units))
+    todo = served.uncached(server, kind, units, _cache(cache))
+    texts = [served.sent_text(server, *unit) if kind == served.KINDS["echo"] else unit[0] for unit in todo]
+    tokenizer = server.tokenizer
+    tokens = (
+        sum(map(len, tokenizer(texts, add_special_tokens=False)["input_ids"])) if tokenizer is not None and texts
+        else sum(map(len, texts)) // 4
+    )  # fmt: skip
+    return pl.DataFrame(
+        {"kind": [kind], "model": [server.model], "requests": [len(todo)], "cached": [len(units) - len(todo)],
+         "prompt_tokens": [tokens], "counted": [tokenizer is not None], "completion_tokens": [completion * len(todo)]}
+    )  # fmt: skip
+
+
+def _connect(model: "str | served.Endpoint", spec: ScoreSpec) -> "served.Server":
+    """A served model checked and connected (``workbench.scoring.served``); the settings of a local model refused."""
+    local = {"control": (spec.control, "none"), "device": (spec.device, None), "dtype": (spec.dtype, "float32"),
+             "device_map": (spec.device_map, None)}  # fmt: skip
+    clashes = [f"{name}={value!r}" for name, (value, default) in local.items() if value not in (None, default)]
+    if clashes:
+        raise SpecError(
+            f"{', '.join(clashes)} place or change a local model's weights, and a served model's are the server's; "
+            "leave them out (score a control locally, on the same weights)"
+        )
+    server = served.connect(model if isinstance(model, served.Endpoint) else served.Endpoint(str(model)), spec.scorer)
+    if spec.chat_template == "auto" and spec.scorer != "generate" and server.tokenizer is None:
+        raise WorkbenchError(
+            f"chat_template='auto' for a log-likelihood way needs the chat template of {server.model}, which the "
+            "server does not give: pass the model's tokenizer (--tokenizer: a folder, hub name or .gguf file), or "
+            "ask with --chat-template none, or with --scorer generate (the server applies its own template)"
+        )
+    return server
+
+
+def _ask_server(
+    server: "served.Server",
+    spec: ScoreSpec,
+    probes: pl.DataFrame,
+    pairs: pl.DataFrame,
+    rule: str,
+    store: PredictionCache | None,
+    progress: bool,
+    chat: bool,
+) -> pl.DataFrame:
+    """``per_question`` from a served model: log-likelihoods through echo (the server checked first), or answers."""
+    if spec.scorer == "generate":
+        asked = pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
+        questions = [json.loads(text) for text in asked] if chat else asked
+        said = served.answers(server, questions, _new_tokens(spec), chat, store, progress)
+        served.report(server, progress)
+        return generate.answered(probes, asked, said, spec.format == "letters")
+    served.check_echo(server)
+    scored = lm.rule_scores(pairs, rule, served.logprob_outputs(server, store, progress))
+    served.report(server, progress)
+    return (
+        scored.group_by("rule", "row", maintain_order=True)
+        .agg(pl.col("score").alias("scores"), pl.col("prompt").first())
+        .with_columns(pred=pl.col("scores").list.arg_max())
+    )
 
 
 def _new_tokens(spec: ScoreSpec) -> int:
@@ -319,7 +434,8 @@ def _fingerprint(
     if templates is not None:
         text += f"\x1f{templates.digest}"
         if asked != Asking().label:
-            text += f"\x1f{asked}\x1f{templates.letters_digest}\x1f{model.tokenizer.chat_template or ''}"
+            template = getattr(model.tokenizer, "chat_template", None)  # a served model's server may apply its own
+            text += f"\x1f{asked}\x1f{templates.letters_digest}\x1f{template or ''}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -368,6 +484,7 @@ def zero_shot_accuracy(preds: pl.DataFrame) -> pl.DataFrame:
 
 __all__ = [
     "Asking",
+    "Endpoint",
     "MODEL_CONTROLS",
     "LM_SCORERS",
     "RULES",

@@ -96,6 +96,29 @@ def match_answers(questions: pl.DataFrame, answers: list[str], graph: Graph | No
     return pl.DataFrame(rows, schema=MATCH_SCHEMA, orient="row")
 
 
+_LETTER = re.compile(r"^\s*(?i:(?:the\s+)?answer(?:\s+is)?\s*:?\s*)?[(\[]?([A-Z])(?![\w'])")
+
+
+def match_letters(questions: pl.DataFrame, answers: list[str]) -> pl.DataFrame:
+    """``match_answers`` for answers that name a choice by its letter (asked with ``format="letters"``): the letter
+    written first ("B", "B.", "(B)", "Answer: B", "The answer is B"), ``exact`` for the gold's, ``choice`` for
+    another choice's, ``other`` for anything else (no letter, or one past the choices).
+
+    >>> frame = pl.DataFrame({"choices": [["x", "y", "z"]] * 4, "answer": [1, 1, 1, 1]})
+    >>> match_letters(frame, ["B. y", "(C)", "Answer: D", "a bird"])["match"].to_list()
+    ['exact', 'choice', 'other', 'other']
+    """
+    rows = []
+    for choices, gold, answer in zip(questions["choices"].to_list(), questions["answer"].to_list(), answers):
+        found = _LETTER.match(answer or "")
+        index = ord(found.group(1)) - ord("A") if found else -1
+        if not 0 <= index < len(choices):
+            rows.append((None, "other", None))
+        else:
+            rows.append((found.group(1), "exact" if index == gold else "choice", index))
+    return pl.DataFrame(rows, schema=MATCH_SCHEMA, orient="row")
+
+
 def _match(
     words: Lexicon | None, probe: str, concept: str, choices: list[str], gold: int, gold_concept: str, answer: str
 ) -> tuple[str | None, str, int | None]:

@@ -240,30 +240,12 @@ def render(
                 "ask in cloze (--format cloze) or drop the longer questions"
             )
     cloze = asking.format == "cloze"  # its prompts and continuations are filled for all rows at once (``by_probe``)
-    if cloze:
-        question = {"question": pl.col("question")}
-        users = probes.select(by_probe(templates, probes["probe"].unique().to_list(), "prompt", question))
-        users, answers = users.to_series().to_list(), []
-    else:
-        turns = [turn(templates, asking.format, *row) for row in probes.select(*TURN).iter_rows()]
-        users, answers = [user for user, _, _ in turns], [texts for _, texts, _ in turns]
-    shot_turns: dict[int, list[tuple[str, str]]] = {}
-    if shots is not None:
-        for (row,), part in shots.frame.sort("row", "position").group_by("row", maintain_order=True):
-            rendered = (turn(templates, asking.format, *shot) for shot in part.select(*TURN).iter_rows())
-            shot_turns[row] = [(user, texts[answer]) for user, texts, answer in rendered]
-    examples = [shot_turns.get(row, shot_turns.get(-1, [])) for row in range(len(users))] if shot_turns else None
+    users, answers, examples = _turns(probes, templates, asking, shots)
     if chat:
-        prompts = []
-        for row, user in enumerate(users):
-            messages = [{"role": "system", "content": asking.system}] if asking.system is not None else []
-            for shot_user, shot_answer in examples[row] if examples else []:
-                messages += [
-                    {"role": "user", "content": shot_user},
-                    {"role": "assistant", "content": shot_answer.lstrip()},
-                ]
-            messages.append({"role": "user", "content": user})
-            prompts.append(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+        prompts = [
+            tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+            for conversation in conversations(users, examples, asking.system)
+        ]
     elif examples or asking.system is not None:
         lead = (asking.system + SHOT_DELIMITER) if asking.system is not None else ""
         prompts = [
@@ -286,6 +268,50 @@ def render(
         neutral=pl.Series(neutral, dtype=pl.String).gather(pairs["row"]),
         continuation=continuation.alias("continuation"),
     )
+
+
+def _turns(
+    probes: pl.DataFrame, templates: PromptTemplates, asking: Asking, shots: Shots | None
+) -> tuple[list[str], list[list[str]], list[list[tuple[str, str]]] | None]:
+    """Each question's user text, its choices' continuations (letters only; cloze fills them per pair) and the
+    (user, answer) turns of its shots (None without shots)."""
+    if asking.format == "cloze":
+        question = {"question": pl.col("question")}
+        users = probes.select(by_probe(templates, probes["probe"].unique().to_list(), "prompt", question))
+        users, answers = users.to_series().to_list(), []
+    else:
+        turns = [turn(templates, asking.format, *row) for row in probes.select(*TURN).iter_rows()]
+        users, answers = [user for user, _, _ in turns], [texts for _, texts, _ in turns]
+    shot_turns: dict[int, list[tuple[str, str]]] = {}
+    if shots is not None:
+        for (row,), part in shots.frame.sort("row", "position").group_by("row", maintain_order=True):
+            rendered = (turn(templates, asking.format, *shot) for shot in part.select(*TURN).iter_rows())
+            shot_turns[row] = [(user, texts[answer]) for user, texts, answer in rendered]
+    examples = [shot_turns.get(row, shot_turns.get(-1, [])) for row in range(len(users))] if shot_turns else None
+    return users, answers, examples
+
+
+def conversations(
+    users: list[str], examples: list[list[tuple[str, str]]] | None, system: str | None
+) -> list[list[dict[str, str]]]:
+    """Each question as chat messages: the system message, each shot as a user turn and an assistant turn (its
+    answer, no leading space), the question as the last user turn."""
+    chats = []
+    for row, user in enumerate(users):
+        messages = [{"role": "system", "content": system}] if system is not None else []
+        for shot_user, shot_answer in examples[row] if examples else []:
+            messages += [{"role": "user", "content": shot_user}, {"role": "assistant", "content": shot_answer.lstrip()}]
+        chats.append([*messages, {"role": "user", "content": user}])
+    return chats
+
+
+def chats(
+    probes: pl.DataFrame, templates: PromptTemplates, asking: Asking, shots: Shots | None = None
+) -> list[list[dict[str, str]]]:
+    """Each question of ``probes`` as the chat messages ``render`` gives a chat template (for a server that applies
+    its own: ``workbench.scoring.served``)."""
+    users, _, examples = _turns(probes, templates, asking, shots)
+    return conversations(users, examples, asking.system)
 
 
 def by_probe(templates: PromptTemplates, kinds: list[str | None], part: str, values: dict[str, pl.Expr]) -> pl.Expr:

@@ -18,7 +18,7 @@ import polars as pl
 import torch
 
 from workbench.knowledge import load_graph
-from workbench.scoring.answers import LEMMA_PROBES, match_answers
+from workbench.scoring.answers import LEMMA_PROBES, match_answers, match_letters
 from workbench.scoring.batching import Features, Unit, Work, compute, length_batches
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.lm import _leading_bos
@@ -42,13 +42,20 @@ def question_scores(
     batch_size: int | str,
     cache: PredictionCache | None,
     progress: bool,
+    letters: bool = False,
 ) -> pl.DataFrame:
     """One row per question of ``probes`` (its ``prompts``, in order): ``row``, ``rule``, ``scores``, ``prompt``,
-    ``generated``, ``matched``, ``match`` and ``pred``."""
-    answers = generate_answers(model, prompts, max_new_tokens, batch_size, cache, progress)
+    ``generated``, ``matched``, ``match`` and ``pred`` (``letters``: the answer names a choice by its letter)."""
+    said = generate_answers(model, prompts, max_new_tokens, batch_size, cache, progress)
+    return answered(probes, prompts, said, letters)
+
+
+def answered(probes: pl.DataFrame, prompts: list[str], answers: list[str], letters: bool = False) -> pl.DataFrame:
+    """``question_scores`` from each question's free answer (a local model's, or a served one's:
+    ``workbench.scoring.served``); ``letters``: the answers name a choice by its letter (``answers.match_letters``)."""
     synsets = probes["probe"].is_in(LEMMA_PROBES) & probes["gold_concept"].str.contains(SYNSET).fill_null(False)
-    graph = load_graph("wordnet") if synsets.any() else None
-    matches = match_answers(probes, answers, graph)
+    graph = load_graph("wordnet") if synsets.any() and not letters else None
+    matches = match_letters(probes, answers) if letters else match_answers(probes, answers, graph)
     width = probes["choices"].list.len()
     scores = [[float(index == pred) for index in range(size)] for size, pred in zip(width, matches["pred"])]
     return pl.DataFrame(

@@ -16,6 +16,8 @@ continuation template gives the leading space), so a choice's tokens never depen
 Over-long prompts lose tokens from the left (after any leading special token), never the choice.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 
@@ -39,11 +41,19 @@ def choice_scores(
 ) -> pl.DataFrame:
     """``pairs`` (with ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``; for
     ``rule="all"``, one copy of ``pairs`` per rule, stacked in the order of ``RULES``."""
+    return rule_scores(pairs, rule, lambda units: compute(model, work, units, batch_size, cache, progress))
+
+
+def rule_scores(
+    pairs: pl.DataFrame, rule: str, outputs: Callable[[list[Unit]], dict[Unit, np.ndarray]]
+) -> pl.DataFrame:
+    """``choice_scores`` from ``outputs``, which gives each (prompt, continuation) unit's token log-probabilities
+    (a local model's ``compute``, or a served model's answers: ``workbench.scoring.served``)."""
     rules = RULES if rule == "all" else (rule,)
     continuations = pairs["continuation"].to_list()
     units = list(zip(shared_texts(pairs["prompt"]), continuations))
     neutral = list(zip(shared_texts(pairs["neutral"]), continuations)) if "mi" in rules else []
-    values = compute(model, work, units + neutral, batch_size, cache, progress)
+    values = outputs(units + neutral)
     sums, tokens = token_sums(values, units)
     by_rule = {
         "sum": lambda: sums,
