@@ -94,9 +94,7 @@ def test_the_same_prompts_shots_and_template_as_the_choice_scorers(tiny, tmp_pat
     assert sum(shown) == 2  # each of the two shots is followed by its gold's text
 
 
-def test_letters_an_encoder_and_max_new_tokens_elsewhere_are_refused(minilm_path, tiny_lm):  # noqa: F811
-    with pytest.raises(SpecError, match="format='letters' .* free answer; use format='cloze'"):
-        ScoreSpec("generate", format="letters")
+def test_an_encoder_and_max_new_tokens_elsewhere_are_refused(minilm_path, tiny_lm):  # noqa: F811
     with pytest.raises(SpecError, match="max_new_tokens=8 is only used by scorer='generate'"):
         ScoreSpec("causal", max_new_tokens=8)
     with pytest.raises(WorkbenchError, match="causal .*decoder-only.* is a BertModel") as caught:
@@ -106,14 +104,17 @@ def test_letters_an_encoder_and_max_new_tokens_elsewhere_are_refused(minilm_path
         load_model(tiny_lm["seq2seq"], "generate")
 
 
-def test_cli_generate_writes_free_answers_and_refuses_letters_writing_nothing(cli, tiny_lm, tmp_path, monkeypatch):  # noqa: F811
+def test_cli_generate_writes_free_answers_and_letters_read_from_the_letter_written(cli, tiny_lm, tmp_path, monkeypatch):  # noqa: F811, E501
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
     make_probes().write_parquet(tmp_path / "probes.parquet")
     base = ["score", "--model", str(tiny_lm["causal"]), "--probes", str(tmp_path / "probes.parquet")]
-    refused = tmp_path / "letters.parquet"
-    result = CliRunner().invoke(cli, [*base, "--scorer", "generate", "--format", "letters", "--out", str(refused)])
-    assert isinstance(result.exception, SpecError) and "format='letters'" in str(result.exception)
-    assert not refused.exists()
+    lettered = tmp_path / "letters.parquet"
+    result = CliRunner().invoke(cli, [*base, "--scorer", "generate", "--format", "letters", "--out", str(lettered)])
+    assert result.exit_code == 0, result.output
+    letters = read_predictions(lettered)
+    assert letters["prompt"].str.contains("\nA. ").all() and letters["asking"].str.starts_with("letters/").all()
+    named = letters.filter(pl.col("pred").is_not_null())
+    assert (named["matched"].str.len_chars() == 1).all() and set(letters["match"]) <= {"exact", "choice", "other"}
     out, chosen = tmp_path / "free.parquet", tmp_path / "chosen.parquet"
     result = CliRunner().invoke(cli, [*base, "--scorer", "generate", "--max-new-tokens", "5", "--out", str(out)])
     assert result.exit_code == 0, result.output

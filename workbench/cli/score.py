@@ -82,7 +82,8 @@ class Control(str, Enum):
 
 
 @declares(
-    model=Reads(), probes=Reads(), prompts=Reads(), shots_from=Reads(), out=Writes("predictions"), name=Label()
+    model=Reads(), probes=Reads(), prompts=Reads(), shots_from=Reads(), tokenizer=Reads(), out=Writes("predictions"),
+    name=Label(),
 )
 def score(
     model: str = typer.Option(

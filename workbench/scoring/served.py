@@ -56,6 +56,7 @@ TOLERANCE = 0.25
 quantised kernels run on other batch shapes (0.11 nats measured on llama-cpp-python and SmolLM2 Q4_1); a shifted
 echo is off by nats."""
 SCORERS = ("causal", "generate")
+GENERATION_WAYS = "score it with the generation ways instead (--scorer generate, with --format cloze or letters)"
 KINDS = {"echo": "served-echo", "chat": "served-chat", "text": "served-text"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -365,7 +366,7 @@ def check_echo(server: Server) -> None:
     except NoLogprobs as err:
         raise WorkbenchError(
             f"{server.endpoint.url} ({server.model}) gives no prompt log-probabilities ({err}), which the "
-            "log-likelihood ways need; score it with the generation ways instead (--scorer generate, with --format cloze or letters)"
+            f"log-likelihood ways need; {GENERATION_WAYS}"
         ) from None
     except Exception as err:
         raise failure(err, server.endpoint, key, "checking its prompt log-probabilities") from None
@@ -381,7 +382,7 @@ def check_echo(server: Server) -> None:
                 "token, e.g. '<|im_start|>' or '<s>')") if wrong and not server.endpoint.bos else ""  # fmt: skip
         raise WorkbenchError(
             f"the prompt log-probabilities of {server.endpoint.url} ({server.model}) cannot be trusted: {said}{hint}; "
-            "score it with the generation ways instead (--scorer generate, with --format cloze or letters)"
+            + GENERATION_WAYS
         )
 
 
