@@ -13,7 +13,7 @@ import pytest
 from servers import free_port, llama_server, misbehaving
 from typer.testing import CliRunner
 
-from workbench.errors import WorkbenchError
+from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.formats import read_probes
 from workbench.scoring import Endpoint, PredictionCache, load_model, plan_requests, score
 from workbench.scoring.gguf import smollm2_gguf
@@ -193,3 +193,22 @@ def _file(probes: pl.DataFrame, folder) -> object:
     path = folder / "few.parquet"
     probes.write_parquet(path)
     return path
+
+
+def test_a_sweep_takes_a_served_model_beside_a_local_one(server, few, minilm_path, tmp_path):
+    from workbench.sweep import plan_sweep, run_sweep
+
+    probes = _file(few, tmp_path)
+    served = {"path": server, "scorers": ["generate"], "concurrency": 2, "bos": BOS}
+    grid = {"models": {"minilm": str(minilm_path), "smollm2": served}, "probes": {"few": str(probes)},
+            "scorers": ["similarity"]}  # fmt: skip
+    plan = plan_sweep(grid, out=tmp_path / "sweep", split=None, cache=False)
+    assert plan.sort("model")["endpoint"].is_null().to_list() == [True, False]
+    assert json.loads(plan.filter(pl.col("model") == "smollm2")["endpoint"][0])["concurrency"] == 2
+    summary = run_sweep(plan, cache=False, progress=False)
+    assert summary["status"].to_list() == ["scored", "scored"]
+    written = pl.read_parquet(plan.filter(pl.col("model") == "smollm2")["file"][0])
+    assert written["model"].unique().to_list() == ["smollm2"] and json.loads(written["served"][0])["model"] == "smollm2"
+    assert plan_sweep(grid, out=tmp_path / "sweep", split=None, cache=False)["done"].all()
+    with pytest.raises(SpecError, match="unknown keys \\['bos'\\].*for a served model"):
+        plan_sweep({**grid, "models": {"m": {"path": str(minilm_path), "bos": BOS}}}, out=tmp_path / "other")

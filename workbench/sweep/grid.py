@@ -19,9 +19,11 @@ arc_easy = "mcqa/arc_easy"
 ```
 
 A model entry is a path (or hub name), or a table with ``path`` and its own ``scorers``, ``rules``, ``controls``,
-``seeds``, ``ways`` that replace the grid's for that model. ``ways`` names ways of asking a language model
-(``FORMAT/K-shot/TEMPLATE``, ``workbench.scoring.asking``; the shots come from each probe folder's train split);
-the other scorers ignore them.
+``seeds``, ``ways`` that replace the grid's for that model. A served model's path is its base URL, with its
+``served_model``, ``api_key_env``, ``tokenizer``, ``concurrency`` and ``bos`` (``workbench.scoring.served``), e.g.
+``served = { path = "http://127.0.0.1:8000/v1", scorers = ["causal"], bos = "<|im_start|>" }``. ``ways`` names
+ways of asking a language model (``FORMAT/K-shot/TEMPLATE``, ``workbench.scoring.asking``; the shots come from
+each probe folder's train split); the other scorers ignore them.
 
 >>> read_grid("sweep.toml")["models"]["minilm"]["scorers"]  # doctest: +SKIP
 ['similarity']
@@ -40,6 +42,8 @@ LISTS = {
 }  # fmt: skip
 TABLES = ("models", "probes", "orig")
 OWN = ("scorers", "rules", "controls", "seeds", "ways")  # what a model entry may set for itself
+SERVED = ("served_model", "api_key_env", "tokenizer", "concurrency", "bos")
+"""What a served model's entry (its path a URL) may set: ``workbench.scoring.served.Endpoint``'s fields."""
 
 
 def read_grid(source: str | Path | dict) -> dict:
@@ -151,16 +155,30 @@ def _model(name: str, entry, grid: dict) -> dict:
         entry = {"path": str(entry)}
     if not isinstance(entry, dict) or "path" not in entry:
         raise SpecError(f'model {name!r} needs a path: {name} = "path" or {name} = {{ path = "..." }}')
-    unknown = sorted(set(entry) - {"path", *OWN})
+    url = isinstance(entry.get("path"), str) and entry["path"].startswith(("http://", "https://"))
+    unknown = sorted(set(entry) - {"path", *OWN, *(SERVED if url else ())})
     if unknown:
-        raise SpecError(f"model {name!r} has unknown keys {unknown}; use path, {', '.join(OWN)}")
+        extra = f"; and for a served model (a URL path) {', '.join(SERVED)}" if not url else f", {', '.join(SERVED)}"
+        raise SpecError(f"model {name!r} has unknown keys {unknown}; use path, {', '.join(OWN)}{extra}")
     try:
         if not isinstance(entry["path"], str) or not entry["path"]:
             raise SpecError(f"its path must be a text (got {entry['path']!r:.60})")
         own = shaped({key: entry[key] for key in OWN if key in entry}, "its settings")
-        return {"path": entry["path"], **{key: _listed(own.get(key, grid[key]), key) for key in OWN}}
+        described = {"path": entry["path"], **{key: _listed(own.get(key, grid[key]), key) for key in OWN}}
+        return described | ({"endpoint": _endpoint(entry)} if url else {})
     except SpecError as err:
         raise SpecError(f"model {name!r}: {err}") from None
+
+
+def _endpoint(entry: dict) -> str:
+    """A served model's ``Endpoint`` fields as JSON (checked by making one)."""
+    from workbench.scoring.served import KEY_ENV, Endpoint
+
+    fields = {"url": entry["path"], "model": entry.get("served_model"), "key_env": entry.get("api_key_env", KEY_ENV),
+              "tokenizer": entry.get("tokenizer"), "concurrency": entry.get("concurrency", 8),
+              "bos": entry.get("bos", "")}  # fmt: skip
+    Endpoint(**fields)
+    return json.dumps(fields, sort_keys=True)
 
 
 def _seed(value) -> int:

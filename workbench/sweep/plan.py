@@ -28,7 +28,8 @@ from workbench.sweep.grid import read_grid
 PLAN_SCHEMA: dict[str, pl.DataType] = {
     "unit": pl.String(),  # minilm__hypernymy__similarity-auto__none-s0: the file names
     "model": pl.String(),  # the model's name in the grid (the predictions' model column)
-    "path": pl.String(),  # its folder, file or hub name
+    "path": pl.String(),  # its folder, file or hub name, or a served model's URL
+    "endpoint": pl.String(),  # a served model's Endpoint fields (JSON; workbench.scoring.served), else null
     "origin": pl.String(),  # "model" or "checkpoint" (of an inoculation run)
     "probe_set": pl.String(),
     "probes": pl.String(),  # the probe file or folder (science QA folder for orig sets)
@@ -154,6 +155,7 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
                                 unit = unit_name(name, probe_set, scorer, rule, control, seed, way)
                                 rows.append({
                                     "unit": unit, "model": name, "path": path, "origin": origin,
+                                    "endpoint": entry.get("endpoint"),
                                     "probe_set": probe_set, "probes": probes, "orig": orig, "scorer": scorer,
                                     "rule": rule, "control": control, "seed": seed, "asking": way,
                                     "trial": json.dumps(trial) if trial else None,
@@ -173,8 +175,9 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
 
 
 def _check_model(name: str, path: str) -> None:
-    """A model is a file, a folder or a hub name; a path to nothing is one line now, not an error at load time."""
-    if Path(path).expanduser().exists():
+    """A model is a file, a folder, a hub name or a served model's URL; a path to nothing is one line now, not an error
+    at load time."""
+    if path.startswith(("http://", "https://")) or Path(path).expanduser().exists():
         return
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
@@ -232,6 +235,8 @@ def unit_key(unit: dict) -> str:
     """A digest of what ``unit``'s predictions depend on: model and probe files, scoring settings, sample."""
     from workbench.scoring.fingerprints import file_digests, model_files, model_folder
 
+    if unit.get("endpoint"):  # a served model: what its server says it serves now, never the files
+        return served_key(unit)
     model = Path(unit["path"]).expanduser()
     folder = None if model.is_file() else model_folder(unit["path"])  # a single-file model (GGUF) is its own file
     files = [model] if model.is_file() else model_files(folder, weights=unit["control"] != "random-weights") \
@@ -243,6 +248,20 @@ def unit_key(unit: dict) -> str:
     settings = {name: unit[name] for name in names}
     settings["path"] = None if files else unit["path"]  # a hub name not in the local cache: its name only
     text = json.dumps([settings, [(p.name, digests[p]) for p in files], [digests[p] for p in probe_files]])
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def served_key(unit: dict) -> str:
+    """``unit_key`` of a served model's unit: its endpoint's settings and the identity its server reports now (so
+    other weights served under the same name score again), the probe files and scoring settings."""
+    from workbench.scoring.fingerprints import file_digests
+    from workbench.scoring.served import Endpoint, connect
+
+    server = connect(Endpoint(**json.loads(unit["endpoint"])), unit["scorer"])
+    probe_files = probe_set_files(Path(unit["probes"]))
+    digests = file_digests(probe_files)
+    names = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "asking", "split", "endpoint", *SCORING)
+    text = json.dumps([{name: unit[name] for name in names}, server.fingerprint, [digests[p] for p in probe_files]])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 

@@ -45,15 +45,18 @@ class SweepJob:
     progress: bool = False
 
     def __call__(self, group: list[dict], threads: int | None = None, stop: threading.Event | None = None) -> dict:
-        from workbench.scoring import ASKED_MAX_LENGTH, load_model, score
+        from workbench.scoring import ASKED_MAX_LENGTH, Endpoint, load_model, score
         from workbench.scoring.asking import Asking
 
         first, spec, rows = group[0], self.spec, []
         started = time.time()
         asked_any = any(Asking.from_label(unit["asking"]) != Asking() for unit in group if unit.get("asking"))
-        model = load_model(first["path"], first["scorer"], first["control"], seed=first["seed"],
-                           max_length=first["max_length"] or (ASKED_MAX_LENGTH if asked_any else None),
-                           device=spec.device, dtype=first["dtype"])  # fmt: skip
+        if first.get("endpoint"):  # a served model: its server holds the weights, with its own concurrency
+            model = Endpoint(**json.loads(first["endpoint"]))
+        else:
+            model = load_model(first["path"], first["scorer"], first["control"], seed=first["seed"],
+                               max_length=first["max_length"] or (ASKED_MAX_LENGTH if asked_any else None),
+                               device=spec.device, dtype=first["dtype"])  # fmt: skip
         load_s = time.time() - started
         for unit in group:
             if stop is not None and stop.is_set():
@@ -62,7 +65,8 @@ class SweepJob:
             predictions = score(
                 questions(unit), model, unit["scorer"], rule=unit["rule"], control=unit["control"],
                 seed=unit["seed"], batch_size=spec.batch_size, max_length=unit["max_length"], threads=threads,
-                device=spec.device, dtype=unit["dtype"], cache=spec.cache, progress=self.progress, name=unit["model"],
+                device=None if unit.get("endpoint") else spec.device, dtype=unit["dtype"], cache=spec.cache,
+                progress=self.progress, name=unit["model"],
                 **asked(unit),
             )  # fmt: skip
             write_parquet(predictions, unit["file"])
