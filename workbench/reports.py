@@ -90,6 +90,8 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += ["", "Scoring rules", *(f"  {rule}: {note}" for rule, note in notes.items())]
     found = populations(preds).unique("population", maintain_order=True).iter_rows(named=True)
     parts += ["", "Populations", *(f"  {row['population']}: {row['note']}" for row in found)]
+    if lines := served_lines(preds):
+        parts += ["", "Served models (scored through an OpenAI-compatible server)", *lines]
     for title, cells in tables["cells"]:
         parts += ["", f"Accuracy % (questions) by probe x hops k and distractors: {title}", _text_table(cells, left=1)]
     if (paired := recall_tables(preds)) is not None:
@@ -107,6 +109,23 @@ def text_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: 
         parts += [_DIFFICULTY_NOTE, _text_table(_difficulty_table(coefficients), left=2)]
         parts += [f"  {label}: {line}" for label, lines in _difficulty_readings(coefficients) for line in lines]
     return "\n".join(parts) + "\n"
+
+
+def served_lines(preds: pl.DataFrame) -> list[str]:
+    """A line per served model of ``preds``: its label, the server's host and what the server reports of it.
+
+    >>> frame = pl.DataFrame({"model": ["smol"], "served": ['{"host": "127.0.0.1:8000", "model": "smollm2"}']})
+    >>> served_lines(frame)
+    ['  smol: 127.0.0.1:8000 serving smollm2']
+    """
+    if "served" not in preds.columns:
+        return []
+    lines = []
+    for label, text in preds.filter(pl.col("served") != "").select("model", "served").unique().sort("model").rows():
+        identity = json.loads(text)
+        rest = ", ".join(f"{key} {value}" for key, value in sorted(identity.items()) if key not in ("host", "model"))
+        lines.append(f"  {label}: {identity['host']} serving {identity['model']}" + (f" ({rest})" if rest else ""))
+    return lines
 
 
 def json_report(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0, probes: pl.DataFrame | None = None) -> dict:

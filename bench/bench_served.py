@@ -1,0 +1,158 @@
+"""A served model beside the local scorer and lm-evaluation-harness, one run, one machine, one server process:
+llama-cpp-python's OpenAI-compatible server on SmolLM2-135M-Instruct's GGUF (Q4_1), the same questions (a seeded
+sample of whole clusters of the released hypernymy test), cloze, K shots from the released train, rule ``sum``.
+
+- served: ``score(probes, Endpoint(url, bos="<|im_start|>"), "causal")`` (echo checked on the canaries first);
+- local: ``score(probes, load_model(gguf, "causal"), "causal")`` on the GGUF's float32 dequantisation, every prompt
+  starting with the same BOS (a template file), so both sides are asked the same tokens;
+- lm-eval 0.4.13 (``--lm-eval``): ``local-completions`` on the same server, on the export of ``workbench export
+  lm-eval`` with the same templates and shots, text requests, the model's tokenizer for its context lengths.
+
+Reported per K: seconds (wall) of each side, requests/s, per-choice gap in nats between served and local sums
+(mean, median, max) and picks agreeing; with ``--lm-eval``, lm-eval's picks against the served ones. Results:
+bench/README.md, "Served models".
+
+    .venv/bin/python bench/bench_served.py --questions 60 --shots 0 5 --lm-eval --json served.json
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+from bench_peers import RELEASED, TRAIN, cluster_sample  # noqa: E402
+from bench_scoring import machine  # noqa: E402
+
+from workbench.probes.formats import read_probes  # noqa: E402
+from workbench.scoring import Endpoint, load_model, score  # noqa: E402
+from workbench.scoring.asking import Asking, draw_shots  # noqa: E402
+from workbench.scoring.cache import PredictionCache  # noqa: E402
+from workbench.scoring.gguf import dequantised, smollm2_gguf  # noqa: E402
+from workbench.scoring.harness import export_lm_eval, import_lm_eval  # noqa: E402
+
+BOS = "<|im_start|>"
+DEFAULT_TEMPLATES = Path(__file__).resolve().parents[1] / "workbench" / "scoring" / "prompt_templates" / "default.json"
+
+
+def bos_templates(folder: Path) -> Path:
+    """The packaged templates with every prompt starting with SmolLM2's BOS."""
+    templates = json.loads(DEFAULT_TEMPLATES.read_text())
+    for entry in [templates["default"], *templates["probes"].values()]:
+        entry["prompt"], entry["neutral"] = BOS + entry["prompt"], BOS + entry["neutral"]
+    path = folder / "bos.json"
+    path.write_text(json.dumps(templates))
+    return path
+
+
+def start_server(port: int, threads: int) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--model_alias", "smollm2",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads),
+         "--verbose", "False"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    for _ in range(600):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                return process
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("the server did not start")
+
+
+def sums(preds: pl.DataFrame) -> dict[str, list[float]]:
+    return dict(preds.filter(pl.col("rule") == "sum").select("id", "scores").iter_rows())
+
+
+def compare(a: dict, b: dict) -> dict:
+    ids = sorted(set(a) & set(b))
+    gaps = np.abs(np.concatenate([np.subtract(a[i], b[i]) for i in ids]))
+    picks = np.mean([int(np.argmax(a[i])) == int(np.argmax(b[i])) for i in ids])
+    return {"questions": len(ids), "gap_mean": float(gaps.mean()), "gap_median": float(np.median(gaps)),
+            "gap_max": float(gaps.max()), "picks_agree": float(picks)}  # fmt: skip
+
+
+def run_lm_eval(probes, shots, asking, templates: Path, url: str, folder: Path) -> tuple[dict, float]:
+    from lm_eval import simple_evaluate
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
+
+    export_lm_eval(probes, folder / "tasks", prompts=templates, asking=asking, shots=shots)
+    tracker = EvaluationTracker(output_path=str(folder / "lm_eval"))
+    args = (f"model=smollm2,base_url={url}/completions,tokenizer={dequantised(smollm2_gguf())},"
+            "tokenized_requests=False,num_concurrent=1,max_retries=3")  # fmt: skip
+    started = time.perf_counter()
+    results = simple_evaluate(model="local-completions", model_args=args, tasks=["workbench_hypernymy"],
+                              task_manager=TaskManager(include_path=str(folder / "tasks")), log_samples=True,
+                              evaluation_tracker=tracker)  # fmt: skip
+    seconds = time.perf_counter() - started
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    tracker.save_results_samples("workbench_hypernymy", samples["workbench_hypernymy"])
+    logged = next((folder / "lm_eval").rglob("samples_workbench_hypernymy_*.jsonl"))
+    return sums(import_lm_eval(logged, name="lm-eval")), seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--questions", type=int, default=60)
+    parser.add_argument("--shots", type=int, nargs="+", default=[0, 5])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--port", type=int, default=8931)
+    parser.add_argument("--threads", type=int, default=2, help="the server's threads (the local scorer's too)")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--lm-eval", action="store_true")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)
+    report = {"machine": machine(), "questions": probes.height, "server": "llama-cpp-python 0.3.36, SmolLM2 Q4_1",
+              "by_shots": {}}  # fmt: skip
+    url = f"http://127.0.0.1:{args.port}/v1"
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        templates = bos_templates(folder)
+        model = load_model(smollm2_gguf(), "causal", max_length=2048)
+        pool = read_probes(TRAIN)
+        server = start_server(args.port, args.threads)
+        try:
+            for shots in args.shots:
+                way = {"shots": shots, "shot_pool": pool if shots else None}
+                started = time.perf_counter()
+                local = score(probes, model, "causal", prompts=templates, cache=False, progress=False,
+                              threads=args.threads, **way)  # fmt: skip
+                local_s = time.perf_counter() - started
+                endpoint = Endpoint(url, bos=BOS, concurrency=args.concurrency)
+                started = time.perf_counter()
+                served = score(probes, endpoint, "causal", prompts=templates, progress=True,
+                               cache=PredictionCache(folder / f"served-{shots}.sqlite"), **way)  # fmt: skip
+                served_s = time.perf_counter() - started
+                requests = served["choices"].list.len().sum()
+                row = {"local_s": local_s, "served_s": served_s, "served_requests_per_s": requests / served_s,
+                       "served_vs_local": compare(sums(served), sums(local))}  # fmt: skip
+                if args.lm_eval:
+                    asking = Asking(shots=shots)
+                    drawn = draw_shots(pool, probes, asking) if shots else None
+                    harness, harness_s = run_lm_eval(probes, drawn, asking, templates, url, folder / f"lm{shots}")
+                    row |= {"lm_eval_s": harness_s, "speedup_over_lm_eval": harness_s / served_s,
+                            "lm_eval_vs_served": compare(harness, sums(served)),
+                            "lm_eval_vs_local": compare(harness, sums(local))}  # fmt: skip
+                report["by_shots"][str(shots)] = row
+                print(json.dumps({shots: row}, indent=1), flush=True)
+        finally:
+            server.kill()
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
