@@ -47,6 +47,12 @@ def llama_server(gguf: Path, port: int | None = None, alias: str = "smollm2", n_
         process.wait()
 
 
+TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+            "'<|im_end|>' + '\\n'}}{% endfor %}"
+            "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+"""A ChatML template, as llama.cpp's server gives one at ``/props``."""
+
+
 class Misbehaving(BaseHTTPRequestHandler):
     """Answers ``GET /v1/models`` with one model, and every ``POST`` as the server's ``mode`` says."""
 
@@ -71,6 +77,11 @@ class Misbehaving(BaseHTTPRequestHandler):
         if self.mode == "401":
             key = self.headers.get("Authorization", "").removeprefix("Bearer ")
             return self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}).encode())
+        if self.path.endswith("/props"):
+            if self.mode != "props":
+                return self._send(404, b'{"error": "not found"}')
+            props = {"chat_template": TEMPLATE, "bos_token": "<|im_start|>", "eos_token": "<|im_end|>"}
+            return self._send(200, json.dumps(props).encode())
         models = {"object": "list", "data": [{"id": "tiny", "object": "model", "owned_by": "lab", "created": 1}]}
         self._send(200, json.dumps(models).encode())
 

@@ -212,3 +212,22 @@ def test_a_sweep_takes_a_served_model_beside_a_local_one(server, few, minilm_pat
     assert plan_sweep(grid, out=tmp_path / "sweep", split=None, cache=False)["done"].all()
     with pytest.raises(SpecError, match="unknown keys \\['bos'\\].*for a served model"):
         plan_sweep({**grid, "models": {"m": {"path": str(minilm_path), "bos": BOS}}}, out=tmp_path / "other")
+
+
+def test_a_chat_template_for_log_likelihoods_comes_from_the_tokenizer_or_the_server(server, few, tmp_path):
+    with pytest.raises(WorkbenchError, match=r"needs the chat template of smollm2.*--tokenizer"):
+        score(few, Endpoint(server, bos=BOS), "causal", chat_template="auto", progress=False, cache=False)
+    plan = plan_requests(few, Endpoint(server, bos=BOS, tokenizer=str(smollm2_gguf())), "causal",
+                         chat_template="auto", cache=False)  # fmt: skip
+    pairs = few.select("question", "choices").explode("choices").unique().height
+    assert plan["counted"][0] and plan["requests"][0] == pairs
+    local = load_model(smollm2_gguf(), "causal").tokenizer
+    with misbehaving("props") as (url, _):
+        from workbench.scoring import served
+
+        given = served.connect(Endpoint(url), "causal")
+        messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "A dog is a kind of"}]
+        assert given.tokenizer.apply_chat_template(messages) == local.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+        assert "chat_template" in given.identity

@@ -342,7 +342,8 @@ def _connect(model: "str | served.Endpoint", spec: ScoreSpec) -> "served.Server"
     if spec.chat_template == "auto" and spec.scorer != "generate" and server.tokenizer is None:
         raise WorkbenchError(
             f"chat_template='auto' for a log-likelihood way needs the chat template of {server.model}, which the "
-            "server does not give: pass the model's tokenizer (--tokenizer: a folder, hub name or .gguf file), or "
+            "server does not give (at /props): pass the model's tokenizer (--tokenizer: a folder, hub name or .gguf "
+            "file), or "
             "ask with --chat-template none, or with --scorer generate (the server applies its own template)"
         )
     return server

@@ -204,8 +204,12 @@ def connect(endpoint: Endpoint, scorer: str = "causal") -> Server:
         identity["bos"] = endpoint.bos
     fingerprint = hashlib.sha256(("served\x1f" + json.dumps(identity, sort_keys=True)).encode()).hexdigest()
     context = _scalars(reported).get("max_model_len")
+    tokenizer = load_tokenizer(endpoint.tokenizer) or server_template(endpoint, key)
+    if isinstance(tokenizer, ServerTemplate):  # the template is part of what the server serves
+        identity["chat_template"] = hashlib.sha256(tokenizer.chat_template.encode()).hexdigest()[:16]
+        fingerprint = hashlib.sha256(("served\x1f" + json.dumps(identity, sort_keys=True)).encode()).hexdigest()
     return Server(
-        endpoint, client, name, identity, fingerprint, scorer, load_tokenizer(endpoint.tokenizer),
+        endpoint, client, name, identity, fingerprint, scorer, tokenizer,
         max_length=int(context) if isinstance(context, int) else 0, sent=traffic,
     )  # fmt: skip
 
@@ -219,6 +223,43 @@ def _scalars(reported: dict) -> dict:
         elif isinstance(value, str | int | float | bool):
             flat[key] = value
     return flat
+
+
+@dataclass(frozen=True)
+class ServerTemplate:
+    """The chat template a server gives (llama.cpp's ``/props``), read as ``asking.render`` reads a tokenizer's."""
+
+    chat_template: str
+    bos_token: str = ""
+    eos_token: str = ""
+
+    def apply_chat_template(self, messages: list[dict], tokenize: bool = False, add_generation_prompt: bool = True):
+        from transformers.utils.chat_template_utils import render_jinja_template
+
+        rendered, _ = render_jinja_template(
+            [messages], chat_template=self.chat_template, bos_token=self.bos_token, eos_token=self.eos_token,
+            add_generation_prompt=add_generation_prompt,
+        )  # fmt: skip
+        return rendered[0]
+
+
+def server_template(endpoint: Endpoint, key: str) -> ServerTemplate | None:
+    """The chat template the server exposes at ``/props`` (llama.cpp's ``llama-server``), or None where it gives
+    none (most servers: vLLM, llama-cpp-python, Ollama, APIs)."""
+    import urllib.error
+    import urllib.request
+
+    root = endpoint.url.rstrip("/").removesuffix("/v1")
+    request = urllib.request.Request(f"{root}/props", headers={"Authorization": f"Bearer {key}"})
+    try:
+        with urllib.request.urlopen(request, timeout=CONNECT_TIMEOUT_S) as response:
+            props = json.loads(response.read())
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    template = props.get("chat_template") if isinstance(props, dict) else None
+    if not isinstance(template, str) or not template.strip():
+        return None
+    return ServerTemplate(template, str(props.get("bos_token") or ""), str(props.get("eos_token") or ""))
 
 
 def load_tokenizer(source: str | None):
