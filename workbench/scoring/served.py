@@ -481,30 +481,28 @@ def ask_all(
     started = time.monotonic()
     pool = ThreadPoolExecutor(max_workers=server.endpoint.concurrency, thread_name_prefix="served")
     pending: dict[Future, tuple[str, ...]] = {}
-    queue = iter(missing)
+    queue, error, answered = iter(missing), None, 0
     try:
         with bar:
             for unit in _take(queue, 2 * server.endpoint.concurrency):
                 pending[pool.submit(ask, unit)] = unit
-            while pending:
+            while pending:  # after an error, no more is asked, and what is in flight is still kept as it arrives
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     unit = pending.pop(future)
                     try:
                         value, tokens = future.result()
                     except Exception as err:
-                        answered = len(missing) - len(pending) - sum(1 for _ in queue) - 1
-                        kept = (f"{answered:,} of {len(missing):,} answers of this run are kept in the prediction "
-                                "cache: rerun to go on")  # fmt: skip
-                        raise failure(err, server.endpoint, key, f"asking {server.model}", kept) from None
-                    values[unit] = value
+                        error = error or err
+                        continue
+                    values[unit], answered = value, answered + 1
                     if cache is not None:
                         cache.put(namespace, {keys[unit]: value})
                     with traffic.lock:
                         traffic.requests += 1
                         traffic.prompt_tokens += tokens[0]
                         traffic.completion_tokens += tokens[1]
-                    for following in _take(queue, 1):
+                    for following in _take(queue, 0 if error else 1):
                         pending[pool.submit(ask, following)] = following
                     bar.update(1)
                     rate = traffic.requests / max(time.monotonic() - started, 1e-9)
@@ -514,6 +512,9 @@ def ask_all(
         for future in pending:
             future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
+    if error is not None:
+        kept = f"{answered:,} of {len(missing):,} answers of this run are kept in the prediction cache: rerun to go on"
+        raise failure(error, server.endpoint, key, f"asking {server.model}", kept)
     return values
 
 
