@@ -489,3 +489,23 @@ def test_orders_over_all_units_at_once_equal_the_per_unit_sort_keys(released_dir
     assert lm.by_prompt_text(units).tolist() == by_text
     longest = sorted(range(len(units)), key=lambda at: -sum(map(len, units[at])))
     assert longest_text_first(units).tolist() == longest
+
+
+def test_nan_scores_never_become_picks_or_an_accuracy(tiny_lm, tmp_path):
+    """Damaged weights (NaN) give NaN log-likelihoods: the run is refused naming the model and the first question,
+    and a prediction file holding such scores is refused when read."""
+    from workbench.io import read_predictions
+
+    model = load_model(tiny_lm["causal"], "causal")
+    with torch.no_grad():
+        model.network.lm_head.weight[7] = float("nan")  # shared with the input embeddings: NaN flows everywhere
+    probes = make_probes()
+    refused = r"^damaged gave NaN or infinite scores on 5 questions \(first: id "
+    with pytest.raises(WorkbenchError, match=refused) as err:
+        score(probes, model, "causal", cache=False, progress=False, name="damaged")
+    assert repr(probes["id"][0]) in str(err.value) and "\n" not in str(err.value)
+    sound = score(probes, tiny_lm["causal"], "causal", cache=False, progress=False)
+    path = tmp_path / "nan.parquet"
+    sound.with_columns(scores=pl.col("scores").list.eval(pl.element() * float("nan"))).write_parquet(path)
+    with pytest.raises(WorkbenchError, match="row 1: a score is NaN or infinite"):
+        read_predictions(path)

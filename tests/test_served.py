@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.probes.formats import read_probes
+from workbench.reports import text_report
 from workbench.scoring import Endpoint, PredictionCache, load_model, plan_requests, score
 from workbench.scoring.gguf import smollm2_gguf
 
@@ -90,6 +91,7 @@ def test_served_log_likelihoods_agree_with_the_local_scorer_on_the_same_weights(
     path = tmp_path / "served.parquet"
     served.write_parquet(path)
     assert KEY.encode() not in path.read_bytes() and KEY.encode() not in cache.path.read_bytes()
+    assert "smollm2" in text_report(served, n_boot=20).split("Served models")[1].splitlines()[1]
     # every answer was kept: asked again, the server is not asked
     again = score(few, endpoint, "causal", rule="all", prompts=bos_templates, cache=cache, progress=False)
     assert again["scores"].to_list() == served["scores"].to_list()
@@ -231,3 +233,18 @@ def test_a_chat_template_for_log_likelihoods_comes_from_the_tokenizer_or_the_ser
             messages, tokenize=False, add_generation_prompt=True
         )
         assert "chat_template" in given.identity
+
+
+@pytest.mark.wordnet
+def test_the_explorer_shows_a_served_models_picks_as_a_local_ones(server, few, wordnet_graph, tmp_path):
+    from widgets import ClusterBrowser, ProbeControls, Session
+
+    served = score(few, server, "generate", chat_template="auto", format="letters", max_new_tokens=4,
+                   cache=tmp_path / "cache.sqlite", progress=False)  # fmt: skip
+    session = Session(graph=wordnet_graph, probes=few, predictions=served)
+    browser, controls = ClusterBrowser(session), ProbeControls(session)
+    controls.probe.value = "hypernymy"
+    session.concept = few["concept"][0]
+    shown = served.filter(pl.col("concept") == few["concept"][0])
+    assert f"{int(shown['correct'].sum())}/{shown.height}" in browser.summary.value
+    assert browser.body.value.count("wb-question") == shown.height

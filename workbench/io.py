@@ -452,6 +452,7 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
         & ~(pl.col("pred").is_null() & (pl.col("scorer") == "generate")),
         "correct is not pred == answer": pl.col("correct") != (pl.col("pred") == pl.col("answer")).fill_null(False),
         "no model named": pl.col("model").is_null() | pl.col("fingerprint").is_null(),
+        "a score is NaN or infinite": pl.col("scores").list.eval(~pl.element().is_finite()).list.any(),
     }
     flagged = frame.select(*(expr.fill_null(True).alias(name) for name, expr in problems.items()))
     for name in problems:

@@ -241,6 +241,7 @@ def score(
                 )
                 .with_columns(pred=pl.col("scores").list.arg_max())
             )
+    _check_finite(per_question, probes, name or model_label(model.name))
     asked = asking_label(spec.asking, shots) if templates is not None else ""
     extra = f"max_new_tokens={_new_tokens(spec)}" if spec.scorer == "generate" else ""
     fingerprints = {name: _fingerprint(model, name, templates, asked, extra) for name in per_question["rule"].unique()}
@@ -374,6 +375,19 @@ def _ask_server(
         .agg(pl.col("score").alias("scores"), pl.col("prompt").first())
         .with_columns(pred=pl.col("scores").list.arg_max())
     )
+
+
+def _check_finite(per_question: pl.DataFrame, probes: pl.DataFrame, label: str) -> None:
+    """Refuse scores that are NaN or infinite (damaged weights: every pick would be choice 0 and the accuracy a
+    number), naming the model and the first question; what the cache holds is kept."""
+    broken = per_question.filter(pl.col("scores").list.eval(~pl.element().is_finite()).list.any())
+    if broken.height:
+        first = probes["id"][int(broken["row"].min())]
+        raise WorkbenchError(
+            f"{label} gave NaN or infinite scores on {broken['row'].n_unique():,} questions (first: id {first!r}), so "
+            "none of its picks can be trusted and nothing is written; its weights are damaged or overflow in this "
+            "dtype: load the model again from a sound copy (or use float32)"
+        )
 
 
 def _new_tokens(spec: ScoreSpec) -> int:
