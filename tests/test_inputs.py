@@ -196,6 +196,9 @@ def test_names_are_checked_where_they_enter(released_dir, logged, tmp_path, mini
     )
     refused(workbench(*score, "--name", "m" * 300), "--name is 300 characters long; give at most 100")
     refused(workbench(*score, "--name", "two\nlines"), "holds a control character or line break")
+    # issue 53: a right-to-left override showed a control as "gpt-4" on the site; a zero-width joiner hid itself
+    refused(workbench(*score, "--name", "4-tpg\u202e"), "U+202E RIGHT-TO-LEFT OVERRIDE")
+    refused(workbench(*score, "--name", "mini\u200dlm"), "U+200D ZERO WIDTH JOINER")
     samples = _logged(tmp_path, logged)
     refused(workbench("import", "lm-eval", samples, "--out", tmp_path / "l.parquet", "--name", "x\x1by"), "control")
     assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "l.parquet").exists()

@@ -13,6 +13,7 @@ import socket
 import stat
 import tempfile
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -503,6 +504,10 @@ def check_label(label: str | None, option: str, *, file_name: bool = False) -> s
         raise WorkbenchError(f"{option} is {len(label)} characters long; give at most {LABEL_LIMIT}")
     if any(ord(char) < 32 or 0x7F <= ord(char) < 0xA0 or char in "\u2028\u2029" for char in label):
         raise WorkbenchError(f"{option} {label!r} holds a control character or line break; give a plain name")
+    if formats := sorted({char for char in label if unicodedata.category(char) == "Cf"}):
+        named = ", ".join(f"U+{ord(char):04X} {unicodedata.name(char, 'format character')}" for char in formats)
+        raise WorkbenchError(f"{option} {label!r} holds a Unicode format character ({named}), which can make it show "
+                             "as another name or reorder the page around it; give a plain name")  # fmt: skip
     if file_name and ("/" in label or label.startswith(".") or "\\" in label):
         raise WorkbenchError(f"{option} {label!r} cannot be part of a file name (a / or \\, or a leading dot); "
                              "give a plain name like minilm")  # fmt: skip

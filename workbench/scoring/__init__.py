@@ -27,6 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.io import check_label
 from workbench.probes.formats import read_probes
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, RULE_NOTES, conform, model_label
 from workbench.scoring import causal, generate, lm, mcqa, mlm, seq2seq, served, similarity
@@ -199,6 +200,7 @@ def score(
     >>> preds["correct"].mean()  # doctest: +SKIP
     """
     spec = resolve_spec(ScoreSpec, spec, overrides)
+    check_label(name, "name")
     probes = _check_probes(probes)
     if served.is_endpoint(model):
         model = _connect(model, spec)
