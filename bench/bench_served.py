@@ -5,14 +5,15 @@ sample of whole clusters of the released hypernymy test), cloze, K shots from th
 - served: ``score(probes, Endpoint(url, bos="<|im_start|>"), "causal")`` (echo checked on the canaries first);
 - local: ``score(probes, load_model(gguf, "causal"), "causal")`` on the GGUF's float32 dequantisation, every prompt
   starting with the same BOS (a template file), so both sides are asked the same tokens;
-- lm-eval 0.4.13 (``--lm-eval``): ``local-completions`` on the same server, on the export of ``workbench export
-  lm-eval`` with the same templates and shots, text requests, the model's tokenizer for its context lengths.
+- lm-eval 0.4.13 (``--lm-eval local-completions gguf``): its two models for such a server, on the export of
+  ``workbench export lm-eval`` with the same templates and shots: ``local-completions`` (text requests, the model's
+  tokenizer for its context lengths) and ``gguf`` (the choice found by the echo's text offsets).
 
 Reported per K: seconds (wall) of each side, requests/s, per-choice gap in nats between served and local sums
-(mean, median, max) and picks agreeing; with ``--lm-eval``, lm-eval's picks against the served ones. Results:
+(mean, median, max) and picks agreeing; with ``--lm-eval``, each lm-eval model's against ours. Results:
 bench/README.md, "Served models".
 
-    .venv/bin/python bench/bench_served.py --questions 60 --shots 0 5 --lm-eval --json served.json
+    .venv/bin/python bench/bench_served.py --questions 10 --shots 0 5 --lm-eval local-completions gguf --json s.json
 """
 
 import argparse
@@ -82,7 +83,7 @@ def compare(a: dict, b: dict) -> dict:
             "gap_max": float(gaps.max()), "picks_agree": float(picks)}  # fmt: skip
 
 
-def run_lm_eval(probes, shots, asking, templates: Path, url: str, folder: Path) -> tuple[dict, float]:
+def run_lm_eval(probes, shots, asking, templates: Path, url: str, folder: Path, kind: str) -> tuple[dict, float]:
     from lm_eval import simple_evaluate
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.tasks import TaskManager
@@ -90,9 +91,10 @@ def run_lm_eval(probes, shots, asking, templates: Path, url: str, folder: Path) 
     export_lm_eval(probes, folder / "tasks", prompts=templates, asking=asking, shots=shots)
     tracker = EvaluationTracker(output_path=str(folder / "lm_eval"))
     args = (f"model=smollm2,base_url={url}/completions,tokenizer={dequantised(smollm2_gguf())},"
-            "tokenized_requests=False,num_concurrent=1,max_retries=3")  # fmt: skip
+            "tokenized_requests=False,num_concurrent=1,max_retries=3") if kind == "local-completions" else \
+        f"base_url={url.removesuffix('/v1')}"  # fmt: skip
     started = time.perf_counter()
-    results = simple_evaluate(model="local-completions", model_args=args, tasks=["workbench_hypernymy"],
+    results = simple_evaluate(model=kind, model_args=args, tasks=["workbench_hypernymy"],
                               task_manager=TaskManager(include_path=str(folder / "tasks")), log_samples=True,
                               evaluation_tracker=tracker)  # fmt: skip
     seconds = time.perf_counter() - started
@@ -111,7 +113,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8931)
     parser.add_argument("--threads", type=int, default=2, help="the server's threads (the local scorer's too)")
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--lm-eval", action="store_true")
+    parser.add_argument("--lm-eval", nargs="*", default=[], choices=("local-completions", "gguf"),
+                        help="lm-eval's models to run on the same server")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)
@@ -139,13 +142,14 @@ def main() -> None:
                 requests = served["choices"].list.len().sum()
                 row = {"local_s": local_s, "served_s": served_s, "served_requests_per_s": requests / served_s,
                        "served_vs_local": compare(sums(served), sums(local))}  # fmt: skip
-                if args.lm_eval:
+                for kind in args.lm_eval:
                     asking = Asking(shots=shots)
                     drawn = draw_shots(pool, probes, asking) if shots else None
-                    harness, harness_s = run_lm_eval(probes, drawn, asking, templates, url, folder / f"lm{shots}")
-                    row |= {"lm_eval_s": harness_s, "speedup_over_lm_eval": harness_s / served_s,
-                            "lm_eval_vs_served": compare(harness, sums(served)),
-                            "lm_eval_vs_local": compare(harness, sums(local))}  # fmt: skip
+                    harness, harness_s = run_lm_eval(probes, drawn, asking, templates, url,
+                                                     folder / f"lm{shots}-{kind}", kind)  # fmt: skip
+                    row[kind] = {"seconds": harness_s, "speedup_of_ours": harness_s / served_s,
+                                 "against_served": compare(harness, sums(served)),
+                                 "against_local": compare(harness, sums(local))}  # fmt: skip
                 report["by_shots"][str(shots)] = row
                 print(json.dumps({shots: row}, indent=1), flush=True)
         finally:

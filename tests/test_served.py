@@ -67,19 +67,20 @@ def test_a_shifted_echo_is_refused_before_any_work_naming_the_generation_ways(se
 
 
 def test_served_log_likelihoods_agree_with_the_local_scorer_on_the_same_weights(server, few, bos_templates, tmp_path):
+    two = few.head(2)
     os.environ["OPENAI_API_KEY"] = KEY
     try:
         cache = PredictionCache(tmp_path / "cache.sqlite")
         endpoint = Endpoint(server, bos=BOS, concurrency=4)
-        served = score(few, endpoint, "causal", rule="all", prompts=bos_templates, cache=cache, progress=False)
+        served = score(two, endpoint, "causal", rule="all", prompts=bos_templates, cache=cache, progress=False)
     finally:
         del os.environ["OPENAI_API_KEY"]
-    local = score(few, load_model(smollm2_gguf(), "causal"), "causal", rule="all", prompts=bos_templates, cache=False,
+    local = score(two, load_model(smollm2_gguf(), "causal"), "causal", rule="all", prompts=bos_templates, cache=False,
                   progress=False)  # fmt: skip
     pair = served.select("id", "rule", "scores", "prompt").join(
         local.select("id", "rule", "scores", "prompt"), on=["id", "rule"], suffix="_local"
     )
-    assert pair.height == 12 and (pair["prompt"] == pair["prompt_local"]).all()
+    assert pair.height == 8 and (pair["prompt"] == pair["prompt_local"]).all()
     sums = pair.filter(pl.col("rule") == "sum")
     gaps = np.abs(np.concatenate([np.subtract(a, b) for a, b in zip(sums["scores"], sums["scores_local"])]))
     # Q4_1 weights with 8-bit activations (llama.cpp) against their float32 dequantisation: near, not equal
@@ -93,7 +94,7 @@ def test_served_log_likelihoods_agree_with_the_local_scorer_on_the_same_weights(
     assert KEY.encode() not in path.read_bytes() and KEY.encode() not in cache.path.read_bytes()
     assert "smollm2" in text_report(served, n_boot=20).split("Served models")[1].splitlines()[1]
     # every answer was kept: asked again, the server is not asked
-    again = score(few, endpoint, "causal", rule="all", prompts=bos_templates, cache=cache, progress=False)
+    again = score(two, endpoint, "causal", rule="all", prompts=bos_templates, cache=cache, progress=False)
     assert again["scores"].to_list() == served["scores"].to_list()
 
 
