@@ -145,8 +145,12 @@ def main() -> None:
                 for kind in args.lm_eval:
                     asking = Asking(shots=shots)
                     drawn = draw_shots(pool, probes, asking) if shots else None
-                    harness, harness_s = run_lm_eval(probes, drawn, asking, templates, url,
-                                                     folder / f"lm{shots}-{kind}", kind)  # fmt: skip
+                    try:
+                        harness, harness_s = run_lm_eval(probes, drawn, asking, templates, url,
+                                                         folder / f"lm{shots}-{kind}", kind)  # fmt: skip
+                    except Exception as err:  # lm-eval failing on the server's answers is a result too
+                        row[kind] = {"error": f"{type(err).__name__}: {err}"}
+                        continue
                     row[kind] = {"seconds": harness_s, "speedup_of_ours": harness_s / served_s,
                                  "against_served": compare(harness, sums(served)),
                                  "against_local": compare(harness, sums(local))}  # fmt: skip
