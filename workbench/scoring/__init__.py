@@ -215,13 +215,10 @@ def score(
             dtype=spec.dtype,
             device_map=spec.device_map,
         )
-    elif isinstance(model, Model):
+    else:
         _check_loaded(model, spec)
     store = _cache(cache)
-    pairs = probes.select(
-        pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
-    ).explode("choice")
-    pairs, templates, shots = _rendered(model, spec, probes, pairs, shot_pool)
+    pairs, templates, shots = _rendered(model, spec, probes, shot_pool)
     server_chat = _server_chat(model, spec)
     module = SCORER_MODULES[spec.scorer]
     chosen = module.RULES[0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
@@ -229,20 +226,13 @@ def score(
         if isinstance(model, served.Server):
             per_question = _ask_server(model, spec, probes, pairs, chosen, store, progress, server_chat)
         elif spec.scorer == "generate":
-            prompts = pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
+            prompts = _question_prompts(pairs)
             per_question = generate.question_scores(
                 model, probes, prompts, _new_tokens(spec), spec.batch_size, store, progress, spec.format == "letters"
             )
         else:
             scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
-            per_question = (
-                scored.group_by("rule", "row", maintain_order=True)
-                .agg(
-                    pl.col("score").alias("scores"),
-                    (pl.col("prompt").first() if templates is not None else pl.lit(None)).alias("prompt"),
-                )
-                .with_columns(pred=pl.col("scores").list.arg_max())
-            )
+            per_question = _by_question(scored, prompted=templates is not None)
     _check_finite(per_question, probes, name or model_label(model.name))
     asked = asking_label(spec.asking, shots) if templates is not None else ""
     extra = f"max_new_tokens={_new_tokens(spec)}" if spec.scorer == "generate" else ""
@@ -265,10 +255,14 @@ def score(
 
 
 def _rendered(
-    model: "Model | served.Server", spec: ScoreSpec, probes: pl.DataFrame, pairs: pl.DataFrame, pool
+    model: "Model | served.Server", spec: ScoreSpec, probes: pl.DataFrame, pool
 ) -> tuple[pl.DataFrame, PromptTemplates | None, Shots | None]:
-    """``pairs`` with the texts the model is asked (``asking.render``; for a server that applies its own chat
-    template, each question's messages as JSON in ``prompt``), the templates and the shots."""
+    """The question-choice pairs of ``probes`` (``row``, ``probe``, ``question``, ``choice``) with the texts the model
+    is asked (``asking.render``; for a server that applies its own chat template, each question's messages as JSON in
+    ``prompt``), the templates and the shots."""
+    pairs = probes.select(
+        pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
+    ).explode("choice")
     templates = load_prompts(spec.prompts) if spec.scorer in PROMPT_SCORERS else None
     shots = _shots(spec, probes, pool)
     if _server_chat(model, spec):
@@ -305,18 +299,14 @@ def plan_requests(
     if not served.is_endpoint(model):
         raise SpecError(f"plan_requests counts what a served model is sent; {model!r} is not an Endpoint or a URL")
     server = _connect(model, spec)
-    pairs = probes.select(
-        pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
-    ).explode("choice")
-    pairs, _, _ = _rendered(server, spec, probes, pairs, shot_pool)
+    pairs, _, _ = _rendered(server, spec, probes, shot_pool)
     if spec.scorer == "generate":
-        asked = pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
+        asked = _question_prompts(pairs)
         kind, completion = served.KINDS["chat" if _server_chat(server, spec) else "text"], _new_tokens(spec)
         units = [(text, str(completion)) for text in asked]
     else:
-        prompts = pairs["prompt"].to_list() + (pairs["neutral"].to_list() if spec.rule in ("mi", "all") else [])
-        units = list(zip(prompts, pairs["continuation"].to_list() * (len(prompts) // pairs.height)))
-        kind, completion = served.KINDS["echo"], 1
+        units, neutral = lm.rule_units(pairs, lm.RULES if spec.rule == "all" else (spec.rule,))
+        units, kind, completion = units + neutral, served.KINDS["echo"], 1
     units = list(dict.fromkeys(units))
     todo = served.uncached(server, kind, units, _cache(cache))
     texts = [served.sent_text(server, *unit) if kind == served.KINDS["echo"] else unit[0] for unit in todo]
@@ -364,7 +354,7 @@ def _ask_server(
 ) -> pl.DataFrame:
     """``per_question`` from a served model: log-likelihoods through echo (the server checked first), or answers."""
     if spec.scorer == "generate":
-        asked = pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
+        asked = _question_prompts(pairs)
         questions = [json.loads(text) for text in asked] if chat else asked
         said = served.answers(server, questions, _new_tokens(spec), chat, store, progress)
         served.report(server, progress)
@@ -372,11 +362,22 @@ def _ask_server(
     served.check_echo(server)
     scored = lm.rule_scores(pairs, rule, served.logprob_outputs(server, store, progress))
     served.report(server, progress)
+    return _by_question(scored, prompted=True)
+
+
+def _by_question(scored: pl.DataFrame, prompted: bool) -> pl.DataFrame:
+    """Choice scores (``rule``, ``row``, ``score``, maybe ``prompt``) as one row per rule and question: ``scores``,
+    ``prompt`` (``prompted``; else null) and ``pred``, the best-scoring choice."""
     return (
         scored.group_by("rule", "row", maintain_order=True)
-        .agg(pl.col("score").alias("scores"), pl.col("prompt").first())
+        .agg(pl.col("score").alias("scores"), (pl.col("prompt").first() if prompted else pl.lit(None)).alias("prompt"))
         .with_columns(pred=pl.col("scores").list.arg_max())
     )
+
+
+def _question_prompts(pairs: pl.DataFrame) -> list[str]:
+    """Each question's prompt, in order (a question's choices share it)."""
+    return pairs.group_by("row", maintain_order=True).agg(pl.col("prompt").first())["prompt"].to_list()
 
 
 def _check_finite(per_question: pl.DataFrame, probes: pl.DataFrame, label: str) -> None:

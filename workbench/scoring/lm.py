@@ -50,9 +50,7 @@ def rule_scores(
     """``choice_scores`` from ``outputs``, which gives each (prompt, continuation) unit's token log-probabilities
     (a local model's ``compute``, or a served model's answers: ``workbench.scoring.served``)."""
     rules = RULES if rule == "all" else (rule,)
-    continuations = pairs["continuation"].to_list()
-    units = list(zip(shared_texts(pairs["prompt"]), continuations))
-    neutral = list(zip(shared_texts(pairs["neutral"]), continuations)) if "mi" in rules else []
+    units, neutral = rule_units(pairs, rules)
     values = outputs(units + neutral)
     sums, tokens = token_sums(values, units)
     by_rule = {
@@ -62,6 +60,13 @@ def rule_scores(
         "mi": lambda: sums - token_sums(values, neutral)[0],
     }
     return pl.concat([pairs.with_columns(score=pl.Series(by_rule[name]()), rule=pl.lit(name)) for name in rules])
+
+
+def rule_units(pairs: pl.DataFrame, rules: tuple[str, ...]) -> tuple[list[Unit], list[Unit]]:
+    """The (prompt, continuation) units ``rules`` read: each pair's, and (``mi``) its question-free neutral one."""
+    continuations = pairs["continuation"].to_list()
+    units = list(zip(shared_texts(pairs["prompt"]), continuations))
+    return units, list(zip(shared_texts(pairs["neutral"]), continuations)) if "mi" in rules else []
 
 
 def shared_texts(texts: pl.Series) -> list[str]:

@@ -202,12 +202,11 @@ def connect(endpoint: Endpoint, scorer: str = "causal") -> Server:
     identity = {"host": endpoint.host, "model": name, **_scalars(reported)}
     if endpoint.bos:
         identity["bos"] = endpoint.bos
-    fingerprint = hashlib.sha256(("served\x1f" + json.dumps(identity, sort_keys=True)).encode()).hexdigest()
-    context = _scalars(reported).get("max_model_len")
     tokenizer = load_tokenizer(endpoint.tokenizer) or server_template(endpoint, key)
     if isinstance(tokenizer, ServerTemplate):  # the template is part of what the server serves
         identity["chat_template"] = hashlib.sha256(tokenizer.chat_template.encode()).hexdigest()[:16]
-        fingerprint = hashlib.sha256(("served\x1f" + json.dumps(identity, sort_keys=True)).encode()).hexdigest()
+    fingerprint = hashlib.sha256(("served\x1f" + json.dumps(identity, sort_keys=True)).encode()).hexdigest()
+    context = identity.get("max_model_len")
     return Server(
         endpoint, client, name, identity, fingerprint, scorer, tokenizer,
         max_length=int(context) if isinstance(context, int) else 0, sent=traffic,
