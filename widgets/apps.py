@@ -133,3 +133,41 @@ def inoculation(home: Path | None = None) -> w.Widget:
     ])  # fmt: skip
     app.session, app.panels = session, {"source": trainer, "inoculation": launcher, "runs": curves}
     return app
+
+
+NO_LINK = (
+    "<b>This page needs your personal link.</b> Ask the person who runs the study for it (they make it with "
+    "<code>workbench annotate link BATCH YOUR-NAME</code>); it ends in <code>?annotator=...</code>."
+)
+
+
+def annotate(home: Path | None = None, token: str | None = None) -> w.Widget:
+    """Annotation app: the questions of the batch whose person holds ``token`` (under Voilà, the link's
+    ``?annotator=`` value), one at a time; after the last, their answers beside the gold and the workspace's models."""
+    from widgets.annotate import AnnotationPanel
+    from workbench.annotation import find_annotator
+
+    token = token if token is not None else _query("annotator")
+    member = find_annotator(token or "", home)
+    header = _header("Annotation", "Pick the answer you think is right: click it, or press its number (1-5).")
+    if member is None:
+        return w.VBox([header, w.HTML(NO_LINK)])
+    files = prediction_files(home)
+    preds = read_predictions(*files) if files else None
+    panel = AnnotationPanel(member, preds)
+    app = w.VBox([header, w.HTML(f"<p class='wb-muted'>{member.name} · batch {member.batch.name}</p>"), panel.widget])
+    app.panels = {"annotate": panel}
+    return app
+
+
+def _query(key: str) -> str | None:
+    """``key``'s value in the page's query string under Voilà (a preheated kernel waits for its page first)."""
+    import os
+    from urllib.parse import parse_qs
+
+    if "VOILA_KERNEL_ID" not in os.environ and "VOILA_PREHEAT" not in os.environ:
+        return None
+    from voila.utils import get_query_string
+
+    values = parse_qs(get_query_string() or "").get(key)
+    return values[0] if values else None

@@ -136,7 +136,8 @@ def _alive(pid: int) -> bool:
 
 OUTPUT_SUFFIXES = {
     "predictions": (".parquet",), "report": (".html", ".htm"), "table": (".parquet",),
-    "population": (".parquet", ".csv"), "markdown": (".md", ".txt"),
+    "population": (".parquet", ".csv"), "markdown": (".md", ".txt"), "votes": (".parquet", ".csv"),
+    "gold": (".jsonl",),
 }  # fmt: skip
 """The file names each kind of output file may have: a suffix says what the file holds, so another is refused."""
 FOLDER_KINDS = {
@@ -150,8 +151,12 @@ FOLDER_KINDS = {
     "edge-results": "edge-probing results (summary, predictions, audit .parquet)",
     "olmpics": "oLMpics probes (<probe>.jsonl)",
     "mcqa": "a science QA set ({train,dev,test}.jsonl without probe notes)",
+    "annotation": "an annotation batch (batch.json, questions.parquet, assignments.parquet, votes.sqlite)",
+    "label-studio": "a Label Studio project (label_config.xml, tasks.json)",
 }
 """The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
+OWN_MARKER = "cluster_id"
+"""A notes key only our ARC JSONL writes (``probes.formats.OWN_MARKER``): a gold test of ours, not a released one."""
 REPORT_MARKER = '<meta name="generator" content="Probe Workbench report">'
 """The line in every HTML report ``workbench report --html`` writes: what it may replace without ``--force``."""
 
@@ -231,6 +236,11 @@ def written_kind(path: str | Path) -> str | None:
             return "report"
         elif head.startswith(b"unit,origin,model,scorer,"):
             return "population"
+        elif head.startswith(b"annotator,place,id,choice,"):
+            return "votes"
+        elif head.startswith(b"{"):
+            notes = _first_record(path).get("notes")
+            return "gold" if isinstance(notes, dict) and {"turk_vote", OWN_MARKER} <= set(notes) else None
         elif head.startswith(b"### ") and MARKDOWN_MARKER.encode() in head:
             return "markdown"
         else:
@@ -243,6 +253,8 @@ def written_kind(path: str | Path) -> str | None:
         return "probes"
     if {"unit", "origin", "model", "scorer", "control"} <= columns:
         return "population"
+    if {"annotator", "place", "choice", "order"} <= columns:
+        return "votes"
     return "table"
 
 
@@ -263,6 +275,11 @@ def folder_kind(path: str | Path) -> str | None:
     splits = {f"{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("parquet", "jsonl")}
     jsonl = [children[name] for name in sorted(names & splits) if name.endswith(".jsonl")]
     sniffed = {_jsonl_kind(file) for file in jsonl}
+    if "batch.json" in names:
+        return "annotation" if names <= {"batch.json", "questions.parquet", "assignments.parquet", "votes.sqlite",
+                                         "votes.sqlite-wal", "votes.sqlite-shm"} else "other"  # fmt: skip
+    if names and names <= {"label_config.xml", "tasks.json"}:
+        return "label-studio"
     if "site.json" in names:
         return "site" if not unlisted_files(path, "site.json") else "other"
     if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):
@@ -306,6 +323,15 @@ def _json_record(file: Path) -> dict:
     return record if isinstance(record, dict) else {}
 
 
+def _first_record(file: Path) -> dict:
+    try:
+        with open(file, encoding="utf-8") as handle:
+            record = json.loads(handle.readline() or "null")
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def _json_keys(file: Path) -> set[str]:
     try:
         record = json.loads(file.read_text(encoding="utf-8"))
@@ -324,12 +350,8 @@ def _probe_tree(folder: Path) -> bool:
 def _jsonl_kind(file: Path) -> str | None:
     """Which JSONL a file's first record is: ``probes`` (ARC-style with notes), ``edge-task`` (jiant), ``mcqa``
     (ARC-style), ``olmpics``, or None."""
-    try:
-        with open(file, encoding="utf-8") as handle:
-            record = json.loads(handle.readline() or "null")
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict):
+    record = _first_record(file)
+    if not record:
         return None
     if "targets" in record:
         return "edge-task"

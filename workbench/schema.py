@@ -45,6 +45,8 @@ POPULATIONS = {
     "silver": "the paper preset's silver questions, unfiltered (R&S 2020's development sets; definitions' and "
     "synonymy's test too): not the paper's gold-standard test",
     "uniform": "the uniform grid (--preset uniform): every hop and distractor kind alike, not the paper's population",
+    "gold": "a gold-standard test of ours: questions people answered in an annotation batch, kept by the rule given to "
+    "`workbench annotate gold` (docs/ANNOTATION.md); compare with the paper's gold-standard test results",
     "released": "a file released with R&S 2020 (its hypernymy, hyponymy and DictionaryQA tests are the crowd-filtered "
     "gold-standard tests)",
 }
@@ -101,6 +103,10 @@ RULE_NOTES = {
     "match": (
         "generate: the greedy free answer after the prompt, 1 for the choice it names (the gold's lemmas, inflected, "
         "or a choice's text), else 0: accuracy is recall."
+    ),
+    "majority": (
+        "people: the choice most of a question's annotators picked (votes per choice as scores; a tie goes to the "
+        "choice voted first; docs/ANNOTATION.md)."
     ),
 }
 MATCH_KINDS = ("exact", "near", "choice", "other")

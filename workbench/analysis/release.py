@@ -192,7 +192,7 @@ def human_votes(path: str | Path) -> pl.DataFrame:
                 {
                     "id": str(record["id"]),
                     "picks": len(set(notes["total_votes"])),
-                    "human_correct": notes["turk_vote"] == record["answerKey"],
+                    "human_correct": str(notes["turk_vote"]) == str(record["answerKey"]),
                 }
             )
     return pl.DataFrame(rows, schema={"id": pl.String, "picks": pl.Int64, "human_correct": pl.Boolean})

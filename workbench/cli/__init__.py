@@ -20,6 +20,7 @@ VERB_MODULES = (
     "olmpics",
     "edge",
     "interop",
+    "annotate",
 )
 
 

@@ -34,6 +34,7 @@ class App(str, Enum):
     explorer = "explorer"
     dashboard = "dashboard"
     inoculation = "inoculation"
+    annotate = "annotate"
 
 
 def is_loopback(address: str) -> bool:
@@ -201,7 +202,7 @@ def voila_environment(token: str | None = None) -> dict[str, str]:
 
 
 def serve(
-    app: App = typer.Argument(App.explorer, help="Which app: explorer, dashboard or inoculation."),
+    app: App = typer.Argument(App.explorer, help="Which app: explorer, dashboard, inoculation or annotate."),
     port: int = typer.Option(8866, help="TCP port (0: any free port)."),
     host: str = typer.Option("127.0.0.1", help="Address to listen on; another than 127.0.0.1 serves others."),
     public: bool = typer.Option(False, "--public", help="Serve others on every address (--host 0.0.0.0)."),

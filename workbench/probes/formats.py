@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
-from workbench.io import exclusive, read_parquet, staged_folder, write_parquet, write_text
+from workbench.io import OWN_MARKER, exclusive, read_parquet, staged_folder, write_parquet, write_text
 from workbench.probes.assemble import question_id
 from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, cluster_id, conform
 
@@ -60,7 +60,6 @@ RELEASED_FAMILIES = {
     "senses": "senses",
 }
 FAMILY_TYPES = {family: kind for kind, family in RELEASED_FAMILIES.items()}
-OWN_MARKER = "cluster_id"  # a notes key only our exports write
 CHAIN_SEPARATOR = re.compile(r"=>|<=")
 ARC_HINT = (
     'one JSON object per line: {"id", "question": {"stem", "choices": [{"text", "label"}]}, "answerKey", "notes"}'

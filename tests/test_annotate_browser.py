@@ -1,0 +1,150 @@
+"""The annotation app in a real browser: three people at once on a 30-question batch of the released hypernymy
+test, by click and by key, a reload that resumes, and the server killed (kill -9) mid-session losing no vote."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "test-artifacts" / "browser"
+RELEASED = ROOT.parent / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+TIMEOUT_MS = 180_000
+
+
+def start(home: Path, port: int) -> subprocess.Popen:
+    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    log = (home / "voila-annotate.log").open("a")
+    command = [sys.executable, "-m", "workbench", "serve", "annotate", "--port", str(port)]
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.time() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            return process
+        except OSError:
+            if process.poll() is not None or time.time() > deadline:
+                raise AssertionError((home / "voila-annotate.log").read_text()[-2000:]) from None
+            time.sleep(0.3)
+
+
+def kill_hard(process: subprocess.Popen) -> None:
+    """kill -9 of the server and every kernel it started (each kernel runs in a session of its own)."""
+    from workbench.cli.serve import children
+
+    for pid in [*children(process.pid), process.pid]:
+        for child in children(pid):
+            os.kill(child, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=20)
+
+
+@pytest.fixture
+def batch(tmp_path):
+    from workbench.annotation import create_batch
+    from workbench.probes.formats import read_probes
+
+    if not RELEASED.is_file():
+        pytest.skip(f"{RELEASED} is not here (../shared beside the repository)")
+    home = tmp_path / "workspace"
+    made = create_batch(read_probes(RELEASED), home / "annotation" / "hyp", 30, per_question=2, annotators=3, seed=3)
+    return home, made
+
+
+def counter(page) -> int:
+    return int(page.locator("text=/\\d+ of 20 answered/").inner_text().split()[0])
+
+
+ON_SCREEN = """() => [document.querySelector('.wb-annotate-stem')?.innerText || '',
+    [...document.querySelectorAll('button.wb-choice')].map(b => b.innerText).join('\\n')]"""
+
+
+def answer(page, by_key: bool, flag: bool = False) -> tuple[str, str]:
+    """Answer the question on screen with its second choice, wait for the next; returns (stem, the choice's text)."""
+    before = counter(page)
+    stem, choices = page.evaluate(ON_SCREEN)
+    choice = choices.split("\n")[1].split(". ", 1)[1]
+    if flag:
+        page.get_by_text("another choice is also right").click()
+    if by_key:
+        page.locator(".wb-annotate-stem").click()  # focus on the page, not in the comment box
+        page.keyboard.press("2")
+    else:
+        page.locator("button.wb-key-2").click()
+    page.wait_for_function(
+        f"""() => document.body.innerText.includes('{before + 1} of 20 answered') &&
+                  ({ON_SCREEN})()[1] !== {choices!r} && ({ON_SCREEN})()[1].split('\\n').length === 5
+                  || document.body.innerText.includes('Thank you')""",
+        timeout=TIMEOUT_MS,
+    )
+    return stem, choice
+
+
+def test_three_people_answer_at_once_resume_after_reload_and_lose_nothing_to_a_kill(batch, browser):
+    from workbench.annotation import add_annotator, read_votes
+    from workbench.cli.serve import free_port
+
+    home, made = batch
+    names = ("alice", "bob", "carol")
+    links = {name: add_annotator(made, name) for name in names}
+    port = free_port()
+    server = start(home, port)
+    contexts = {name: browser.new_context(viewport={"width": 1200, "height": 900}) for name in names}
+    pages = {name: context.new_page() for name, context in contexts.items()}
+    shown: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
+    try:
+        for name, page in pages.items():  # three kernels start at once
+            page.goto(f"http://127.0.0.1:{port}/?annotator={links[name]}", timeout=TIMEOUT_MS)
+        for name, page in pages.items():
+            page.wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
+            assert name in page.inner_text("body") and counter(page) == 0
+        for round_ in range(4):  # interleaved: each person answers in turn, by click and by key
+            for name, page in pages.items():
+                shown[name].append(answer(page, by_key=round_ % 2 == 1, flag=round_ == 0 and name == "bob"))
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        pages["alice"].screenshot(path=SHOTS / "annotate-0-question.png", full_page=True)
+        pages["alice"].reload(timeout=TIMEOUT_MS)  # a person who leaves and comes back goes on where they stopped
+        pages["alice"].wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
+        assert counter(pages["alice"]) == 4
+        assert pages["alice"].locator(".wb-annotate-stem").inner_text() not in [s for s, _ in shown["alice"]]
+        shown["bob"].append(answer(pages["bob"], by_key=False))
+        kill_hard(server)  # kill -9 mid-session: every answer the page showed as done is in the database
+        votes = read_votes(made)
+        assert votes.group_by("annotator").len().sort("annotator")["len"].to_list() == [4, 5, 4]
+        port = free_port()  # the killed server's port may linger in TIME_WAIT: the lab restarts it anywhere
+        server = start(home, port)
+        pages["bob"].goto(f"http://127.0.0.1:{port}/?annotator={links['bob']}", timeout=TIMEOUT_MS)
+        pages["bob"].wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
+        assert counter(pages["bob"]) == 5
+        pages["carol"].goto(f"http://127.0.0.1:{port}/?annotator={links['carol']}", timeout=TIMEOUT_MS)
+        pages["carol"].wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
+        for _ in range(16):
+            shown["carol"].append(answer(pages["carol"], by_key=True))
+        pages["carol"].wait_for_selector("text=Thank you", timeout=TIMEOUT_MS)
+        pages["carol"].screenshot(path=SHOTS / "annotate-1-review.png", full_page=True)
+        assert "You picked the gold on" in pages["carol"].inner_text("body")
+    finally:
+        for context in contexts.values():
+            context.close()
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    votes = read_votes(made)
+    assert votes.group_by("annotator").len().sort("annotator")["len"].to_list() == [4, 5, 20]
+    assert not votes.select("annotator", "id").is_duplicated().any()
+    assert (votes["source"] == "app").all() and (votes["shown"] == 2).all()
+    questions = made.questions.select("id", "question", "choices")
+    seen = votes.join(questions, on="id").sort("at")
+    for name in names:  # the recorded choice is the text the person clicked, under the stem they saw
+        mine = seen.filter(pl.col("annotator") == name)
+        recorded = [(q, c[i]) for q, c, i in zip(mine["question"], mine["choices"], mine["choice"], strict=True)]
+        assert recorded == shown[name]
+    assert votes.filter(pl.col("annotator") == "bob")["flags"].to_list()[0] == ["also-right"]
+    assert (votes["order"].list.get(1) == votes["choice"]).all()

@@ -1,0 +1,172 @@
+"""An annotation batch: a seeded sample of a probe set's questions, each assigned to ``per_question`` of the batch's
+``annotators`` places, balanced, none twice to one person, the choices in an order of each person's own.
+
+A batch is a folder: ``batch.json`` (how it was drawn), ``questions.parquet`` (the sampled probe rows, gold
+included), ``assignments.parquet`` (place, question, position, choice order) and ``votes.sqlite`` (the annotators
+and their votes, ``workbench.annotation.votes``).
+
+>>> batch = create_batch(read_probes("probes/hypernymy"), "annotation/hyp", questions=30, per_question=2,
+...                      annotators=3)  # doctest: +SKIP
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from workbench.errors import WorkbenchError
+from workbench.io import check_output, read_parquet, staged_folder, write_parquet, write_text
+from workbench.schema import PROBE_SCHEMA, conform
+
+BATCH_FILE = "batch.json"
+QUESTIONS = "questions.parquet"
+ASSIGNMENTS = "assignments.parquet"
+VOTES = "votes.sqlite"
+ASSIGNMENT_SCHEMA = {"place": pl.Int64, "id": pl.String, "position": pl.Int64, "order": pl.List(pl.Int64)}
+
+
+@dataclass(frozen=True)
+class Batch:
+    """An annotation batch folder and how it was drawn (``batch.json``)."""
+
+    folder: Path
+    name: str
+    per_question: int
+    annotators: int
+    seed: int
+    draw: str
+    source: str
+    created: str
+
+    @property
+    def questions(self) -> pl.DataFrame:
+        """The sampled questions (probe rows, gold included)."""
+        return read_parquet(self.folder / QUESTIONS)
+
+    @property
+    def assignments(self) -> pl.DataFrame:
+        """One row per (place, question): the ``position`` in that person's sequence and the choice ``order``
+        they see (indices into the question's choices)."""
+        return read_parquet(self.folder / ASSIGNMENTS)
+
+    @property
+    def votes_path(self) -> Path:
+        return self.folder / VOTES
+
+
+def draw_sample(probes: pl.DataFrame, questions: int, seed: int = 0, clusters: bool = False) -> pl.DataFrame:
+    """``questions`` questions of ``probes`` at random (seeded), or with ``clusters`` whole clusters at random up to
+    that many questions (every question of each cluster drawn)."""
+    if questions < 1:
+        raise WorkbenchError(f"--questions {questions}: a sample needs one question or more")
+    if not clusters:
+        return probes.sample(min(questions, probes.height), seed=seed, shuffle=True)
+    sizes = probes.group_by("cluster_id").len().sort("cluster_id").sample(fraction=1.0, shuffle=True, seed=seed)
+    kept = sizes.filter(pl.col("len").cum_sum() <= questions)["cluster_id"]
+    if kept.is_empty():
+        raise WorkbenchError(
+            f"every cluster holds more than {questions} questions; ask for more (the smallest holds "
+            f"{sizes['len'].min()}) or draw questions rather than whole clusters"
+        )
+    return probes.filter(pl.col("cluster_id").is_in(kept.implode()))
+
+
+def assign(ids: list[str], annotators: int, per_question: int, seed: int = 0) -> pl.DataFrame:
+    """Each question to ``per_question`` distinct places of ``annotators``, balanced (places' loads differ by one
+    at most), each place's questions in an order of its own (seeded)."""
+    if not 1 <= per_question <= annotators:
+        raise WorkbenchError(
+            f"--per-question {per_question} with --annotators {annotators}: each question needs that many distinct "
+            "people, so give at least as many annotators as votes per question (and one vote or more)"
+        )
+    rng = np.random.default_rng(seed)
+    shuffled = [ids[i] for i in rng.permutation(len(ids))]
+    rows = [
+        (place, question)
+        for index, question in enumerate(shuffled)
+        for place in ((index * per_question + j) % annotators for j in range(per_question))
+    ]
+    pairs = pl.DataFrame(rows, schema={"place": pl.Int64, "id": pl.String}, orient="row")
+    keys = pairs.select(pl.concat_str(pl.lit(f"{seed}:"), "place", pl.lit(":"), "id").hash(seed).alias("key"))
+    return (
+        pairs.with_columns(keys)
+        .sort("place", "key")
+        .with_columns(position=pl.int_range(pl.len()).over("place"))
+        .drop("key")
+    )
+
+
+def choice_order(n_choices: int, place: int, question: str, seed: int = 0) -> list[int]:
+    """The order in which ``place`` sees a question's choices (indices), seeded by the batch, place and question."""
+    digest = hashlib.sha256(f"{seed}:{place}:{question}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "big")).permutation(n_choices).tolist()
+
+
+def create_batch(
+    probes: pl.DataFrame,
+    out: str | Path,
+    questions: int,
+    per_question: int = 3,
+    annotators: int = 3,
+    seed: int = 0,
+    clusters: bool = False,
+    source: str = "",
+) -> "Batch":
+    """Draw a sample of ``probes``, assign it and write the batch folder ``out`` (a new or empty folder).
+
+    ``per_question``: votes each question gets (distinct people); ``annotators``: the places people take with
+    ``workbench annotate link``; ``clusters``: draw whole clusters rather than random questions.
+    """
+    from workbench.annotation.votes import create_store
+
+    out = Path(out)
+    if out.exists() and any(not child.name.startswith(".") for child in out.iterdir()):
+        raise WorkbenchError(f"{out} is not empty; an annotation batch is written into a new (or empty) folder")
+    check_output(out, folder=True)
+    probes = conform(probes, PROBE_SCHEMA, what="probe frame")
+    sample = draw_sample(probes, questions, seed, clusters).sort("id")
+    if sample["id"].n_unique() != sample.height:
+        raise WorkbenchError("the probe set holds a question id twice; rebuild it or pass a file of one set")
+    table = assign(sample["id"].to_list(), annotators, per_question, seed)
+    sizes = dict(zip(sample["id"], sample["choices"].list.len(), strict=True))
+    orders = [choice_order(sizes[q], p, q, seed) for p, q in zip(table["place"], table["id"], strict=True)]
+    table = table.with_columns(order=pl.Series(orders, dtype=pl.List(pl.Int64)))
+    record = {
+        "name": out.name, "per_question": per_question, "annotators": annotators, "seed": seed,
+        "draw": "clusters" if clusters else "questions", "source": source,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"), "questions": sample.height,
+    }  # fmt: skip
+    with staged_folder(out) as staging:
+        write_parquet(sample, staging / QUESTIONS)
+        write_parquet(table, staging / ASSIGNMENTS)
+        create_store(staging / VOTES)
+        write_text(json.dumps(record, indent=2) + "\n", staging / BATCH_FILE)
+    return open_batch(out)
+
+
+def open_batch(folder: str | Path) -> Batch:
+    """The batch in ``folder`` (written by ``create_batch``)."""
+    folder = Path(folder)
+    try:
+        record = json.loads((folder / BATCH_FILE).read_text())
+    except FileNotFoundError:
+        raise WorkbenchError(
+            f"{folder} is not an annotation batch (no {BATCH_FILE}); make one with `workbench annotate sample`"
+        ) from None
+    except (OSError, json.JSONDecodeError) as err:
+        raise WorkbenchError(f"{folder / BATCH_FILE} cannot be read ({err}); the batch folder is damaged") from err
+    fields = ("name", "per_question", "annotators", "seed", "draw", "source", "created")
+    return Batch(folder=folder, **{key: record[key] for key in fields})
+
+
+def batches(home: Path | None = None) -> list[Batch]:
+    """The annotation batches of the workspace (``<workspace>/annotation/*``), by name."""
+    from workbench.paths import workspace_path
+
+    root = workspace_path("annotation", home)
+    found = sorted(path.parent for path in root.glob(f"*/{BATCH_FILE}")) if root.is_dir() else []
+    return [open_batch(folder) for folder in found]

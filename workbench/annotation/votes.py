@@ -1,0 +1,294 @@
+"""The votes of an annotation batch in SQLite: the annotators (a personal token each, kept as its SHA-256) and one
+row per vote, append-only.
+
+Many visitors' kernels write at once: the database is in WAL mode, each vote is one transaction committed with
+``synchronous=FULL`` before the page moves on (a submitted vote survives a ``kill -9`` of the server or the
+browser), and a trigger refuses every update or deletion of a vote. A double submission (a second click, a resent
+request, the same question answered from two tabs) counts once: the first vote of a person on a question is kept.
+
+>>> token = add_annotator(batch, "alice")  # doctest: +SKIP
+>>> record_vote(batch, Vote(annotator="alice", question="hypernymy-00a1", choice=2, shown=1, order=[2, 0, 1, 3, 4]))
+... # doctest: +SKIP
+"""
+
+import contextlib
+import hashlib
+import json
+import re
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from workbench.annotation.batch import Batch, batches
+from workbench.errors import WorkbenchError
+
+FLAGS = {
+    "also-right": "another choice is also right",
+    "none-right": "no choice is right",
+    "unclear": "the question is unclear",
+}
+"""The flags an annotator may raise on a question, by key."""
+BUSY_TIMEOUT_MS = 10_000
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS annotators (
+    place INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token_sha256 TEXT NOT NULL UNIQUE, created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS votes (
+    annotator TEXT NOT NULL, place INTEGER NOT NULL, question TEXT NOT NULL, choice INTEGER NOT NULL,
+    shown INTEGER NOT NULL, choice_order TEXT NOT NULL, flags TEXT NOT NULL, comment TEXT NOT NULL,
+    seconds REAL, at TEXT NOT NULL, source TEXT NOT NULL,
+    PRIMARY KEY (annotator, question)
+);
+CREATE TRIGGER IF NOT EXISTS votes_no_update BEFORE UPDATE ON votes
+BEGIN SELECT RAISE(ABORT, 'votes are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS votes_no_delete BEFORE DELETE ON votes
+BEGIN SELECT RAISE(ABORT, 'votes are append-only'); END;
+"""
+VOTE_SCHEMA = {
+    "annotator": pl.String, "place": pl.Int64, "id": pl.String, "choice": pl.Int64, "shown": pl.Int64,
+    "order": pl.List(pl.Int64), "flags": pl.List(pl.String), "comment": pl.String, "seconds": pl.Float64,
+    "at": pl.String, "source": pl.String,
+}  # fmt: skip
+"""A frame of votes: ``choice`` indexes the question's choices as stored (not as shown); ``shown`` is the 1-based
+position the person clicked; ``order`` the choice order they saw; ``source`` ``app``, ``library`` or an import's."""
+
+
+@dataclass(frozen=True)
+class Annotator:
+    """A person of a batch: their place (which questions they get) and name."""
+
+    batch: Batch
+    place: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One person's answer to one question; ``choice`` indexes the stored choices."""
+
+    annotator: str
+    question: str
+    choice: int
+    shown: int
+    order: list[int]
+    flags: list[str] = field(default_factory=list)
+    comment: str = ""
+    seconds: float | None = None
+    source: str = "library"
+
+
+@contextlib.contextmanager
+def connect(path: str | Path) -> Iterator[sqlite3.Connection]:
+    """A connection to the votes database at ``path`` (WAL, FULL sync, a 10 s wait for another writer's lock)."""
+    path = Path(path)
+    if not path.is_file():
+        raise WorkbenchError(f"{path} is missing: the batch has no votes database; make the batch again")
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        yield connection
+    except sqlite3.DatabaseError as err:
+        raise WorkbenchError(f"the votes database {path} failed: {err}") from err
+    finally:
+        connection.close()
+
+
+def create_store(path: str | Path) -> Path:
+    """A new, empty votes database at ``path`` (in WAL mode, which it keeps)."""
+    path = Path(path)
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.executescript(SCHEMA)
+    finally:
+        connection.close()
+    return path
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def add_annotator(batch: Batch, name: str) -> str:
+    """Give ``name`` the batch's next free place and a new personal token, returned (only its digest is kept).
+
+    A name already in the batch keeps its place and votes and gets a new token: the old link stops working.
+    """
+    if not NAME.match(name):
+        raise WorkbenchError(
+            f"{name!r} is not a usable annotator name; use letters, digits, '.', '_', '-' or '@' (64 at most)"
+        )
+    token = secrets.token_urlsafe(18)
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    with connect(batch.votes_path) as db:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            known = db.execute("SELECT place FROM annotators WHERE name = ?", (name,)).fetchone()
+            if known:
+                db.execute("UPDATE annotators SET token_sha256 = ? WHERE name = ?", (_digest(token), name))
+            else:
+                taken = db.execute("SELECT COUNT(*) FROM annotators").fetchone()[0]
+                if taken >= batch.annotators:
+                    raise WorkbenchError(
+                        f"the batch {batch.name} has {batch.annotators} annotator places and all are taken; "
+                        "draw a batch with more --annotators, or give a new link to a name already in it"
+                    )
+                db.execute("INSERT INTO annotators VALUES (?, ?, ?, ?)", (taken, name, _digest(token), now))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return token
+
+
+def annotators(batch: Batch) -> pl.DataFrame:
+    """The batch's annotators: place, name, when their place was taken."""
+    with connect(batch.votes_path) as db:
+        rows = db.execute("SELECT place, name, created FROM annotators ORDER BY place").fetchall()
+    return pl.DataFrame(rows, schema={"place": pl.Int64, "name": pl.String, "created": pl.String}, orient="row")
+
+
+def find_annotator(token: str, home: Path | None = None) -> Annotator | None:
+    """The annotator whose personal token is ``token``, in any batch of the workspace (None if none)."""
+    if not token:
+        return None
+    digest = _digest(token)
+    for batch in batches(home):
+        with connect(batch.votes_path) as db:
+            row = db.execute("SELECT place, name FROM annotators WHERE token_sha256 = ?", (digest,)).fetchone()
+        if row:
+            return Annotator(batch, *row)
+    return None
+
+
+def annotator(batch: Batch, name: str) -> Annotator:
+    """The annotator ``name`` of ``batch``."""
+    with connect(batch.votes_path) as db:
+        row = db.execute("SELECT place FROM annotators WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise WorkbenchError(f"{name!r} is not an annotator of {batch.name}; add them with `workbench annotate link`")
+    return Annotator(batch, row[0], name)
+
+
+def record_vote(batch: Batch, vote: Vote) -> bool:
+    """Store ``vote`` for good; False if the person had already answered the question (the first vote stands)."""
+    unknown = sorted(set(vote.flags) - set(FLAGS))
+    if unknown:
+        raise WorkbenchError(f"unknown flags {unknown}; use any of {sorted(FLAGS)}")
+    person = annotator(batch, vote.annotator)
+    assigned = batch.assignments.filter((pl.col("place") == person.place) & (pl.col("id") == vote.question))
+    if assigned.is_empty():
+        raise WorkbenchError(f"question {vote.question!r} is not one of {vote.annotator}'s in {batch.name}")
+    order = assigned["order"][0].to_list()
+    if not 0 <= vote.choice < len(order) or order.index(vote.choice) + 1 != vote.shown or list(vote.order) != order:
+        raise WorkbenchError(
+            f"choice {vote.choice} shown at {vote.shown} does not match the order {order} {vote.annotator} saw"
+        )
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
+    row = (
+        vote.annotator, person.place, vote.question, vote.choice, vote.shown, json.dumps(order),
+        json.dumps(sorted(vote.flags)), vote.comment, vote.seconds, now, vote.source,
+    )  # fmt: skip
+    with connect(batch.votes_path) as db:
+        cursor = db.execute("INSERT OR IGNORE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+    return cursor.rowcount == 1
+
+
+def read_votes(batch: Batch) -> pl.DataFrame:
+    """Every vote of ``batch`` in the order they were cast (``VOTE_SCHEMA``)."""
+    with connect(batch.votes_path) as db:
+        rows = db.execute("SELECT * FROM votes ORDER BY at, rowid").fetchall()
+    frame = pl.DataFrame(
+        rows, orient="row",
+        schema=["annotator", "place", "id", "choice", "shown", "order", "flags", "comment", "seconds", "at", "source"],
+    )  # fmt: skip
+    decode = {name: pl.col(name).str.json_decode(dtype) for name, dtype in (("order", VOTE_SCHEMA["order"]),
+                                                                          ("flags", VOTE_SCHEMA["flags"]))}  # fmt: skip
+    if frame.is_empty():
+        return pl.DataFrame(schema=VOTE_SCHEMA)
+    return frame.with_columns(**decode).cast(VOTE_SCHEMA)
+
+
+def todo(member: Annotator) -> pl.DataFrame:
+    """The assignments ``member`` has not answered yet, in their order (``ASSIGNMENT_SCHEMA`` rows)."""
+    with connect(member.batch.votes_path) as db:
+        done = [row[0] for row in db.execute("SELECT question FROM votes WHERE annotator = ?", (member.name,))]
+    mine = member.batch.assignments.filter(pl.col("place") == member.place)
+    return mine.filter(~pl.col("id").is_in(pl.Series(done, dtype=pl.String).implode())).sort("position")
+
+
+def export_votes(batch: Batch, path: str | Path) -> Path:
+    """Write the votes with each question's gold and cell (probe, hops, distractor) as Parquet or CSV (by suffix)."""
+    from workbench.io import atomic_path, check_output
+
+    path = Path(path)
+    if path.suffix.lower() not in (".parquet", ".csv"):
+        raise WorkbenchError(f"{path}: write votes as .parquet or .csv")
+    check_output(path, inputs=(batch.folder,))
+    cells = batch.questions.select("id", "probe", "cluster_id", "hops", "distractor_family", "answer")
+    frame = (
+        read_votes(batch).join(cells, on="id", how="left").with_columns(correct=pl.col("choice") == pl.col("answer"))
+    )
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() == ".csv":
+            flat = frame.with_columns(
+                order=pl.col("order").cast(pl.List(pl.String)).list.join(" "), flags=pl.col("flags").list.join(" ")
+            )
+            flat.write_csv(tmp)
+        else:
+            frame.write_parquet(tmp)
+    return path
+
+
+def add_votes(batch: Batch, votes: pl.DataFrame) -> int:
+    """Store votes cast elsewhere (``VOTE_SCHEMA``: a Label Studio export, another tool) in one transaction;
+    returns how many were new (a person's vote on a question already held is not taken twice)."""
+    known = set(batch.questions["id"])
+    strangers = sorted(set(votes["id"]) - known)
+    if strangers:
+        raise WorkbenchError(f"{len(strangers)} voted question(s) are not in {batch.name} ({strangers[:3]}...)")
+    rows = [
+        (row["annotator"], row["place"], row["id"], row["choice"], row["shown"], json.dumps(row["order"]),
+         json.dumps(sorted(row["flags"])), row["comment"], row["seconds"], row["at"], row["source"])
+        for row in votes.iter_rows(named=True)
+    ]  # fmt: skip
+    with connect(batch.votes_path) as db:
+        before = db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT OR IGNORE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.execute("COMMIT")
+        return db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] - before
+
+
+def review(member: Annotator, predictions: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``member``'s answers beside the gold (and each model's pick in ``predictions``, a column per model label),
+    one row per question they answered, in their order: what the app shows a person after their last answer."""
+    from workbench.metrics import identity_keys, model_labels
+
+    mine = read_votes(member.batch).filter(pl.col("annotator") == member.name)
+    questions = member.batch.questions.select("id", "question", "choices", "answer")
+    rows = mine.select("id", "choice", "at").join(questions, on="id").sort("at")
+    frame = rows.select(
+        "id", "question",
+        yours=pl.col("choices").list.get(pl.col("choice")), gold=pl.col("choices").list.get(pl.col("answer")),
+        right=pl.col("choice") == pl.col("answer"),
+    )  # fmt: skip
+    if predictions is None or predictions.is_empty():
+        return frame
+    keys = identity_keys(predictions)
+    picks = (
+        predictions.filter(pl.col("id").is_in(frame["id"].implode()))
+        .join(model_labels(predictions), on=keys, nulls_equal=True)
+        .select("id", "label", pick=pl.col("choices").list.get(pl.col("pred"), null_on_oob=True))
+    )
+    if picks.is_empty():
+        return frame
+    wide = picks.unique(["id", "label"]).pivot("label", index="id", values="pick")
+    return frame.join(wide, on="id", how="left")
