@@ -239,6 +239,22 @@ def test_french_hypernymy_passes_the_english_checks_in_french(french, wn):
     check_language_set(french.probes, "fra", wn)
 
 
+def test_a_french_set_is_answered_by_french_speakers_and_its_gold_test_keeps_the_french(french, tmp_path):
+    from workbench.annotation import Vote, add_annotator, annotator, create_batch, gold_test, read_votes, record_vote
+    from workbench.annotation import todo, write_gold_jsonl
+
+    batch = create_batch(french.probes, tmp_path / "fra", 10, per_question=2, annotators=2, seed=0)
+    for name in ("amelie", "benoit"):
+        add_annotator(batch, name)
+        for row in todo(annotator(batch, name)).iter_rows(named=True):
+            gold = batch.questions.filter(pl.col("id") == row["id"])["answer"][0]
+            record_vote(batch, Vote(name, row["id"], gold, row["order"].index(gold) + 1, row["order"]))
+    kept = gold_test(batch.questions, read_votes(batch), least=2)
+    back = read_probes(write_gold_jsonl(kept, tmp_path / "gold-fra.jsonl"))
+    assert back.height == 10 and back["question"].str.contains("« ").all() and set(back["source"]) == {"omw-fra"}
+    assert back.sort("id")["choices"].equals(batch.questions.sort("id")["choices"])
+
+
 def test_italian_hyponymy_asks_below_the_concept_and_no_distractor_lies_below(wordnet_graph, wn):
     asked = ("dog.n.01", "tree.n.01", "vehicle.n.01")
     frame = build_language_probes("ita", language_spec("hyponymy", "ita", max_hops=2, concepts=asked),

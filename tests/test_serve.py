@@ -101,7 +101,7 @@ def test_an_installed_wheel_serves_refuses_foreign_hosts_caps_culls_and_stops_on
     subprocess.run([*build, str(source)], check=True, timeout=300)
     (wheel,) = tmp_path.glob("probe_workbench-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"voila_apps/{app}.ipynb" for app in ("explorer", "dashboard", "inoculation")} <= names
+    assert {f"voila_apps/{app}.ipynb" for app in ("explorer", "dashboard", "inoculation", "annotate")} <= names
     template = "workbench/cli/jupyter_data/voila/templates/workbench/"
     assert {template + "index.html.j2", template + "static/fontawesome/webfonts/fa-solid-900.woff2"} <= names
     assert {"workbench/site_assets/site.js", "workbench/site_assets/site.css"} <= names  # workbench publish's page

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from workbench.annotation.store import create_store
 from workbench.errors import WorkbenchError
 from workbench.io import check_output, read_parquet, staged_folder, write_parquet, write_text
 from workbench.schema import PROBE_SCHEMA, conform
@@ -121,8 +122,6 @@ def create_batch(
     ``per_question``: votes each question gets (distinct people); ``annotators``: the places people take with
     ``workbench annotate link``; ``clusters``: draw whole clusters rather than random questions.
     """
-    from workbench.annotation.votes import create_store
-
     out = Path(out)
     if out.exists() and any(not child.name.startswith(".") for child in out.iterdir()):
         raise WorkbenchError(f"{out} is not empty; an annotation batch is written into a new (or empty) folder")

@@ -1,9 +1,7 @@
 """The votes of an annotation batch in SQLite: the annotators (a personal token each, kept as its SHA-256) and one
 row per vote, append-only.
 
-Many visitors' kernels write at once: the database is in WAL mode, each vote is one transaction committed with
-``synchronous=FULL`` before the page moves on (a submitted vote survives a ``kill -9`` of the server or the
-browser), and a trigger refuses every update or deletion of a vote. A double submission (a second click, a resent
+Each vote is committed before the page moves on (``workbench.annotation.store``). A double submission (a second click, a resent
 request, the same question answered from two tabs) counts once: the first vote of a person on a question is kept.
 
 >>> token = add_annotator(batch, "alice")  # doctest: +SKIP
@@ -11,13 +9,10 @@ request, the same question answered from two tabs) counts once: the first vote o
 ... # doctest: +SKIP
 """
 
-import contextlib
 import hashlib
 import json
 import re
 import secrets
-import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.annotation.batch import Batch, batches
+from workbench.annotation.store import connect
 from workbench.errors import WorkbenchError
 
 FLAGS = {
@@ -33,23 +29,7 @@ FLAGS = {
     "unclear": "the question is unclear",
 }
 """The flags an annotator may raise on a question, by key."""
-BUSY_TIMEOUT_MS = 10_000
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS annotators (
-    place INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token_sha256 TEXT NOT NULL UNIQUE, created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS votes (
-    annotator TEXT NOT NULL, place INTEGER NOT NULL, question TEXT NOT NULL, choice INTEGER NOT NULL,
-    shown INTEGER NOT NULL, choice_order TEXT NOT NULL, flags TEXT NOT NULL, comment TEXT NOT NULL,
-    seconds REAL, at TEXT NOT NULL, source TEXT NOT NULL,
-    PRIMARY KEY (annotator, question)
-);
-CREATE TRIGGER IF NOT EXISTS votes_no_update BEFORE UPDATE ON votes
-BEGIN SELECT RAISE(ABORT, 'votes are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS votes_no_delete BEFORE DELETE ON votes
-BEGIN SELECT RAISE(ABORT, 'votes are append-only'); END;
-"""
 VOTE_SCHEMA = {
     "annotator": pl.String, "place": pl.Int64, "id": pl.String, "choice": pl.Int64, "shown": pl.Int64,
     "order": pl.List(pl.Int64), "flags": pl.List(pl.String), "comment": pl.String, "seconds": pl.Float64,
@@ -81,35 +61,6 @@ class Vote:
     comment: str = ""
     seconds: float | None = None
     source: str = "library"
-
-
-@contextlib.contextmanager
-def connect(path: str | Path) -> Iterator[sqlite3.Connection]:
-    """A connection to the votes database at ``path`` (WAL, FULL sync, a 10 s wait for another writer's lock)."""
-    path = Path(path)
-    if not path.is_file():
-        raise WorkbenchError(f"{path} is missing: the batch has no votes database; make the batch again")
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        connection.execute("PRAGMA synchronous=FULL")
-        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        yield connection
-    except sqlite3.DatabaseError as err:
-        raise WorkbenchError(f"the votes database {path} failed: {err}") from err
-    finally:
-        connection.close()
-
-
-def create_store(path: str | Path) -> Path:
-    """A new, empty votes database at ``path`` (in WAL mode, which it keeps)."""
-    path = Path(path)
-    connection = sqlite3.connect(path, isolation_level=None)
-    try:
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.executescript(SCHEMA)
-    finally:
-        connection.close()
-    return path
 
 
 def _digest(token: str) -> str:

@@ -1,0 +1,285 @@
+"""Annotation batches, votes, agreement, people's predictions and the gold test, on the released probe files."""
+
+import json
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from workbench.annotation import (
+    Vote,
+    add_annotator,
+    agreement,
+    annotator,
+    create_batch,
+    find_annotator,
+    flag_table,
+    gold_figures,
+    gold_test,
+    people_predictions,
+    read_votes,
+    record_vote,
+    release_votes,
+    todo,
+    write_gold_jsonl,
+)
+from workbench.annotation.agreement import alpha, kappa
+from workbench.errors import WorkbenchError
+
+RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments"
+LABEL_STUDIO = Path(__file__).resolve().parent / "data" / "label_studio"
+pytestmark = pytest.mark.skipif(not RELEASED.is_dir(), reason="the released probe files (../shared) are not here")
+
+
+@pytest.fixture(scope="module")
+def hypernymy():
+    from workbench.probes.formats import read_probes
+
+    return read_probes(RELEASED / "hypernymy_test.jsonl")
+
+
+@pytest.fixture
+def batch(tmp_path, hypernymy):
+    return create_batch(hypernymy, tmp_path / "annotation" / "hyp", 30, per_question=2, annotators=3, seed=3)
+
+
+def vote_as(batch, name: str, pick) -> int:
+    """``name`` answers every question left to them with ``pick(question row)``; returns how many."""
+    member = annotator(batch, name)
+    questions = {row["id"]: row for row in batch.questions.iter_rows(named=True)}
+    answered = 0
+    for row in todo(member).iter_rows(named=True):
+        choice = pick(questions[row["id"]])
+        shown = row["order"].index(choice) + 1
+        answered += record_vote(batch, Vote(name, row["id"], choice, shown, row["order"]))
+    return answered
+
+
+def test_a_batch_is_seeded_balanced_and_never_shows_a_question_twice_to_one_person(batch, hypernymy, tmp_path):
+    table = batch.assignments
+    assert batch.questions.height == 30 and table.height == 60
+    assert table.group_by("place").len()["len"].to_list() == [20, 20, 20]
+    assert (table.group_by("id").agg(pl.col("place").n_unique())["place"] == 2).all()
+    assert not table.select("place", "id").is_duplicated().any()
+    orders = table["order"].to_list()
+    assert all(sorted(order) == list(range(5)) for order in orders) and len({tuple(o) for o in orders}) > 20
+    again = create_batch(hypernymy, tmp_path / "again", 30, per_question=2, annotators=3, seed=3)
+    assert again.assignments.equals(table) and again.questions["id"].equals(batch.questions["id"])
+    clusters = create_batch(hypernymy, tmp_path / "clusters", 30, per_question=1, annotators=1, clusters=True)
+    kept = clusters.questions["cluster_id"].unique().implode()
+    assert hypernymy.filter(pl.col("cluster_id").is_in(kept)).height == clusters.questions.height
+    with pytest.raises(WorkbenchError, match="at least as many annotators as votes per question"):
+        create_batch(hypernymy, tmp_path / "bad", 30, per_question=4, annotators=3)
+    with pytest.raises(WorkbenchError, match="not empty"):
+        create_batch(hypernymy, batch.folder, 30)
+
+
+def test_links_are_personal_places_are_counted_and_a_new_link_revokes_the_old(batch):
+    tokens = [add_annotator(batch, name) for name in ("alice", "bob", "carol")]
+    assert [find_annotator(token, batch.folder.parent.parent).name for token in tokens] == ["alice", "bob", "carol"]
+    with pytest.raises(WorkbenchError, match="all are taken"):
+        add_annotator(batch, "dave")
+    with pytest.raises(WorkbenchError, match="not a usable annotator name"):
+        add_annotator(batch, "../alice")
+    renewed = add_annotator(batch, "alice")
+    home = batch.folder.parent.parent
+    assert find_annotator(tokens[0], home) is None and find_annotator(renewed, home).place == 0
+    stored = sqlite3.connect(batch.votes_path).execute("SELECT token_sha256 FROM annotators").fetchall()
+    assert not any(token in str(stored) for token in [*tokens, renewed])  # only digests are kept
+
+
+def test_a_vote_counts_once_and_no_vote_is_ever_changed_or_deleted(batch):
+    add_annotator(batch, "alice")
+    row = todo(annotator(batch, "alice")).row(0, named=True)
+    vote = Vote("alice", row["id"], row["order"][0], 1, row["order"])
+    assert record_vote(batch, vote) and not record_vote(batch, Vote("alice", row["id"], row["order"][1], 2, row["order"]))
+    assert read_votes(batch)["choice"].to_list() == [row["order"][0]]  # the first vote stands
+    with pytest.raises(WorkbenchError, match="does not match the order"):
+        record_vote(batch, Vote("alice", row["id"], row["order"][0], 2, row["order"]))
+    other = batch.assignments.filter(pl.col("place") != 0).filter(
+        ~pl.col("id").is_in(batch.assignments.filter(pl.col("place") == 0)["id"].implode())
+    )
+    with pytest.raises(WorkbenchError, match="is not one of alice's"):
+        record_vote(batch, Vote("alice", other["id"][0], 0, 1, other["order"][0].to_list()))
+    db = sqlite3.connect(batch.votes_path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    for statement in ("UPDATE votes SET choice = 0", "DELETE FROM votes"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            db.execute(statement)
+
+
+def _answer_all(folder: str, name: str) -> int:
+    from workbench.annotation import open_batch
+
+    return vote_as(open_batch(folder), name, lambda question: question["answer"])
+
+
+def test_eight_people_writing_at_once_lose_no_vote(tmp_path, hypernymy):
+    batch = create_batch(hypernymy, tmp_path / "eight", 80, per_question=2, annotators=8, seed=1)
+    names = [f"person{i}" for i in range(8)]
+    for name in names:
+        add_annotator(batch, name)
+    with multiprocessing.get_context("spawn").Pool(8) as pool:
+        counts = pool.starmap(_answer_all, [(str(batch.folder), name) for name in names])
+    assert counts == [20] * 8 and read_votes(batch).height == 160
+
+
+def test_alpha_and_kappa_match_a_hand_computation_and_the_package():
+    # four questions, three people, three choices: question x choice counts
+    table = np.array([[3, 0, 0], [2, 1, 0], [0, 3, 0], [1, 1, 1]])
+    # Krippendorff (nominal) by hand: coincidences o_ck = sum over questions of n_qc n_qk / (m_q - 1), c != k
+    n = table.sum()
+    observed = sum(row[c] * row[k] for row in table for c in range(3) for k in range(3) if c != k) / 2
+    totals = table.sum(axis=0)
+    expected = sum(totals[c] * totals[k] for c in range(3) for k in range(3) if c != k) / (n - 1)
+    assert alpha(table) == pytest.approx(1 - observed / expected)
+    # Fleiss by hand: P_i = (sum n_ij^2 - m) / (m (m - 1)), P_e = sum p_j^2
+    m = 3
+    p_bar = np.mean([(np.sum(row**2) - m) / (m * (m - 1)) for row in table])
+    p_e = np.sum((totals / n) ** 2)
+    assert kappa(table) == pytest.approx((p_bar - p_e) / (1 - p_e))
+    import krippendorff
+
+    reliability = [[0, 0, 1, 0], [0, 0, 1, 1], [0, 1, 1, 2]]  # people x questions: the same votes
+    assert alpha(table) == pytest.approx(krippendorff.alpha(reliability, level_of_measurement="nominal"))
+    assert np.isnan(alpha(np.array([[1, 0, 0], [0, 1, 0]])))  # one vote per question: nothing to agree on
+
+
+def test_agreement_per_probe_and_cell_with_intervals_and_people_beside_the_gold(batch):
+    for name in ("alice", "bob", "carol"):
+        add_annotator(batch, name)
+    vote_as(batch, "alice", lambda q: q["answer"])
+    vote_as(batch, "bob", lambda q: q["answer"] if hash(q["id"]) % 4 else (q["answer"] + 1) % 5)
+    vote_as(batch, "carol", lambda q: (q["answer"] + len(q["question"])) % 5)
+    votes = read_votes(batch)
+    per_probe = agreement(batch.questions, votes, n_boot=200).row(0, named=True)
+    assert per_probe["questions"] == 30 and per_probe["votes"] == 60
+    assert per_probe["alpha_lo"] <= per_probe["alpha"] <= per_probe["alpha_hi"] and -1 <= per_probe["kappa"] <= 1
+    truth = votes.join(batch.questions.select("id", "answer"), on="id")
+    assert per_probe["accuracy"] == pytest.approx((truth["choice"] == truth["answer"]).mean(), abs=1e-4)
+    cells = agreement(batch.questions, votes, by=("probe", "hops", "distractor_family"), n_boot=50)
+    assert cells["questions"].sum() == 30
+    people = people_predictions(batch.questions, votes)
+    majority = truth.group_by("id").agg(right=(pl.col("choice") == pl.col("answer")).sum(), n=pl.len())
+    decided = majority.filter(pl.col("right") * 2 != pl.col("n"))  # no tie: the majority is clear
+    joined = people.join(decided, on="id")
+    assert (joined["correct"] == (joined["right"] * 2 > joined["n"])).all()
+    each = people_predictions(batch.questions, votes, each=True)
+    assert sorted(each["model"].unique()) == ["people:alice", "people:bob", "people:carol"]
+    assert each.filter(pl.col("model") == "people:alice")["correct"].all()
+
+
+def test_the_gold_rule_on_the_released_votes_reproduces_compare_release(tmp_path):
+    from workbench.analysis.release import human_votes
+    from workbench.probes.formats import read_probes
+
+    for name in ("hypernymy_test", "hyponymy_test", "dictionary_qa_test"):
+        released = RELEASED / f"{name}.jsonl"
+        figures = human_votes(released)
+        gold = gold_test(read_probes(released), release_votes(released), rule="any")
+        assert gold.height == figures.height  # every released question holds a vote for its gold
+        written = write_gold_jsonl(gold, tmp_path / f"{name}.jsonl")
+        back = human_votes(written)
+        for votes in (gold_figures(gold), {"human_accuracy": back["human_correct"].mean(),
+                                           "one_pick": (back["picks"] == 1).mean()}):  # fmt: skip
+            assert votes["human_accuracy"] == pytest.approx(figures["human_correct"].mean(), abs=1e-4)
+            assert votes["one_pick"] == pytest.approx((figures["picks"] == 1).mean(), abs=1e-4)
+        assert read_probes(written)["population"].unique().to_list() == ["gold"]
+    assert figures["human_correct"].mean() > 0.9  # DictionaryQA: integer answer keys against string votes
+
+
+def test_majority_all_and_m_rules_keep_what_they_say(batch):
+    for name in ("alice", "bob", "carol"):
+        add_annotator(batch, name)
+    vote_as(batch, "alice", lambda q: q["answer"])
+    vote_as(batch, "bob", lambda q: q["answer"] if q["id"] < "hypernymy_5" else (q["answer"] + 1) % 5)
+    vote_as(batch, "carol", lambda q: q["answer"])
+    votes = read_votes(batch)
+    right = votes.join(batch.questions.select("id", "answer"), on="id").group_by("id").agg(
+        right=(pl.col("choice") == pl.col("answer")).sum(), n=pl.len()
+    )
+    assert gold_test(batch.questions, votes, "all", least=2).height == right.filter(pl.col("right") == 2).height
+    assert gold_test(batch.questions, votes, "majority", least=2).height == right.filter(pl.col("right") == 2).height
+    assert gold_test(batch.questions, votes, 1, least=2).height == 30
+    with pytest.raises(WorkbenchError, match="unknown gold rule"):
+        gold_test(batch.questions, votes, "most")
+
+
+def test_flags_name_the_picked_choice_its_concept_and_the_distractor_relation(batch):
+    add_annotator(batch, "alice")
+    member = annotator(batch, "alice")
+    row = todo(member).row(0, named=True)
+    question = batch.questions.filter(pl.col("id") == row["id"]).row(0, named=True)
+    wrong = next(index for index in range(5) if index != question["answer"])
+    shown = row["order"].index(wrong) + 1
+    record_vote(batch, Vote("alice", row["id"], wrong, shown, row["order"], ["also-right"], "both fit"))
+    table = flag_table(batch.questions, read_votes(batch)).row(0, named=True)
+    assert table["flag"] == "also-right" and table["raised"] == 1 and table["comments"] == ["both fit"]
+    assert table["picked"] == [question["choices"][wrong]]
+    assert table["picked_concepts"][0] in question["distractor_concepts"]
+    assert table["distractor_family"] == question["distractor_family"]
+
+
+def test_the_commands_draw_link_report_export_and_gold(tmp_path, cli):
+    runner = CliRunner()
+    out = tmp_path / "annotation" / "dq"
+    result = runner.invoke(cli, ["annotate", "sample", str(RELEASED / "dictionary_qa_test.jsonl"), "--out", str(out),
+                                 "--questions", "12", "--per-question", "2", "--annotators", "2"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    links = [runner.invoke(cli, ["annotate", "link", str(out), name, "--url", "http://lab:8866/"]) for name in "ab"]
+    assert all(link.output.startswith(f"{name}: http://lab:8866/?annotator=") for link, name in zip(links, "ab"))
+    from workbench.annotation import open_batch
+
+    batch = open_batch(out)
+    for name in "ab":
+        vote_as(batch, name, lambda q: q["answer"])
+    status = runner.invoke(cli, ["annotate", "status", str(out)])
+    assert "24 votes; 12 of 12 questions have all 2 votes" in status.output
+    for suffix in ("csv", "parquet"):
+        written = runner.invoke(cli, ["annotate", "export", str(out), "--out", str(tmp_path / f"votes.{suffix}")])
+        assert written.exit_code == 0, written.output
+    assert pl.read_csv(tmp_path / "votes.csv").height == 24 and pl.read_parquet(tmp_path / "votes.parquet")["correct"].all()
+    gold = runner.invoke(cli, ["annotate", "gold", str(out), "--out", str(tmp_path / "gold.jsonl")])
+    assert "12 of 12 voted questions kept" in gold.output and "human_accuracy 1.0" in gold.output
+    again = runner.invoke(cli, ["annotate", "gold", str(out), "--out", str(tmp_path / "votes.csv")])
+    assert "votes.csv already holds votes" in str(again.exception)  # a gold test never replaces the votes
+    people = runner.invoke(cli, ["annotate", "people", str(out), "--out", str(tmp_path / "people.parquet")])
+    assert "accuracy 1.000" in people.output
+    report = runner.invoke(cli, ["report", str(tmp_path / "people.parquet"), "--n-boot", "50"])
+    assert report.exit_code == 0 and "people" in report.output and "majority" in report.output
+    agreement_table = runner.invoke(cli, ["annotate", "agreement", str(out), "--n-boot", "50"])
+    assert "| wordsense |" in agreement_table.output
+
+
+@pytest.mark.skipif(not (LABEL_STUDIO / "export.json").is_file(), reason="no Label Studio export fixture")
+def test_a_real_label_studio_export_comes_back_as_votes(tmp_path, hypernymy, cli):
+    from workbench.annotation.labelstudio import label_studio_tasks, read_label_studio
+    from workbench.probes.formats import read_probes
+
+    batch = create_batch(read_probes(RELEASED / "hypernymy_test.jsonl"), tmp_path / "lsbatch", 6, 2, 2, seed=0)
+    tasks = json.loads((LABEL_STUDIO / "tasks.json").read_text())
+    assert [task["data"] for task in tasks] == [task["data"] for task in label_studio_tasks(batch)]
+    export = json.loads((LABEL_STUDIO / "export.json").read_text())
+    votes = read_label_studio(batch, LABEL_STUDIO / "export.json")
+    done = [a for task in export for a in task["annotations"] if not a.get("was_cancelled")]
+    assert votes.height == len(done) and votes["source"].unique().to_list() == ["label-studio"]
+    by_task = {task["data"]["workbench_id"]: task for task in export}
+    for vote in votes.iter_rows(named=True):  # the choice voted is the text the person picked in Label Studio
+        task = by_task[vote["id"]]
+        picked = [r["value"]["choices"][0] for a in task["annotations"] if not a.get("was_cancelled")
+                  for r in a["result"] if r["from_name"] == "answer" and _person(a) == vote["annotator"]]  # fmt: skip
+        text = batch.questions.filter(pl.col("id") == vote["id"])["choices"][0][vote["choice"]]
+        assert picked == [f"{vote['shown']}. {text}"]
+    result = CliRunner().invoke(cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")])
+    assert result.output.startswith(f"{len(done)} new votes")
+    again = CliRunner().invoke(cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")])
+    assert again.output.startswith("0 new votes") and read_votes(batch).height == len(done)
+
+
+def _person(annotation: dict) -> str:
+    who = annotation.get("completed_by")
+    return str(who.get("email") or who.get("id")) if isinstance(who, dict) else f"label-studio-{who}"
