@@ -96,7 +96,9 @@ def test_a_vote_counts_once_and_no_vote_is_ever_changed_or_deleted(batch):
     add_annotator(batch, "alice")
     row = todo(annotator(batch, "alice")).row(0, named=True)
     vote = Vote("alice", row["id"], row["order"][0], 1, row["order"])
-    assert record_vote(batch, vote) and not record_vote(batch, Vote("alice", row["id"], row["order"][1], 2, row["order"]))
+    assert record_vote(batch, vote) and not record_vote(
+        batch, Vote("alice", row["id"], row["order"][1], 2, row["order"])
+    )
     assert read_votes(batch)["choice"].to_list() == [row["order"][0]]  # the first vote stands
     with pytest.raises(WorkbenchError, match="does not match the order"):
         record_vote(batch, Vote("alice", row["id"], row["order"][0], 2, row["order"]))
@@ -199,8 +201,10 @@ def test_majority_all_and_m_rules_keep_what_they_say(batch):
     vote_as(batch, "bob", lambda q: q["answer"] if q["id"] < "hypernymy_5" else (q["answer"] + 1) % 5)
     vote_as(batch, "carol", lambda q: q["answer"])
     votes = read_votes(batch)
-    right = votes.join(batch.questions.select("id", "answer"), on="id").group_by("id").agg(
-        right=(pl.col("choice") == pl.col("answer")).sum(), n=pl.len()
+    right = (
+        votes.join(batch.questions.select("id", "answer"), on="id")
+        .group_by("id")
+        .agg(right=(pl.col("choice") == pl.col("answer")).sum(), n=pl.len())
     )
     assert gold_test(batch.questions, votes, "all", least=2).height == right.filter(pl.col("right") == 2).height
     assert gold_test(batch.questions, votes, "majority", least=2).height == right.filter(pl.col("right") == 2).height
@@ -242,7 +246,10 @@ def test_the_commands_draw_link_report_export_and_gold(tmp_path, cli):
     for suffix in ("csv", "parquet"):
         written = runner.invoke(cli, ["annotate", "export", str(out), "--out", str(tmp_path / f"votes.{suffix}")])
         assert written.exit_code == 0, written.output
-    assert pl.read_csv(tmp_path / "votes.csv").height == 24 and pl.read_parquet(tmp_path / "votes.parquet")["correct"].all()
+    assert (
+        pl.read_csv(tmp_path / "votes.csv").height == 24
+        and pl.read_parquet(tmp_path / "votes.parquet")["correct"].all()
+    )
     gold = runner.invoke(cli, ["annotate", "gold", str(out), "--out", str(tmp_path / "gold.jsonl")])
     assert "12 of 12 voted questions kept" in gold.output and "human_accuracy 1.0" in gold.output
     again = runner.invoke(cli, ["annotate", "gold", str(out), "--out", str(tmp_path / "votes.csv")])
@@ -274,9 +281,13 @@ def test_a_real_label_studio_export_comes_back_as_votes(tmp_path, hypernymy, cli
                   for r in a["result"] if r["from_name"] == "answer" and _person(a) == vote["annotator"]]  # fmt: skip
         text = batch.questions.filter(pl.col("id") == vote["id"])["choices"][0][vote["choice"]]
         assert picked == [f"{vote['shown']}. {text}"]
-    result = CliRunner().invoke(cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")])
+    result = CliRunner().invoke(
+        cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")]
+    )
     assert result.output.startswith(f"{len(done)} new votes")
-    again = CliRunner().invoke(cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")])
+    again = CliRunner().invoke(
+        cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")]
+    )
     assert again.output.startswith("0 new votes") and read_votes(batch).height == len(done)
 
 

@@ -240,8 +240,17 @@ def test_french_hypernymy_passes_the_english_checks_in_french(french, wn):
 
 
 def test_a_french_set_is_answered_by_french_speakers_and_its_gold_test_keeps_the_french(french, tmp_path):
-    from workbench.annotation import Vote, add_annotator, annotator, create_batch, gold_test, read_votes, record_vote
-    from workbench.annotation import todo, write_gold_jsonl
+    from workbench.annotation import (
+        Vote,
+        add_annotator,
+        annotator,
+        create_batch,
+        gold_test,
+        read_votes,
+        record_vote,
+        todo,
+        write_gold_jsonl,
+    )
 
     batch = create_batch(french.probes, tmp_path / "fra", 10, per_question=2, annotators=2, seed=0)
     for name in ("amelie", "benoit"):

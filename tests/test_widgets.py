@@ -3,6 +3,7 @@
 Each test sets widget values as a visitor would and checks the shared session and the other panels.
 """
 
+import html
 import json
 import os
 import subprocess
@@ -61,6 +62,38 @@ def test_cluster_browser_shows_each_pick_and_the_cluster_verdict_from_prediction
     assert f"{right}/{preds.height} {verdict}" in browser.summary.value
     assert browser.body.value.count("◀") == preds.height  # one pick per question
     assert browser.body.value.count("wb-question") == preds.height
+
+
+def test_a_question_people_flagged_says_so_in_the_cluster_browser(session, tmp_path):
+    from workbench.annotation import (
+        Vote,
+        add_annotator,
+        annotator,
+        create_batch,
+        read_votes,
+        record_vote,
+        todo,
+        workspace_flags,
+    )
+
+    dog = cluster_of(select(session.probes, ProbeFilter(probe="hypernymy")), "dog.n.01")
+    batch = create_batch(dog, tmp_path / "annotation" / "dog", dog.height, per_question=1, annotators=1)
+    add_annotator(batch, "ana")
+    task = todo(annotator(batch, "ana")).row(0, named=True)
+    wrong = (
+        task["order"][0]
+        if task["order"][0] != dog.filter(pl.col("id") == task["id"])["answer"][0]
+        else task["order"][1]
+    )
+    record_vote(batch, Vote("ana", task["id"], wrong, task["order"].index(wrong) + 1, task["order"], ["also-right"]))
+    assert read_votes(batch).height == 1
+    session.flags = workspace_flags(tmp_path)
+    browser, controls = ClusterBrowser(session), ProbeControls(session)
+    controls.probe.value = "hypernymy"
+    session.concept = "dog.n.01"
+    picked = dog.filter(pl.col("id") == task["id"])["choices"][0][wrong]
+    assert browser.body.value.count("wb-flag") == 1
+    assert f"people: another choice is also right (1 of 1 votes; picked {picked}" in html.unescape(browser.body.value)
 
 
 def test_moving_the_hop_slider_updates_the_counts_the_preview_and_the_dashboard(session):

@@ -27,6 +27,7 @@ from widgets.runs import RunCurves
 from widgets.state import Session
 from widgets.toggles import ProbeControls
 from widgets.ways import WaysOfAsking
+from workbench.annotation import workspace_flags
 from workbench.io import read_predictions
 from workbench.knowledge import load_graph
 from workbench.knowledge.omw import omw_languages
@@ -53,7 +54,10 @@ def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
         return w.VBox([_header("Probe explorer", ""), w.HTML(NO_PROBES)])
     files = prediction_files(home)
     preds = read_predictions(max(files, key=lambda p: p.stat().st_mtime)) if files else None
-    session = Session(graph=load_graph("wordnet"), probes=probes, predictions=preds, languages=omw_languages())
+    session = Session(
+        graph=load_graph("wordnet"), probes=probes, predictions=preds, languages=omw_languages(),
+        flags=workspace_flags(home),
+    )  # fmt: skip
     picker, controls, browser = ConceptPicker(session), ProbeControls(session), ClusterBrowser(session)
     if concept:
         session.concept = concept

@@ -8,6 +8,7 @@ import polars as pl
 from widgets.render import STYLE, offer, prompt_block, readable_labels
 from widgets.state import Session
 from workbench import metrics
+from workbench.annotation import FLAGS
 from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
 
 
@@ -140,9 +141,22 @@ class ClusterBrowser:
         return (
             f"<div class='wb-question'><p><b>{escape(row['question'])}</b><br>"
             f"<span class='wb-muted'>hops {row['hops']} · "
-            f"distractors {escape(family)} · {escape(row['split'])} · {escape(row['cluster_id'])}</span> {marks}</p>"
+            f"distractors {escape(family)} · {escape(row['split'])} · {escape(row['cluster_id'])}</span> {marks}"
+            f"{self._flags(row['id'])}</p>"
             f"<table class='wb-table'><thead><tr><th>gold</th><th>choice</th>{head}</tr></thead>"
             f"<tbody>{''.join(lines)}</tbody></table></div>"
+        )
+
+    def _flags(self, question: str) -> str:
+        """What people flagged on ``question`` in the workspace's annotation batches (docs/ANNOTATION.md)."""
+        flags = self.session.flags
+        if flags is None:
+            return ""
+        rows = flags.filter(pl.col("id") == question).iter_rows(named=True)
+        return "".join(
+            f"<br><span class='wb-wrong wb-flag'>people: {escape(FLAGS[row['flag']])} ({row['raised']} of "
+            f"{row['votes']} votes; picked {escape(' | '.join(row['picked']))}; batch {escape(row['batch'])})</span>"
+            for row in rows
         )
 
 

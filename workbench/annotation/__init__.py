@@ -13,6 +13,7 @@ from workbench.annotation.people import (
     gold_test,
     people_predictions,
     release_votes,
+    workspace_flags,
     write_gold_jsonl,
 )
 from workbench.annotation.votes import (
@@ -32,5 +33,6 @@ from workbench.annotation.votes import (
 __all__ = [
     "FLAGS", "RULES", "Batch", "Vote", "add_annotator", "agreement", "annotator", "annotators", "batches",
     "create_batch", "export_votes", "find_annotator", "flag_table", "gold_figures", "gold_test", "open_batch",
-    "people_predictions", "read_votes", "record_vote", "release_votes", "review", "todo", "write_gold_jsonl",
+    "people_predictions", "read_votes", "record_vote", "release_votes", "review", "todo", "workspace_flags",
+    "write_gold_jsonl",
 ]  # fmt: skip

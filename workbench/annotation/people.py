@@ -217,3 +217,13 @@ def _concepts_by_choice(row: dict) -> list[str]:
     ``workbench.probes.assemble`` places the gold among them)."""
     distractors = iter(row["distractor_concepts"])
     return [row["gold_concept"] if i == row["answer"] else next(distractors, "") for i in range(len(row["choices"]))]
+
+
+def workspace_flags(home: Path | None = None) -> pl.DataFrame | None:
+    """The flags of every annotation batch of the workspace (``flag_table``, with the ``batch``), or None if none."""
+    from workbench.annotation.batch import batches
+    from workbench.annotation.votes import read_votes
+
+    tables = [flag_table(b.questions, read_votes(b)).with_columns(batch=pl.lit(b.name)) for b in batches(home)]
+    tables = [table for table in tables if table.height]
+    return pl.concat(tables) if tables else None

@@ -1,8 +1,9 @@
 """The votes of an annotation batch in SQLite: the annotators (a personal token each, kept as its SHA-256) and one
 row per vote, append-only.
 
-Each vote is committed before the page moves on (``workbench.annotation.store``). A double submission (a second click, a resent
-request, the same question answered from two tabs) counts once: the first vote of a person on a question is kept.
+Each vote is committed before the page moves on (``workbench.annotation.store``). A double submission (a second
+click, a resent request, the same question answered from two tabs) counts once: the first vote of a person on a
+question is kept.
 
 >>> token = add_annotator(batch, "alice")  # doctest: +SKIP
 >>> record_vote(batch, Vote(annotator="alice", question="hypernymy-00a1", choice=2, shown=1, order=[2, 0, 1, 3, 4]))
