@@ -20,8 +20,11 @@ RELEASED = ROOT.parent / "shared" / "data" / "semantic_fragments" / "hypernymy_t
 TIMEOUT_MS = 180_000
 
 
+LAB_TOKEN = "lab-token-for-the-test-0123"
+
+
 def start(home: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    env = {**os.environ, "WORKBENCH_HOME": str(home), "WORKBENCH_SERVE_TOKEN": LAB_TOKEN}
     log = (home / "voila-annotate.log").open("a")
     command = [sys.executable, "-m", "workbench", "serve", "annotate", "--port", str(port)]
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -89,20 +92,28 @@ def answer(page, by_key: bool, flag: bool = False) -> tuple[str, str]:
 
 
 def test_three_people_answer_at_once_resume_after_reload_and_lose_nothing_to_a_kill(batch, browser):
-    from workbench.annotation import add_annotator, read_votes
+    from workbench.annotation import read_votes
     from workbench.cli.serve import free_port
 
     home, made = batch
     names = ("alice", "bob", "carol")
-    links = {name: add_annotator(made, name) for name in names}
     port = free_port()
+    links = {}
+    for name in names:  # the links `workbench annotate link` prints: the lab's token and the person's
+        printed = subprocess.run(
+            [sys.executable, "-m", "workbench", "annotate", "link", str(made.folder), name, "--url",
+             f"http://127.0.0.1:{port}/"], env={**os.environ, "WORKBENCH_SERVE_TOKEN": LAB_TOKEN},
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        links[name] = printed.split(": ", 1)[1]
+        assert links[name].startswith(f"http://127.0.0.1:{port}/?token={LAB_TOKEN}&annotator=")
     server = start(home, port)
     contexts = {name: browser.new_context(viewport={"width": 1200, "height": 900}) for name in names}
     pages = {name: context.new_page() for name, context in contexts.items()}
     shown: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
     try:
         for name, page in pages.items():  # three kernels start at once
-            page.goto(f"http://127.0.0.1:{port}/?annotator={links[name]}", timeout=TIMEOUT_MS)
+            page.goto(links[name], timeout=TIMEOUT_MS)
         for name, page in pages.items():
             page.wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
             assert name in page.inner_text("body") and counter(page) == 0
@@ -119,18 +130,21 @@ def test_three_people_answer_at_once_resume_after_reload_and_lose_nothing_to_a_k
         kill_hard(server)  # kill -9 mid-session: every answer the page showed as done is in the database
         votes = read_votes(made)
         assert votes.group_by("annotator").len().sort("annotator")["len"].to_list() == [4, 5, 4]
-        port = free_port()  # the killed server's port may linger in TIME_WAIT: the lab restarts it anywhere
+        old, port = port, free_port()  # the killed server's port may linger in TIME_WAIT: restarted elsewhere
         server = start(home, port)
-        pages["bob"].goto(f"http://127.0.0.1:{port}/?annotator={links['bob']}", timeout=TIMEOUT_MS)
+        pages["bob"].goto(links["bob"].replace(f":{old}/", f":{port}/"), timeout=TIMEOUT_MS)
         pages["bob"].wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
         assert counter(pages["bob"]) == 5
-        pages["carol"].goto(f"http://127.0.0.1:{port}/?annotator={links['carol']}", timeout=TIMEOUT_MS)
+        pages["carol"].goto(links["carol"].replace(f":{old}/", f":{port}/"), timeout=TIMEOUT_MS)
         pages["carol"].wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
         for _ in range(16):
             shown["carol"].append(answer(pages["carol"], by_key=True))
         pages["carol"].wait_for_selector("text=Thank you", timeout=TIMEOUT_MS)
         pages["carol"].screenshot(path=SHOTS / "annotate-1-review.png", full_page=True)
         assert "You picked the gold on" in pages["carol"].inner_text("body")
+        pages["carol"].goto(f"http://127.0.0.1:{port}/?token={LAB_TOKEN}&annotator=not-a-link", timeout=TIMEOUT_MS)
+        pages["carol"].wait_for_selector("text=This page needs your personal link", timeout=TIMEOUT_MS)
+        assert not pages["carol"].locator("button.wb-choice").count()  # a stranger sees no question
     finally:
         for context in contexts.values():
             context.close()
