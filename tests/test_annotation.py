@@ -273,7 +273,13 @@ def test_a_real_label_studio_export_comes_back_as_votes(tmp_path, hypernymy, cli
     export = json.loads((LABEL_STUDIO / "export.json").read_text())
     votes = read_label_studio(batch, LABEL_STUDIO / "export.json")
     done = [a for task in export for a in task["annotations"] if not a.get("was_cancelled")]
-    assert votes.height == len(done) and votes["source"].unique().to_list() == ["label-studio"]
+    assert votes.height == len(done) == 11 and votes["source"].unique().to_list() == ["label-studio"]
+    assert sorted(votes["annotator"].unique()) == ["label-studio-1", "label-studio-2"]  # alice, bob: ids, not e-mails
+    flagged = votes.filter(pl.col("flags").list.len() > 0)
+    assert (
+        flagged["annotator"].to_list() == ["label-studio-1"] * 2 and flagged["flags"].to_list() == [["also-right"]] * 2
+    )
+    assert "café — unclear?" in votes["comment"].to_list() and 14.236 in votes["seconds"].to_list()
     by_task = {task["data"]["workbench_id"]: task for task in export}
     for vote in votes.iter_rows(named=True):  # the choice voted is the text the person picked in Label Studio
         task = by_task[vote["id"]]

@@ -5,7 +5,8 @@ Studio does the paper's crowd step at scale, and its answers come back as votes 
 flags, a comment) and one task per question; each task shows the choices in an order of its own (recorded in the
 task, ``data.order``). ``import_label_studio`` reads Label Studio's JSON export ("JSON" in its export dialog, or
 ``GET /api/projects/ID/export?exportType=JSON``): one vote per completed annotation, the annotator named by
-Label Studio's user (``completed_by``: e-mail, else id), cancelled (skipped) annotations left out.
+Label Studio's user (``completed_by``: ``label-studio-N`` from the user id Label Studio 1.23 writes, or the e-mail of
+a user object), cancelled (skipped) annotations left out.
 
 >>> label_studio_project(batch, "ls-project/")  # doctest: +SKIP
 >>> import_label_studio(batch, "project-1-at-2026-11-28.json")  # doctest: +SKIP
