@@ -226,6 +226,14 @@ def test_flags_name_the_picked_choice_its_concept_and_the_distractor_relation(ba
     assert table["picked"] == [question["choices"][wrong]]
     assert table["picked_concepts"][0] in question["distractor_concepts"]
     assert table["distractor_family"] == question["distractor_family"]
+    from workbench.annotation import flag_problems
+    from workbench.probes.quality import problem_counts
+
+    flags = flag_table(batch.questions, read_votes(batch))
+    assert flag_problems(flags, least=2).is_empty()  # one person is not yet a defect
+    problems = flag_problems(flags, least=1)
+    assert problems.select("id", "kind", "text").row(0) == (row["id"], "also-right", question["choices"][wrong])
+    assert dict(problem_counts(problems, 30).select("kind", "questions").iter_rows())["also-right"] == 1
 
 
 def test_the_commands_draw_link_report_export_and_gold(tmp_path, cli):

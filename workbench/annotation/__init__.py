@@ -8,6 +8,7 @@ from workbench.annotation.agreement import agreement
 from workbench.annotation.batch import Batch, batches, create_batch, open_batch
 from workbench.annotation.people import (
     RULES,
+    flag_problems,
     flag_table,
     gold_figures,
     gold_test,
@@ -32,7 +33,7 @@ from workbench.annotation.votes import (
 
 __all__ = [
     "FLAGS", "RULES", "Batch", "Vote", "add_annotator", "agreement", "annotator", "annotators", "batches",
-    "create_batch", "export_votes", "find_annotator", "flag_table", "gold_figures", "gold_test", "open_batch",
-    "people_predictions", "read_votes", "record_vote", "release_votes", "review", "todo", "workspace_flags",
-    "write_gold_jsonl",
+    "create_batch", "export_votes", "find_annotator", "flag_problems", "flag_table", "gold_figures", "gold_test",
+    "open_batch", "people_predictions", "read_votes", "record_vote", "release_votes", "review", "todo",
+    "workspace_flags", "write_gold_jsonl",
 ]  # fmt: skip

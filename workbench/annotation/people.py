@@ -212,6 +212,25 @@ def flag_table(questions: pl.DataFrame, votes: pl.DataFrame) -> pl.DataFrame:
     ).sort("flag", "raised", "id", descending=[False, True, False])  # fmt: skip
 
 
+def flag_problems(flags: pl.DataFrame | None, least: int = 2) -> pl.DataFrame:
+    """Flags "another choice is also right" that ``least`` or more people raised, as rows of the probe check's
+    defects (``workbench.probes.quality.PROBLEMS_SCHEMA``, kind ``also-right``): the choice they picked instead of the
+    gold, and the concept behind it."""
+    from workbench.probes.quality import PROBLEMS_SCHEMA
+
+    if flags is None:
+        return pl.DataFrame(schema=PROBLEMS_SCHEMA)
+    held = flags.filter((pl.col("flag") == "also-right") & (pl.col("raised") >= least))
+    rows = [
+        {"id": row["id"], "field": "choice", "kind": "also-right", "text": text,
+         "detail": f"{concept} ({row['raised']} of {row['votes']} people; {row['distractor_family']})"}
+        for row in held.iter_rows(named=True)
+        for text, concept in dict(zip(row["picked"], row["picked_concepts"], strict=True)).items()
+        if concept != row["concept"]
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=PROBLEMS_SCHEMA)
+
+
 def _concepts_by_choice(row: dict) -> list[str]:
     """The concept behind each choice of a question row: the gold's at ``answer``, the distractors' in order (as
     ``workbench.probes.assemble`` places the gold among them)."""

@@ -328,16 +328,22 @@ def check(
     path: Path = typer.Argument(..., help="A probe folder or file."),
     examples: int = typer.Option(3, min=0, help="How many flagged texts to show for each kind of problem."),
     out: Path | None = typer.Option(None, help="Write every flagged (question, field, kind) row here as Parquet."),
+    people: int = typer.Option(
+        2, min=1, help="A choice people flagged as also right counts (kind also-right) when this many agree."
+    ),
 ) -> None:
-    """Flag text problems in questions: glued words, unbalanced brackets, truncated definitions, leftover markup."""
+    """Flag text problems in questions: glued words, unbalanced brackets, truncated definitions, leftover markup;
+    and choices the workspace's annotators flagged as also right (docs/ANNOTATION.md)."""
     import polars as pl
 
+    from workbench.annotation import flag_problems, workspace_flags
     from workbench.io import write_parquet
     from workbench.probes.formats import read_probes
     from workbench.probes.quality import problem_counts, problem_examples, text_problems
 
     frame = read_probes(path)
-    problems = text_problems(frame)
+    flagged_by_people = flag_problems(workspace_flags(), least=people).filter(pl.col("id").is_in(frame["id"].implode()))
+    problems = pl.concat([text_problems(frame), flagged_by_people])
     counts = problem_counts(problems, frame.height)
     flagged = counts.filter(pl.col("kind") == "any").row(0, named=True)
     typer.echo(f"{frame.height:,} questions from {path}; {flagged['questions']:,} ({flagged['share']:.2%}) flagged")

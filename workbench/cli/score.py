@@ -82,7 +82,12 @@ class Control(str, Enum):
 
 
 @declares(
-    model=Reads(), probes=Reads(), prompts=Reads(), shots_from=Reads(), tokenizer=Reads(), out=Writes("predictions"),
+    model=Reads(),
+    probes=Reads(),
+    prompts=Reads(),
+    shots_from=Reads(),
+    tokenizer=Reads(),
+    out=Writes("predictions"),
     name=Label(),
 )
 def score(

@@ -394,7 +394,10 @@ def check_echo(server: Server) -> None:
         for canary in CANARIES:
             text, last = _with_bos(server, canary), " " + canary.rsplit(" ", 1)[-1]
             response = server.client.completions.create(
-                model=server.model, prompt=text[: len(text) - len(last)], max_tokens=1, logprobs=TOP_LOGPROBS,
+                model=server.model,
+                prompt=text[: len(text) - len(last)],
+                max_tokens=1,
+                logprobs=TOP_LOGPROBS,
                 temperature=0,
             )  # first: a server that reuses the prompt's keys and values then echoes from the same forward
             found = response.choices[0].logprobs
