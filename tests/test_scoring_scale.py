@@ -227,17 +227,24 @@ def test_the_fingerprint_follows_the_files_not_their_place(tiny_mc, tmp_path):
     assert load_model(copy, "mcqa").fingerprint != load_model(tiny_mc, "mcqa").fingerprint
 
 
-def test_a_known_file_is_not_read_again_while_its_size_and_mtime_stand(tiny_mc, tmp_path):
+def test_a_file_changed_in_place_with_its_size_and_mtime_put_back_is_read_again(tiny_mc, tmp_path, monkeypatch):
+    import hashlib
+
     copy = shutil.copytree(tiny_mc, tmp_path / "copy")
     weights, store = copy / "model.safetensors", tmp_path / "digests.json"
     first = model_fingerprint(copy, "BertForMultipleChoice", "none", torch.float32, store=store)
+    reads = []
+    digest = hashlib.file_digest
+    monkeypatch.setattr(hashlib, "file_digest", lambda handle, name: reads.append(handle.name) or digest(handle, name))
+    assert model_fingerprint(copy, "BertForMultipleChoice", "none", torch.float32, store=store) == first
+    assert reads == []  # an untouched file is not read again
     stamp, data = weights.stat(), bytearray(weights.read_bytes())
-    data[-1] ^= 0xFF  # a changed weight, same size
+    data[-1] ^= 0xFF  # a changed weight, same size, the old mtime put back (issue 53: it was scored as the old one)
     weights.write_bytes(bytes(data))
     os.utime(weights, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    assert model_fingerprint(copy, "BertForMultipleChoice", "none", torch.float32, store=store) == first  # cached
-    os.utime(weights, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1))
+    assert weights.stat().st_size == stamp.st_size and weights.stat().st_mtime_ns == stamp.st_mtime_ns
     assert model_fingerprint(copy, "BertForMultipleChoice", "none", torch.float32, store=store) != first
+    assert reads == [str(weights)]
 
 
 def test_a_hub_name_is_fingerprinted_from_its_snapshot_folder(tiny_mc, tmp_path, monkeypatch):

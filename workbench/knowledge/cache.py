@@ -45,8 +45,10 @@ def _identify(source: str) -> tuple[str, str, list[str]]:
 
 
 def _signature(files: list[str]) -> list[list]:
-    """Size and modification time of each file (raises ``OSError`` if one is gone)."""
-    return [[file, stat.st_size, stat.st_mtime_ns] for file, stat in ((file, Path(file).stat()) for file in files)]
+    """Size, modification time, inode and status-change time of each file (raises ``OSError`` if one is gone): a
+    file rewritten in place with its size and mtime put back still changes its status-change time."""
+    stats = ((file, Path(file).stat()) for file in files)
+    return [[file, stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns] for file, stat in stats]
 
 
 def _source_record(source: str, refresh: bool = False) -> dict:

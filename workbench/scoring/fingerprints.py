@@ -57,20 +57,19 @@ def model_files(folder: Path, weights: bool = True) -> list[Path]:
 
 
 def file_digests(paths: list[Path], store: Path | None = None) -> dict[Path, str]:
-    """The SHA-256 of each file, read from ``store`` (default: the workspace's) where its size and mtime are
-    unchanged, computed (and stored) otherwise."""
+    """The SHA-256 of each file, read from ``store`` (default: the workspace's) where its ``stamp`` is unchanged,
+    computed (and stored) otherwise."""
     store = store or cache_dir("predictions") / DIGESTS
     known = _stored_digests(store)
     digests, changed = {}, False
     for path in paths:
-        key, status = str(path.resolve()), path.stat()
-        stamp = [status.st_size, status.st_mtime_ns]
+        key, stamp = str(path.resolve()), file_stamp(path)
         entry = known.get(key)
-        if not _sound(entry) or entry[:2] != stamp:
+        if not _sound(entry) or entry[:-1] != stamp:
             with path.open("rb") as handle:
                 entry = [*stamp, hashlib.file_digest(handle, "sha256").hexdigest()]
             known[key], changed = entry, True
-        digests[path] = entry[2]
+        digests[path] = entry[-1]
     if changed:
         try:
             write_text(json.dumps(known, indent=0, sort_keys=True), store)
@@ -94,11 +93,21 @@ def _stored_digests(store: Path) -> dict:
     return known
 
 
+def file_stamp(path: Path) -> list[int]:
+    """What tells a file changed without reading it: size, modification time, inode and status-change time.
+
+    A file rewritten in place with its size and modification time put back (``touch -d``, ``rsync -t``, a tool
+    that keeps times) still gets a new status-change time, which no user can set; a file replaced by another gets
+    a new inode. Size and mtime alone let such a file be scored from the old digest (issue 53)."""
+    status = path.stat()
+    return [status.st_size, status.st_mtime_ns, status.st_ino, status.st_ctime_ns]
+
+
 def _sound(entry: object) -> bool:
-    """A stored digest entry: [size, mtime_ns, sha256 hex]."""
+    """A stored digest entry: [size, mtime_ns, inode, ctime_ns, sha256 hex]."""
     return (
-        isinstance(entry, list) and len(entry) == 3 and all(isinstance(part, int) for part in entry[:2])
-        and isinstance(entry[2], str) and len(entry[2]) == 64 and set(entry[2]) <= set("0123456789abcdef")
+        isinstance(entry, list) and len(entry) == 5 and all(isinstance(part, int) for part in entry[:4])
+        and isinstance(entry[4], str) and len(entry[4]) == 64 and set(entry[4]) <= set("0123456789abcdef")
     )  # fmt: skip
 
 
