@@ -10,7 +10,7 @@ from fake_scores import predictions_of
 
 from workbench.probes.formats import read_probes
 
-HOSTILE = "</script><!--<script>\u2028\u2029&amp;<b>\"'`${x}"
+HOSTILE = "</script><!--<script>\u2028\u2029&amp;<b>\"'`${x}\u202e\u200d"  # + a bidi override, a zero-width joiner
 TEXT_FIELDS = ("word", "context", "template", "question", "gold_concept", "model", "fingerprint", "scorer", "rule",
                "control", "source", "split")  # fmt: skip
 
@@ -52,6 +52,11 @@ def test_inline_json_holds_no_character_that_html_or_javascript_would_read(pages
     assert HOSTILE not in page.replace("\n", "")  # the title is escaped as HTML
 
 
+ISOLATED = """() => [...document.body.querySelectorAll('h1, h2, h3, p, li, td, th, span, b, a, caption')]
+    .filter(e => e.closest('svg') === null && e.textContent.trim())
+    .filter(e => !['plaintext', 'isolate'].includes(getComputedStyle(e).unicodeBidi)).map(e => e.tagName)"""
+
+
 @pytest.mark.browser
 def test_hostile_strings_leave_every_chart_of_the_site_and_the_report_drawn(pages, browser):
     site, report = pages
@@ -67,5 +72,9 @@ def test_hostile_strings_leave_every_chart_of_the_site_and_the_report_drawn(page
         for number in range(count):
             tab.wait_for_selector(f"#chart-{number} svg", timeout=60_000)
         assert count >= 2 and not errors, errors
+        for page in (site, report):  # every element that shows text is isolated: an override reorders it at most
+            tab.goto(page.as_uri())
+            loose = tab.evaluate(ISOLATED)
+            assert not loose, f"{page.name}: elements whose text can reorder the page: {loose[:5]}"
     finally:
         tab.close()

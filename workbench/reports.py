@@ -465,6 +465,8 @@ _PAGE = """<!DOCTYPE html>
   th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
   th:first-child, td:first-child {{ text-align: left; }}
   th {{ background: #f3f3f3; }}
+  /* user text (names, stems, choices) isolated: a bidi override reorders its own element at most (issue 53) */
+  h1, h2, h3, p, li, td, th, span, b {{ unicode-bidi: plaintext; }}
 </style>
 <script type="text/javascript">
 {bundle}
