@@ -40,9 +40,18 @@ def test_malformed_questions_are_one_line_naming_the_row(record, tmp_path, minil
         for choice in r["question"]["choices"]:
             choice["text"] = "a dog"
 
+    def gold_up_to_case(r):  # a distractor that is the gold in capitals with a space more (issue 53)
+        choices, gold = r["question"]["choices"], int(r["answerKey"])
+        choices[(gold + 1) % len(choices)]["text"] = " " + choices[gold]["text"].upper().replace(" ", "  ") + " "
+
+    def empty_choice(r):
+        r["question"]["choices"][(int(r["answerKey"]) + 1) % 5]["text"] = "  "
+
     cases = {
         "choice labels ['0', '0', '0', '0', '0'] repeat": same_labels,
         "two choices have the same text": same_texts,
+        "two choices have the same text (up to case and spaces)": gold_up_to_case,
+        "a choice is empty": empty_choice,
         "hops 1e+30 is outside 0..1000": lambda r: r["notes"].update(hops=1e30),
         "distractor_hops 1.5 is not a whole number": lambda r: r["notes"].update(distractor_hops=1.5),
     }

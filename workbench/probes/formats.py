@@ -267,13 +267,15 @@ MAX_HOPS = 1000
 
 def checked_questions(frame: pl.DataFrame, path: str | Path) -> pl.DataFrame:
     """``frame`` (``PROBE_SCHEMA``) if every row is a well-formed question, else a one-line ``ProbeFormatError``
-    naming the file, the first bad row (1-based) and its id: at least two choices, an ``answer`` among them,
-    no two identical choice texts (a gold copied into a distractor moves or duplicates the gold), hops and
-    distractor depth in 0..``MAX_HOPS``."""
+    naming the file, the first bad row (1-based) and its id: at least two choices, none empty, an ``answer`` among
+    them, no two choice texts the same up to case and spaces (a gold copied into a distractor, ``Dog`` beside
+    ``dog ``, moves or duplicates the gold), hops and distractor depth in 0..``MAX_HOPS``."""
+    same = pl.element().str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
     problems = {
         "fewer than two choices": pl.col("choices").list.len() < 2,
+        "a choice is empty": pl.col("choices").list.eval(pl.element().str.strip_chars() == "").list.any(),
         "answer is not the index of a choice": ~pl.col("answer").is_between(0, pl.col("choices").list.len() - 1),
-        "two choices have the same text": pl.col("choices").list.eval(pl.element().str.strip_chars()).list.n_unique()
+        "two choices have the same text (up to case and spaces)": pl.col("choices").list.eval(same).list.n_unique()
         < pl.col("choices").list.len(),
         f"hops or distractor_depth outside 0..{MAX_HOPS}": ~pl.col("hops").fill_null(0).is_between(0, MAX_HOPS)
         | ~pl.col("distractor_depth").fill_null(0).is_between(0, MAX_HOPS),  # missing: not known, not wrong
