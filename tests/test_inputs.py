@@ -211,3 +211,22 @@ def test_names_are_checked_where_they_enter(released_dir, logged, tmp_path, mini
     samples = _logged(tmp_path, logged)
     refused(workbench("import", "lm-eval", samples, "--out", tmp_path / "l.parquet", "--name", "x\x1by"), "control")
     assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "l.parquet").exists()
+
+
+def test_one_models_answers_to_one_question_are_read_once(released_dir, tmp_path):
+    from fake_scores import predictions_of
+
+    probes = read_probes(released_dir / "hypernymy_test.jsonl").head(40)
+    first = predictions_of(probes, "MiniLM", seed=0)
+    first.write_parquet(tmp_path / "a.parquet")
+    changed = first.with_columns(answer=(pl.col("answer") + 1) % 5).with_columns(
+        correct=pl.col("pred") == pl.col("answer")
+    )
+    changed.write_parquet(tmp_path / "b.parquet")  # the probe file's answer keys changed between two runs (issue 53)
+    refused(
+        workbench("report", tmp_path / "a.parquet", tmp_path / "b.parquet"), "with different answer keys or choices"
+    )
+    refused(workbench("report", tmp_path / "a.parquet", tmp_path / "a.parquet"), "would count twice")
+    other = predictions_of(probes, "other", seed=1)  # another model on the same questions is read beside it
+    other.write_parquet(tmp_path / "c.parquet")
+    assert workbench("report", tmp_path / "a.parquet", tmp_path / "c.parquet", "--n-boot", "10")[0] == 0

@@ -176,7 +176,10 @@ class ResultsDashboard:
             self.refresh()
 
     def _load(self, change) -> None:
-        self.session.predictions = read_predictions(*change.new) if change.new else None
+        try:
+            self.session.predictions = read_predictions(*change.new) if change.new else None
+        except WorkbenchError as err:  # files that cannot be read together (one model's answers twice): say why
+            self.message.value = f"<b class='wb-wrong'>not loaded</b>: {escape(str(err))}"
 
     def _changed(self, change) -> None:
         if change.name == "predictions":
