@@ -49,6 +49,14 @@ def test_shared_shots_avoid_every_scored_cluster_concept_and_gold(released):
     assert draw_shots(train, test, Asking(shots=5, shot_seed=1)).digest != shots.digest
 
 
+def test_shots_of_another_probe_are_refused(released, released_dir):
+    hyponymy = read_probes(released_dir / "hyponymy_train.jsonl")
+    with pytest.raises(WorkbenchError, match="holds hyponymy questions, but the scored questions are hypernymy"):
+        draw_shots(hyponymy, released["test"], Asking(shots=5))
+    mixed = pl.concat([hyponymy, released["train"]])  # a pool of both lends each probe its own
+    assert set(draw_shots(mixed, released["test"], Asking(shots=5)).frame["probe"]) == {"hypernymy"}
+
+
 def test_per_question_shots_avoid_their_own_question_and_differ_between_questions(released):
     test, train = released["test"].head(40), released["train"]
     frame = draw_shots(train, test, Asking(shots=3, shots_per_question=True)).frame

@@ -128,10 +128,18 @@ def draw_shots(
 
     Shots never come from a scored question's cluster; shared shots (the default) avoid every scored question's
     concept and gold too, per-question shots their own question's. A pool that holds scored questions is
-    refused (take the shots from another split), and so is one with too few questions left."""
+    refused (take the shots from another split), and so is one of another probe (hyponymy shots teach another task
+    than the hypernymy questions they precede) or with too few questions left."""
     if asking.shots == 0:
         return None
     pool = conform(pool, PROBE_SCHEMA, source).unique("id", keep="first", maintain_order=True)
+    asked, held = sorted(set(probes["probe"])), sorted(set(pool["probe"]))
+    if not set(asked) <= set(held):
+        raise WorkbenchError(
+            f"{source} holds {', '.join(held)} questions, but the scored questions are {', '.join(asked)}: shots of "
+            "another probe show another task; take them from the same probe (--shots-from its train split)"
+        )
+    pool = pool.filter(pl.col("probe").is_in(asked))
     content = ["id", "question", "choices"]  # released files reuse ids (DictionaryQA's train and test): not enough
     same = pool.select(content).join(probes.select(content), on=content, how="semi")["id"].to_list()
     if same:
