@@ -264,6 +264,17 @@ def test_a_french_set_is_answered_by_french_speakers_and_its_gold_test_keeps_the
     assert back.sort("id")["choices"].equals(batch.questions.sort("id")["choices"])
 
 
+def test_a_language_is_a_code_or_a_wordnet_file_and_templates_given_are_used(tmp_path):
+    with pytest.raises(SpecError, match="neither a three-letter code .* nor a .tab or .xml wordnet file"):
+        language_spec("hypernymy", "/etc/passwd")
+    with pytest.raises(SpecError, match="pass its question templates with --templates"):
+        language_spec("hypernymy", str(tmp_path / "mine.tab"))
+    own = tmp_path / "mine.json"
+    assert language_spec("hypernymy", str(tmp_path / "mine.tab"), templates=own).templates == own
+    assert language_spec("hypernymy", "fra", templates=own).templates == own  # --templates is never ignored
+    assert language_spec("hypernymy", str(OMW / "ita" / "wn-data-ita.tab")).templates.name == "ita.json"
+
+
 def test_italian_hyponymy_asks_below_the_concept_and_no_distractor_lies_below(wordnet_graph, wn):
     asked = ("dog.n.01", "tree.n.01", "vehicle.n.01")
     frame = build_language_probes("ita", language_spec("hyponymy", "ita", max_hops=2, concepts=asked),

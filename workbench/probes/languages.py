@@ -19,6 +19,7 @@ question has one right answer in its own language, and ``LanguageSet.dropped`` s
 
 import hashlib
 import random
+import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -76,8 +77,29 @@ def language_spec(probe: str, language: str, **overrides) -> ProbeSpec:
             "sentence, which the OMW wordnets lack (Italian has definitions for 2,122 synsets); choose "
             f"{' or '.join(LANGUAGE_PROBES)}"
         )
-    settings = {"templates": template_path(language), "examples_only": False, "sentences": "one"}
+    templates = overrides.pop("templates", None) or template_path(language_code(language))
+    settings = {"templates": templates, "examples_only": False, "sentences": "one"}
     return ProbeSpec(probe=probe, **{**settings, "choice_words": "lemmas", **overrides})
+
+
+def language_code(language: str) -> str:
+    """The three-letter code of ``language``: the code itself, or the one a wordnet file's name holds
+    (``wn-data-fra.tab``); anything else (``/etc/passwd``) is refused naming both forms."""
+    if re.fullmatch(r"[a-z]{3}", language):
+        return language
+    path = Path(language)
+    if path.suffix not in (".tab", ".xml"):
+        raise SpecError(
+            f"--language {language!r} is neither a three-letter code (eng, fra, ita, ...) nor a .tab or .xml "
+            "wordnet file"
+        )
+    code = path.stem.removeprefix("wn-data-")
+    if not re.fullmatch(r"[a-z]{3}", code):
+        raise SpecError(
+            f"--language {language}: the file's name does not say its language (wn-data-<code>.tab); pass its "
+            "question templates with --templates (as workbench/probes/templates/fra.json is written)"
+        )
+    return code
 
 
 def graph_of(language: str, english: Graph | None = None) -> Graph:
