@@ -139,6 +139,9 @@ def test_every_language_reads_whole_and_italian_keeps_its_definitions(wordnet_gr
         (lambda line: line.replace("-n\t", "-n-\t", 1), "does not start with an OFFSET-POS key"),
         (lambda line: "0001740-n" + line[10:], "does not start with an OFFSET-POS key"),
         (lambda line: line[:9] + "x" + line[10:], "unknown part of speech 'x'"),
+        (lambda line: line + "\tchose", "has 4 tab-separated columns where a lemma line has 3"),  # a tab in a lemma
+        (lambda line: line.replace("\tfra:", "\teng:", 1), "'eng:lemma' is a line of another language"),
+        (lambda line: line.replace("\tfra:lemma\t", "\tfra:lemma\t\udcff", 1), "not valid UTF-8 \\(byte 0xff\\)"),
     ],
 )
 def test_a_bad_tab_line_is_named(tmp_path, wordnet_graph, change, says):
@@ -146,9 +149,20 @@ def test_a_bad_tab_line_is_named(tmp_path, wordnet_graph, change, says):
     noun = next(i for i, line in enumerate(lines) if "-n\t" in line and i > 100)
     lines[noun] = change(lines[noun])
     path = tmp_path / "wn-data-fra.tab"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", errors="surrogateescape"))  # \udcff: the byte 0xff
     with pytest.raises(DataSourceError, match=f"line {noun + 1}: .*{says}"):
         language_graph(str(path), wordnet_graph)
+
+
+def test_a_byte_order_mark_is_read_past_and_repeated_lines_are_counted_once(tmp_path, wordnet_graph):
+    lines = (OMW / "fra" / "wn-data-fra.tab").read_text(encoding="utf-8").splitlines()[:400]
+    plain, marked = tmp_path / "plain" / "wn-data-fra.tab", tmp_path / "marked" / "wn-data-fra.tab"
+    for path, body in ((plain, lines), (marked, [*lines, *lines[200:399]])):
+        path.parent.mkdir()
+        path.write_text(("\ufeff" if path is marked else "") + "\n".join(body) + "\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match="199 lines repeat an earlier line"):
+        doubled = read_omw(str(marked))
+    assert doubled.facts.equals(read_omw(str(plain)).facts)
 
 
 def test_a_tab_file_keyed_by_another_wordnet_is_refused(tmp_path, wordnet_graph):

@@ -18,6 +18,7 @@ facts.
 import hashlib
 import os
 import re
+import warnings
 from bisect import bisect_left
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def read_omw(language: str) -> OmwWordnet:
 
         return read_lmf(path, language if re.fullmatch(r"[a-z]{3}", language) else None)
     data = path.read_bytes()
-    lines = pl.Series("raw", data.decode("utf-8", errors="replace").splitlines())
+    lines = pl.Series("raw", _text(data, path).splitlines())
     header = lines[0].lstrip("# ").split("\t") if len(lines) and lines[0].startswith("#") else []
     code = header[1] if len(header) > 1 else path.stem.removeprefix("wn-data-")
     frame = (
@@ -111,7 +112,9 @@ def read_omw(language: str) -> OmwWordnet:
             .str.strip_chars(),
         )
     )
+    frame = _once(frame, path)
     _check_keys(frame, path)
+    _check_columns(frame, path, code)
     facts = frame.filter(
         (pl.col("first").str.split(":").list.len() <= 2) & pl.col("kind").is_in([*LEMMA_KINDS, *TEXT_KINDS])
     ).filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
@@ -123,6 +126,51 @@ def read_omw(language: str) -> OmwWordnet:
         checksum=hashlib.sha256(data).hexdigest()[:16],
         facts=facts.with_columns(place=pl.format("line {}", "line")).select(list(FACTS_SCHEMA)).cast(FACTS_SCHEMA),
     )
+
+
+def _text(data: bytes, path: Path) -> str:
+    """The file's text: UTF-8, a byte-order mark dropped; an invalid byte is refused naming its line (it was read
+    as U+FFFD, a word silently changed)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise DataSourceError(
+            f"{path} line {line}: not valid UTF-8 (byte {err.object[err.start]:#04x}); save the file as UTF-8"
+        ) from None
+
+
+def _once(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """``frame`` with each repeated line kept once, and a warning that counts them."""
+    repeated = frame.filter(pl.col("raw").is_duplicated() & ~pl.col("raw").is_first_distinct())
+    if repeated.height:
+        warnings.warn(
+            f"{path}: {repeated.height:,} lines repeat an earlier line (first: line {repeated['line'][0]}); "
+            "each is read once",
+            stacklevel=3,
+        )
+    return frame.filter(pl.col("raw").is_first_distinct())
+
+
+def _check_columns(frame: pl.DataFrame, path: Path, code: str) -> None:
+    """Raise on the first line of another language's (``eng:lemma`` in the Italian file), and on the first lemma,
+    definition or example line with a column too many (a tab inside a lemma was read as a column break)."""
+    prefix = pl.col("first").str.split(":")
+    other = frame.filter((prefix.list.len() > 1) & (prefix.list.first() != code)).head(1)
+    if other.height:
+        raise DataSourceError(
+            f"{path} line {other['line'][0]}: {other['first'][0]!r} is a line of another language than the file's "
+            f"({code}); keep one language per file (delete the line, or move it to that language's file)"
+        )
+    columns = pl.col("parts").list.len()
+    lemma = pl.col("kind").is_in(LEMMA_KINDS) & (prefix.list.len() <= 2)
+    wide = frame.filter((lemma & (columns != 3)) | (pl.col("kind").is_in(TEXT_KINDS) & (columns > 4))).head(1)
+    if wide.height:
+        raise DataSourceError(
+            f"{path} line {wide['line'][0]}: {wide['raw'][0][:60]!r} has {wide['parts'][0].len()} tab-separated "
+            "columns where a lemma line has 3 and a definition or example 3 or 4 (a tab inside the text?); fix the "
+            "line"
+        )
 
 
 def _check_keys(frame: pl.DataFrame, path: Path) -> None:
