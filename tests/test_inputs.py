@@ -230,3 +230,16 @@ def test_one_models_answers_to_one_question_are_read_once(released_dir, tmp_path
     other = predictions_of(probes, "other", seed=1)  # another model on the same questions is read beside it
     other.write_parquet(tmp_path / "c.parquet")
     assert workbench("report", tmp_path / "a.parquet", tmp_path / "c.parquet", "--n-boot", "10")[0] == 0
+
+
+def test_a_file_of_two_probes_is_never_read_as_one(released_dir, tmp_path):
+    hyper = [json.loads(line) for line in (released_dir / "hypernymy_test.jsonl").read_text().splitlines()[:5]]
+    hypo = [json.loads(line) for line in (released_dir / "hyponymy_test.jsonl").read_text().splitlines()[:5]]
+    path = _jsonl(tmp_path, *hyper, *hypo)  # named hypernymy_test.jsonl, its last five rows hyponymy's (issue 53)
+    with pytest.raises(ProbeFormatError, match=r"line 6: its chain .* is written as a hyponymy question's"):
+        read_probes(path)
+    ours = [dict(record, notes={**record["notes"], "probe": "hyponymy"}) for record in hyper[:2]]
+    with pytest.raises(
+        ProbeFormatError, match=r"line 1: notes.probe is 'hyponymy', but the file's name says hypernymy"
+    ):
+        read_probes(_jsonl(tmp_path, *ours))

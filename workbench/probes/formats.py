@@ -438,6 +438,7 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
     own = OWN_MARKER in notes
     id_probe = RELEASED_PROBES.get(str(record.get("id", "")).split("_")[0])
     probe = source.probe or notes.get("probe") or source.folder_probe or id_probe or source.custom_name
+    _one_probe(notes, probe, source, number)
     stem = record["question"]["stem"]
     texts = [c["text"] for c in record["question"]["choices"]]
     answer = [str(c["label"]) for c in record["question"]["choices"]].index(str(record["answerKey"]))
@@ -480,6 +481,24 @@ def _probe_row(record: dict[str, Any], source: _Source, number: int) -> dict[str
         "n_random_fill": 0 if family == "random" else n_random_fill,
         "population": notes.get("population", "") if own else "released",
     }
+
+
+CHAIN_PROBES = {"=>": "hypernymy", "<=": "hyponymy"}
+"""Which probe a chain's separator is written by (the released files' and ours)."""
+
+
+def _one_probe(notes: dict, probe: str, source: "_Source", number: int) -> None:
+    """Refuse a row of another probe than the file's: a file of two probes was read as one (issue 53)."""
+    named = notes.get("probe")
+    if named and named != probe:
+        raise source.error(number, f"notes.probe is {named!r}, but the file's name says {probe}",
+                           "a file holds one probe: split it by probe, or rename it")  # fmt: skip
+    chain = str(notes.get("chain") or "")
+    written = {CHAIN_PROBES[mark] for mark in CHAIN_PROBES if mark in chain}
+    if probe in CHAIN_PROBES.values() and written and written != {probe}:
+        raise source.error(number, f"its chain {chain[:60]!r} is written as a {' and '.join(sorted(written))} "
+                           f"question's, but the file is read as {probe}",
+                           "a file holds one probe: split it by probe")  # fmt: skip
 
 
 def _whole(value: Any, field: str) -> int:
