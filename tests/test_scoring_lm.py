@@ -337,6 +337,15 @@ def test_a_choice_longer_than_max_length_is_refused(tiny_lm, cache):
         score(probes, tiny_lm["causal"], scorer="causal", max_length=8, cache=cache, progress=False)
 
 
+def test_an_instruction_longer_than_the_context_is_refused_before_any_work(tiny_lm, cache):
+    probes = synonymy(QUESTIONS[:2])  # 120 KB of instruction: it took 4.5 minutes and 2.5 GB before (issue 53)
+    with pytest.raises(
+        WorkbenchError, match=r"the instruction \(--system\) is [\d,]+ tokens, as long as .* context of 64"
+    ):
+        score(probes, tiny_lm["causal"], scorer="causal", max_length=64, system="word " * 24_000, cache=cache,
+              progress=False)  # fmt: skip
+
+
 def test_a_bos_adding_tokenizer_keeps_its_bos_first_when_the_prompt_is_cut(tiny_lm):
     model = load_model(tiny_lm["causal-bos"], "causal", max_length=10)
     bos = model.tokenizer.bos_token_id

@@ -217,6 +217,7 @@ def score(
         )
     else:
         _check_loaded(model, spec)
+    _check_instruction(model, spec)
     store = _cache(cache)
     pairs, templates, shots = _rendered(model, spec, probes, shot_pool)
     server_chat = _server_chat(model, spec)
@@ -252,6 +253,22 @@ def score(
     )
     correct = (pl.col("pred") == pl.col("answer")).fill_null(False)
     return conform(result.with_columns(correct=correct), PREDICTION_SCHEMA, "predictions")
+
+
+def _check_instruction(model: "Model | served.Server", spec: ScoreSpec) -> None:
+    """Refuse an instruction (``--system``) that fills the model's context alone: truncation keeps a prompt's end,
+    so every prompt would lose it, and each would be tokenised whole for every choice (120 KB took 4.5 minutes and
+    2.5 GB for two questions)."""
+    system = spec.asking.system
+    if system is None or isinstance(model, served.Server) or spec.scorer not in PROMPT_SCORERS:
+        return
+    tokens = len(model.tokenizer(system, add_special_tokens=False)["input_ids"])
+    if tokens >= model.max_length:
+        raise WorkbenchError(
+            f"the instruction (--system) is {tokens:,} tokens, as long as {model_label(model.name)}'s context of "
+            f"{model.max_length:,} or longer: every prompt would lose it to truncation; shorten it (or raise "
+            "--max-length within what the model was trained on)"
+        )
 
 
 def _rendered(
