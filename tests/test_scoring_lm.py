@@ -518,3 +518,8 @@ def test_nan_scores_never_become_picks_or_an_accuracy(tiny_lm, tmp_path):
     sound.with_columns(scores=pl.col("scores").list.eval(pl.element() * float("nan"))).write_parquet(path)
     with pytest.raises(WorkbenchError, match="row 1: a score is NaN or infinite"):
         read_predictions(path)
+    generator = load_model(tiny_lm["causal"], "generate")  # free answers: greedy search took the NaN's token
+    with torch.no_grad():
+        generator.network.lm_head.weight[7] = float("nan")
+    with pytest.raises(WorkbenchError, match=refused):
+        score(probes, generator, "generate", max_new_tokens=4, cache=False, progress=False, name="damaged")

@@ -16,6 +16,7 @@ others; ``generated``, ``matched`` and ``match`` say what was answered and how i
 import numpy as np
 import polars as pl
 import torch
+from transformers import LogitsProcessor, LogitsProcessorList
 
 from workbench.knowledge import load_graph
 from workbench.scoring.answers import LEMMA_PROBES, match_answers, match_letters
@@ -47,7 +48,12 @@ def question_scores(
     """One row per question of ``probes`` (its ``prompts``, in order): ``row``, ``rule``, ``scores``, ``prompt``,
     ``generated``, ``matched``, ``match`` and ``pred`` (``letters``: the answer names a choice by its letter)."""
     said = generate_answers(model, prompts, max_new_tokens, batch_size, cache, progress)
-    return answered(probes, prompts, said, letters)
+    broken = pl.Series([text is None for text in said])
+    frame = answered(probes, prompts, [text or "" for text in said], letters)
+    # a decoding that met a NaN logit scores NaN: the run is refused as any damaged model's (scoring._check_finite)
+    return frame.with_columns(
+        scores=pl.when(broken).then(pl.col("scores").list.eval(pl.element() * float("nan"))).otherwise("scores")
+    )
 
 
 def answered(probes: pl.DataFrame, prompts: list[str], answers: list[str], letters: bool = False) -> pl.DataFrame:
@@ -76,8 +82,9 @@ def generate_answers(
     batch_size: int | str,
     cache: PredictionCache | None = None,
     progress: bool = False,
-) -> list[str]:
-    """The greedy answer (first line, stripped) of ``model`` after each prompt; each unique prompt decoded once."""
+) -> list[str | None]:
+    """The greedy answer (first line, stripped) of ``model`` after each prompt, None where decoding met a NaN logit;
+    each unique prompt decoded once."""
     stops = stop_tokens(model)
     work = Work(
         KIND,
@@ -86,7 +93,10 @@ def generate_answers(
     )
     units = [(prompt, str(max_new_tokens)) for prompt in prompts]
     values = compute(model, work, units, batch_size, cache, progress)
-    texts = {unit: answer_text(model, values[unit]) for unit in dict.fromkeys(units)}
+    texts = {
+        unit: None if np.isnan(values[unit]).any() else answer_text(model, values[unit])
+        for unit in dict.fromkeys(units)
+    }
     return [texts[unit] for unit in units]
 
 
@@ -113,7 +123,8 @@ def decode(
     model: Model, features: list[Features], batch_size: int, max_new_tokens: int, stops: list[int]
 ) -> list[np.ndarray]:
     """Greedy new tokens of each prompt, up to and including the first stop token, as float32 ids (the cache's
-    type; exact below 2**24)."""
+    type; exact below 2**24); a prompt whose decoding met a NaN (or +inf) logit gets ``[nan]`` instead: greedy
+    search would have taken the NaN's token as the best, an answer of damaged weights."""
     pad = model.tokenizer.pad_token_id
     pad = pad if pad is not None else stops[0]
     values: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(features)
@@ -125,6 +136,7 @@ def decode(
             tokens = features[row]["input_ids"]
             ids[position, width - len(tokens) :] = torch.tensor(tokens)
             mask[position, width - len(tokens) :] = 1
+        watch = NonFinite(len(batch))
         out = (
             model.network.generate(
                 input_ids=ids.to(model.device),
@@ -137,6 +149,7 @@ def decode(
                 temperature=None,
                 top_p=None,
                 top_k=None,
+                logits_processor=LogitsProcessorList([watch]),
             )[:, width:]
             .cpu()
             .numpy()
@@ -146,7 +159,20 @@ def decode(
             hits = np.flatnonzero(stopping[position])
             end = int(hits[0]) + 1 if hits.size else out.shape[1]
             values[row] = out[position, :end].astype(np.float32)
+            if watch.seen[position]:
+                values[row] = np.full(1, np.nan, dtype=np.float32)
     return values
+
+
+class NonFinite(LogitsProcessor):
+    """Marks the rows of a batch whose next-token logits held a NaN or +inf at any step (-inf is a masked token)."""
+
+    def __init__(self, rows: int) -> None:
+        self.seen = np.zeros(rows, dtype=bool)
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        self.seen |= (torch.isnan(scores) | torch.isposinf(scores)).any(dim=-1).cpu().numpy()
+        return scores
 
 
 def answer_text(model: Model, ids: np.ndarray) -> str:
