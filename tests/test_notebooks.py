@@ -4,8 +4,12 @@ Each notebook keeps its sizes in a first code cell tagged ``parameters`` (paperm
 values a student runs. The smaller values the suite runs are in the notebook's metadata,
 ``workbench.test_parameters``; they are injected as a cell right after the ``parameters`` cell, so every
 later cell sees them. A notebook without that metadata runs as stored.
+
+They run through the course's executor (``workbench.course.execute``) into a cache shared by the run's workers
+(``course_cache``), so that tests/test_course.py builds the course at these sizes without running them again.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,30 +18,25 @@ import pytest
 from conftest import CHROMIUM
 from nbclient import NotebookClient
 
+from workbench import course
+from workbench.errors import WorkbenchError
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-CELL_TIMEOUT_S = 600
-INJECTED_TAG = "injected-parameters"
 RUN_IN_JUPYTERLAB = ("07_panels_in_jupyterlab.ipynb",)  # with Chromium there, tests/test_jupyterlab.py runs them
 
 
 def with_test_parameters(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """``nb`` with a cell setting its ``workbench.test_parameters`` right after its ``parameters`` cell."""
-    values = nb.metadata.get("workbench", {}).get("test_parameters", {})
-    if not values:
-        return nb
-    tagged = [i for i, cell in enumerate(nb.cells) if "parameters" in cell.get("metadata", {}).get("tags", [])]
-    if len(tagged) != 1:
-        pytest.fail(
-            f"the notebook has test_parameters {sorted(values)} but {len(tagged)} cells tagged 'parameters' (need one)"
-        )
-    source = "# injected by tests/test_notebooks.py: small sizes for the test suite\n"
-    source += "".join(f"{name} = {value!r}\n" for name, value in values.items())
-    cell = nbformat.v4.new_code_cell(source, metadata={"tags": [INJECTED_TAG]})
-    cell["id"] = INJECTED_TAG
-    nb.cells.insert(tagged[0] + 1, cell)
-    return nb
+    return course.with_parameters(nb, course.test_parameters(nb))
+
+
+@pytest.fixture(scope="session")
+def course_cache(tmp_path_factory) -> Path:
+    """The executed notebooks of this run, shared by its workers (their temporary folders' common parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "course-cache"
 
 
 def test_there_are_teaching_notebooks():
@@ -72,7 +71,7 @@ def client_for(nb: nbformat.NotebookNode) -> NotebookClient:
     return NotebookClient(
         nb,
         kernel_name="python3",  # jupyter_client starts a 'python3' kernel with sys.executable: this interpreter
-        timeout=CELL_TIMEOUT_S,
+        timeout=course.CELL_TIMEOUT_S,
         allow_errors=False,
         resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
     )
@@ -91,10 +90,16 @@ def test_notebook_kernel_runs_this_interpreter_in_notebooks_dir():
 @pytest.mark.wordnet
 @pytest.mark.model
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
-def test_notebook_runs_top_to_bottom(path: Path):
+def test_notebook_runs_top_to_bottom(path: Path, course_cache: Path):
     if path.name in RUN_IN_JUPYTERLAB and Path(CHROMIUM).exists():
         pytest.skip("tests/test_jupyterlab.py runs it top to bottom in JupyterLab (Run All), then uses its panels")
-    nb = with_test_parameters(nbformat.read(path, as_version=4))
-    client_for(nb).execute()  # raises CellExecutionError, naming the cell and its traceback, at the first failing cell
-    ran = [cell for cell in nb.cells if cell.cell_type == "code"]
+    run = course.execute(path, "test", course_cache)  # a failing cell raises WorkbenchError naming it
+    ran = [cell for cell in run.notebook.cells if cell.cell_type == "code"]
     assert all(cell.execution_count for cell in ran), "some code cells did not run"
+
+
+def test_a_failing_cell_fails_the_run_naming_the_notebook_and_the_cell(tmp_path: Path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("1 / 0")])
+    nbformat.write(nb, tmp_path / "broken.ipynb")
+    with pytest.raises(WorkbenchError, match=r"broken.ipynb: cell 1 \('1 / 0'\) failed: ZeroDivisionError"):
+        course.execute(tmp_path / "broken.ipynb", "test", tmp_path / "cache")

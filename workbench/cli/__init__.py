@@ -21,6 +21,7 @@ VERB_MODULES = (
     "edge",
     "interop",
     "annotate",
+    "course",
 )
 
 

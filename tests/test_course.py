@@ -1,0 +1,179 @@
+"""The course: every teaching notebook executed at the suite's sizes, rendered with its outputs, opened in Chromium
+from file:// with nothing requested off the machine; the cache re-executes only what changed.
+
+The notebooks are executed once per run: tests/test_notebooks.py runs them through the same executor into the
+shared ``course_cache``, and the course is built from it (a notebook not yet there is executed here, once).
+"""
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from test_notebooks import NOTEBOOKS, course_cache  # noqa: F401  (the run's shared cache of executed notebooks)
+
+from workbench import course
+from workbench.errors import WorkbenchError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, course_cache: Path) -> Path:  # noqa: F811
+    return course.build_course(tmp_path_factory.mktemp("course") / "site", "test", cache=course_cache).parent
+
+
+def offline_page(browser):
+    """A page that refuses every request that leaves the machine, and the list of those it refused."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    refused: list[str] = []
+
+    def route(request_route):
+        if request_route.request.url.startswith("file://"):
+            return request_route.continue_()
+        refused.append(request_route.request.url)
+        return request_route.abort()
+
+    page.route("**/*", route)
+    return page, refused
+
+
+@pytest.mark.slow
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_the_course_has_a_page_per_notebook_in_teaching_order_and_a_table_of_contents(built: Path):
+    index = (built / "index.html").read_text()
+    pages = re.findall(r'<li><a href="([^"]+)"', index)
+    assert pages == [f"{path.stem}.html" for path in NOTEBOOKS]
+    manifest = json.loads((built / course.MANIFEST).read_text())
+    assert list(manifest["notebooks"]) == [path.name for path in NOTEBOOKS]
+    for record in manifest["notebooks"].values():
+        assert record["sizes"] == "test" and record["seconds"] > 0 and record["machine"]
+    assert not re.search(r"(src|href)=\"(https?:)?//", "".join(p.read_text() for p in built.glob("*.html")))
+
+
+@pytest.mark.slow
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_each_page_shows_its_outputs_and_live_charts_from_file_with_no_network(built: Path, browser):
+    page, refused = offline_page(browser)
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    charts = 0
+    for path in NOTEBOOKS:
+        page.goto((built / f"{path.stem}.html").as_uri())
+        page.wait_for_load_state("load")
+        assert page.locator(".jp-OutputArea-output").count() > 0, f"{path.stem}: no outputs shown"
+        assert page.get_by_text("Executed ").count() > 0
+        wanted = page.locator(".wb-course-chart").count()
+        if wanted:
+            page.wait_for_function(f"document.querySelectorAll('.wb-course-drawn').length === {wanted}", timeout=30_000)
+            assert page.locator(".wb-course-chart svg, .wb-course-chart canvas").count() >= wanted
+        charts += wanted
+    assert charts >= 5, "the notebooks' altair charts are not on the pages"
+    assert not refused, f"the course requested {refused}"
+    assert not errors, errors
+
+
+@pytest.mark.slow
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_each_page_says_how_to_run_it_and_links_the_docs_of_the_functions_it_calls(built: Path):
+    api = (built / "api.html").read_text()
+    for path in NOTEBOOKS:
+        page = (built / f"{path.stem}.html").read_text()
+        assert f"jupyter lab notebooks/{path.name}" in page or f"jupyter lab {path}" in page
+        nb = nbformat.read(path, as_version=4)
+        for name in course.test_parameters(nb):
+            assert f"<code>{name}</code>" in page, f"{path.stem}: parameter {name} not listed"
+        for anchor in re.findall(r'href="api\.html#([^"]+)"', page):
+            assert f'id="{anchor}"' in api, f"{path.stem} links {anchor}, which api.html does not document"
+    quickstart = (built / "01_quickstart.html").read_text()
+    assert 'href="api.html#workbench.knowledge.load_graph"' in quickstart
+    panels = (built / "07_panels_in_jupyterlab.html").read_text()
+    assert "This panel is live in a kernel" in panels and "workbench serve explorer" in panels
+
+
+def tiny_notebook(text: str, code: str) -> nbformat.NotebookNode:
+    cells = [
+        nbformat.v4.new_markdown_cell(f"# A tiny page\n\n{text}"),
+        nbformat.v4.new_code_cell("N = 3  # bars", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(code),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["workbench"] = {"test_parameters": {"N": 2}}
+    return nb
+
+
+CHART = (
+    'import altair as alt, polars as pl, ipywidgets as w\nalt.renderers.enable("jupyter", offline=True)\n'
+    'display(w.VBox([w.HTML("<b>panel text</b>"), w.IntSlider(value=4, description="k")]))\n'
+    'alt.Chart(pl.DataFrame({"x": list(range(N))})).mark_bar().encode(x="x:O")'
+)
+
+
+def test_a_rebuild_reexecutes_only_the_notebook_whose_code_changed(tmp_path: Path, browser):
+    folder, cache = tmp_path / "notebooks", tmp_path / "cache"
+    folder.mkdir()
+    nbformat.write(tiny_notebook("first words", CHART), folder / "01_chart.ipynb")
+    nbformat.write(tiny_notebook("plain", "print('hello', N)"), folder / "02_text.ipynb")
+    paths = course.course_notebooks(folder)
+
+    def build() -> dict:
+        course.build_course(tmp_path / "site", "test", paths, cache)
+        records = json.loads((tmp_path / "site" / course.MANIFEST).read_text())["notebooks"]
+        return {name: record["from_cache"] for name, record in records.items()}
+
+    assert build() == {"01_chart.ipynb": False, "02_text.ipynb": False}
+    assert build() == {"01_chart.ipynb": True, "02_text.ipynb": True}
+    nbformat.write(tiny_notebook("second words", CHART), folder / "01_chart.ipynb")  # prose only: not run again
+    assert build() == {"01_chart.ipynb": True, "02_text.ipynb": True}
+    assert "second words" in (tmp_path / "site" / "01_chart.html").read_text()
+    nbformat.write(tiny_notebook("plain", "print('hello again', N)"), folder / "02_text.ipynb")
+    assert build() == {"01_chart.ipynb": True, "02_text.ipynb": False}
+    assert len(list(cache.glob("02_text.*.ipynb"))) == 1, "the older run of a changed notebook is not kept"
+
+    page, refused = offline_page(browser)
+    page.goto((tmp_path / "site" / "01_chart.html").as_uri())
+    page.wait_for_selector(".wb-course-drawn svg, .wb-course-drawn canvas", timeout=30_000)
+    panel = page.locator(".wb-course-panel")  # the widgets as they showed, under how to run them live
+    assert panel.get_by_text("panel text").count() == 1 and panel.get_by_text("This panel is live").count() == 1
+    assert "<code>N</code>" in page.content() and "<code>2</code>" in page.content()  # the parameters as run
+    page.goto((tmp_path / "site" / "02_text.html").as_uri())
+    assert page.locator(".jp-OutputArea-output").get_by_text("hello again 2").count() == 1
+    assert not refused
+
+
+def test_a_failing_cell_fails_the_build_and_a_foreign_folder_is_refused(tmp_path: Path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    nbformat.write(tiny_notebook("words", "raise ValueError('broken on purpose')"), folder / "01_broken.ipynb")
+    with pytest.raises(WorkbenchError, match=r"01_broken.ipynb: cell 3 .* ValueError: broken on purpose"):
+        course.build_course(tmp_path / "site", "test", course.course_notebooks(folder), tmp_path / "cache")
+    assert not (tmp_path / "site").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(WorkbenchError, match="holds no built course"):
+        course.build_course(tmp_path / "mine", "test", course.course_notebooks(folder), tmp_path / "cache")
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_results_published_beside_the_course_link_to_it_and_back(tmp_path: Path, minilm_path, cli):
+    from app_workspace import make_app_workspace
+    from typer.testing import CliRunner
+
+    (tmp_path / "home").mkdir()
+    home = make_app_workspace(tmp_path / "home", minilm_path)
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    nbformat.write(tiny_notebook("words", "print(N)"), folder / "01_tiny.ipynb")
+    preds = home / "predictions" / "minilm-similarity.parquet"
+    args = ["course", "build", "--out", str(tmp_path / "site"), "--sizes", "test", "--notebooks", str(folder)]
+    result = CliRunner().invoke(cli, [*args, "--cache", str(tmp_path / "cache"), "--results", str(preds)])
+    assert result.exit_code == 0, result.output
+    site = tmp_path / "site"
+    assert 'href="results/index.html"' in (site / "index.html").read_text()
+    results = (site / course.RESULTS / "index.html").read_text()
+    assert 'href="../index.html"' in results and "Accuracy by probe × hops and distractors" in results
