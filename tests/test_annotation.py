@@ -266,6 +266,10 @@ def test_the_commands_draw_link_report_export_and_gold(tmp_path, cli):
     assert "accuracy 1.000" in people.output
     report = runner.invoke(cli, ["report", str(tmp_path / "people.parquet"), "--n-boot", "50"])
     assert report.exit_code == 0 and "people" in report.output and "majority" in report.output
+    site = runner.invoke(cli, ["publish", str(tmp_path / "people.parquet"), "--out", str(tmp_path / "site"),
+                               "--n-boot", "20"])  # fmt: skip
+    assert site.exit_code == 0, site.output
+    assert "people" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     agreement_table = runner.invoke(cli, ["annotate", "agreement", str(out), "--n-boot", "50"])
     assert "| wordsense |" in agreement_table.output
 
