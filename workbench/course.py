@@ -503,6 +503,8 @@ def _vega_bundle() -> str:
 
 def chart_html(spec: dict) -> str:
     """A live chart of the page: a Vega-Lite spec that ``assets/course.js`` embeds with the vendored vega-embed."""
+    if spec.get("data", {}).get("values") == [] and not spec.get("datasets") and "encoding" not in spec:
+        return ""  # a panel's placeholder before its first draw (Vega-Lite cannot draw a mark without encoding)
     spec = {key: value for key, value in spec.items() if key != "$schema"}  # a URL; the mode is given
     return f'<div class="wb-course-chart"><script type="application/json">{script_json(spec)}</script></div>'
 
