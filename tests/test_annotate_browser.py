@@ -103,7 +103,8 @@ def test_three_people_answer_at_once_resume_after_reload_and_lose_nothing_to_a_k
     for name in names:  # the links `workbench annotate link` prints: the lab's token and the person's
         printed = subprocess.run(
             [sys.executable, "-m", "workbench", "annotate", "link", str(made.folder), name, "--url",
-             f"http://127.0.0.1:{port}/"], env={**os.environ, "WORKBENCH_SERVE_TOKEN": LAB_TOKEN},
+             f"http://127.0.0.1:{port}/"],
+            env={**os.environ, "WORKBENCH_SERVE_TOKEN": LAB_TOKEN, "WORKBENCH_HOME": str(home)},
             capture_output=True, text=True, check=True,
         ).stdout.strip()  # fmt: skip
         links[name] = printed.split(": ", 1)[1]

@@ -237,13 +237,21 @@ def test_flags_name_the_picked_choice_its_concept_and_the_distractor_relation(ba
 
 
 def test_the_commands_draw_link_report_export_and_gold(tmp_path, cli):
-    runner = CliRunner()
+    runner = CliRunner(env={"WORKBENCH_HOME": str(tmp_path)})
     out = tmp_path / "annotation" / "dq"
     result = runner.invoke(cli, ["annotate", "sample", str(RELEASED / "dictionary_qa_test.jsonl"), "--out", str(out),
                                  "--questions", "12", "--per-question", "2", "--annotators", "2"])  # fmt: skip
     assert result.exit_code == 0, result.output
     links = [runner.invoke(cli, ["annotate", "link", str(out), name, "--url", "http://lab:8866/"]) for name in "ab"]
     assert all(link.output.startswith(f"{name}: http://lab:8866/?annotator=") for link, name in zip(links, "ab"))
+    kept = runner.invoke(cli, ["annotate", "link", str(out), "a", "--url", "http://lab:8866/?token=LABTOKEN"])
+    assert kept.output.startswith("a: http://lab:8866/?token=LABTOKEN&annotator=")  # the lab's token rides along
+    for url, says in (("javascript:alert(1)", "is not the http(s) address"), ("lab:8866", "is not the http(s)")):
+        assert says in str(runner.invoke(cli, ["annotate", "link", str(out), "a", "--url", url]).exception)
+    elsewhere = tmp_path / "elsewhere"
+    runner.invoke(cli, ["annotate", "sample", str(RELEASED / "hypernymy_test.jsonl"), "--out", str(elsewhere),
+                        "--questions", "3", "--per-question", "1", "--annotators", "1"])  # fmt: skip
+    assert "its links would not open" in str(runner.invoke(cli, ["annotate", "link", str(elsewhere), "a"]).exception)
     from workbench.annotation import open_batch
 
     batch = open_batch(out)
@@ -312,3 +320,59 @@ def test_a_real_label_studio_export_comes_back_as_votes(tmp_path, hypernymy, cli
 def _person(annotation: dict) -> str:
     who = annotation.get("completed_by")
     return str(who.get("email") or who.get("id")) if isinstance(who, dict) else f"label-studio-{who}"
+
+
+def test_damaged_batches_and_edited_exports_are_one_line_and_never_a_wrong_vote(tmp_path, hypernymy):
+    """What a hostile probe found (issue 53's round on the annotation commands)."""
+    import shutil
+
+    from workbench.annotation import batches, open_batch
+    from workbench.annotation.labelstudio import read_label_studio
+
+    batch = create_batch(hypernymy, tmp_path / "annotation" / "lsbatch", 6, 2, 2, seed=0)
+    export = json.loads((LABEL_STUDIO / "export.json").read_text())
+    first = next(a for a in export[0]["annotations"] if not a.get("was_cancelled"))
+    answer = next(r for r in first["result"] if r["from_name"] == "answer")
+    edits = {
+        "is none of the task's choices": lambda: answer["value"].update(
+            choices=["0. " + answer["value"]["choices"][0]]
+        ),
+        "is not the one the batch gave it": lambda: export[0]["data"].update(order=export[0]["data"]["order"][::-1]),
+        "is not a usable name": lambda: first.update(completed_by={"email": "eve\u202egpt-4@lab"}),
+        "its result is not a list": lambda: first.update(result="dog"),
+    }
+    for says, edit in edits.items():
+        export = json.loads((LABEL_STUDIO / "export.json").read_text())
+        first = next(a for a in export[0]["annotations"] if not a.get("was_cancelled"))
+        answer = next(r for r in first["result"] if r["from_name"] == "answer")
+        edit()
+        path = tmp_path / "edited.json"
+        path.write_text(json.dumps(export))
+        with pytest.raises(WorkbenchError, match=says):
+            read_label_studio(batch, path)
+    with pytest.raises(WorkbenchError, match="a number M of votes, 1 or more"):
+        gold_test(read_probes_of(RELEASED), release_votes(RELEASED / "hypernymy_test.jsonl"), rule=0)
+    with pytest.raises(WorkbenchError, match="agreement cannot be measured from it"):
+        agreement(read_probes_of(RELEASED), release_votes(RELEASED / "hypernymy_test.jsonl"))
+    other = create_batch(hypernymy, tmp_path / "other", 6, 2, 2, seed=5)
+    add_annotator(batch, "ana")
+    vote_as(batch, "ana", lambda q: q["answer"])
+    shutil.copy(other.folder / "questions.parquet", batch.folder / "questions.parquet")  # another batch's questions
+    with pytest.raises(WorkbenchError, match="votes are for questions the batch does not hold"):
+        people_predictions(batch.questions, read_votes(batch))
+    (batch.folder / "questions.parquet").write_bytes(b"PAR1 not parquet")
+    with pytest.raises(WorkbenchError, match="questions.parquet cannot be read .* the batch folder is damaged"):
+        batch.questions
+    broken = tmp_path / "annotation" / "broken"
+    broken.mkdir()
+    (broken / "batch.json").write_text("[]")
+    with pytest.raises(WorkbenchError, match="lacks name, per_question"):
+        open_batch(broken)
+    with pytest.warns(UserWarning, match="an annotation batch is passed over"):
+        assert [b.name for b in batches(tmp_path)] == ["lsbatch"]  # the others' links still open
+
+
+def read_probes_of(folder: Path):
+    from workbench.probes.formats import read_probes
+
+    return read_probes(folder / "hypernymy_test.jsonl")

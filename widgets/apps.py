@@ -150,6 +150,7 @@ def annotate(home: Path | None = None, token: str | None = None) -> w.Widget:
     ``?annotator=`` value), one at a time; after the last, their answers beside the gold and the workspace's models."""
     from widgets.annotate import AnnotationPanel
     from workbench.annotation import find_annotator
+    from workbench.errors import WorkbenchError
 
     token = token if token is not None else _query("annotator")
     member = find_annotator(token or "", home)
@@ -157,7 +158,10 @@ def annotate(home: Path | None = None, token: str | None = None) -> w.Widget:
     if member is None:
         return w.VBox([header, w.HTML(NO_LINK)])
     files = prediction_files(home)
-    preds = read_predictions(*files) if files else None
+    try:  # the models are for the review after the last answer: files that cannot be read together only lose it
+        preds = read_predictions(*files) if files else None
+    except WorkbenchError:
+        preds = None
     panel = AnnotationPanel(member, preds)
     app = w.VBox([header, w.HTML(f"<p class='wb-muted'>{member.name} · batch {member.batch.name}</p>"), panel.widget])
     app.panels = {"annotate": panel}

@@ -73,10 +73,18 @@ def agreement(
 ) -> pl.DataFrame:
     """Alpha, kappa (each with its interval over questions) and accuracy per vote, per group of ``by`` (columns of
     ``questions``: ``("probe",)``, or ``("probe", "hops", "distractor_family")`` for the cells); NaN where a group
-    has too few questions or votes to say."""
+    has too few questions or votes to say (a question needs two votes; kappa two questions with the same number)."""
+    from workbench.annotation.votes import known_votes
+
     check_n_boot(n_boot)
     if votes.is_empty():
         raise WorkbenchError("nobody has voted in this batch yet: there is no agreement to measure")
+    if (votes["source"] == "release").all():
+        raise WorkbenchError(
+            "a released file keeps each question's distinct picks, not every vote (how many people picked each "
+            "choice is not recorded): agreement cannot be measured from it, only its human accuracy (annotate gold)"
+        )
+    votes = known_votes(questions, votes)
     cells = questions.select("id", "answer", *by, n_choices=pl.col("choices").list.len())
     joined = votes.join(cells, on="id", how="inner")
     rng = np.random.default_rng(seed)

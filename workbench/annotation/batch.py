@@ -11,6 +11,7 @@ and their votes, ``workbench.annotation.votes``).
 
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,13 +47,22 @@ class Batch:
     @property
     def questions(self) -> pl.DataFrame:
         """The sampled questions (probe rows, gold included)."""
-        return read_parquet(self.folder / QUESTIONS)
+        return conform(self._read(QUESTIONS), PROBE_SCHEMA, what=f"the batch's {QUESTIONS}")
 
     @property
     def assignments(self) -> pl.DataFrame:
         """One row per (place, question): the ``position`` in that person's sequence and the choice ``order``
         they see (indices into the question's choices)."""
-        return read_parquet(self.folder / ASSIGNMENTS)
+        return conform(self._read(ASSIGNMENTS), ASSIGNMENT_SCHEMA, what=f"the batch's {ASSIGNMENTS}")
+
+    def _read(self, name: str) -> pl.DataFrame:
+        try:
+            return read_parquet(self.folder / name)
+        except (OSError, pl.exceptions.PolarsError) as err:
+            raise WorkbenchError(
+                f"{self.folder / name} cannot be read ({' '.join(str(err).split())[:200]}); the batch folder is "
+                "damaged: restore it from a copy (its votes are in votes.sqlite)"
+            ) from err
 
     @property
     def votes_path(self) -> Path:
@@ -156,16 +166,30 @@ def open_batch(folder: str | Path) -> Batch:
         raise WorkbenchError(
             f"{folder} is not an annotation batch (no {BATCH_FILE}); make one with `workbench annotate sample`"
         ) from None
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, ValueError) as err:
         raise WorkbenchError(f"{folder / BATCH_FILE} cannot be read ({err}); the batch folder is damaged") from err
-    fields = ("name", "per_question", "annotators", "seed", "draw", "source", "created")
-    return Batch(folder=folder, **{key: record[key] for key in fields})
+    kinds = {"name": str, "per_question": int, "annotators": int, "seed": int, "draw": str, "source": str,
+             "created": str}  # fmt: skip
+    record = record if isinstance(record, dict) else {}
+    wrong = [key for key, kind in kinds.items() if not isinstance(record.get(key), kind)]
+    if wrong:
+        raise WorkbenchError(
+            f"{folder / BATCH_FILE} lacks {', '.join(wrong)} (or holds another kind of value): the batch folder is "
+            "damaged; restore batch.json from a copy"
+        )
+    return Batch(folder=folder, **{key: record[key] for key in kinds})
 
 
 def batches(home: Path | None = None) -> list[Batch]:
-    """The annotation batches of the workspace (``<workspace>/annotation/*``), by name."""
+    """The annotation batches of the workspace (``<workspace>/annotation/*``), by name; a damaged one is passed over
+    with a warning naming it, so the others' links still open."""
     from workbench.paths import workspace_path
 
     root = workspace_path("annotation", home)
-    found = sorted(path.parent for path in root.glob(f"*/{BATCH_FILE}")) if root.is_dir() else []
-    return [open_batch(folder) for folder in found]
+    found = []
+    for folder in sorted(path.parent for path in root.glob(f"*/{BATCH_FILE}")) if root.is_dir() else []:
+        try:
+            found.append(open_batch(folder))
+        except WorkbenchError as err:
+            warnings.warn(f"an annotation batch is passed over: {err}", stacklevel=2)
+    return found

@@ -75,53 +75,84 @@ def label_studio_project(batch: Batch, out: str | Path) -> list[Path]:
     ]
 
 
-def _person(completed_by: object) -> str:
+def _person(completed_by: object, where: str) -> str:
+    """The voter's name: ``label-studio-N`` from Label Studio's user id, or a user object's e-mail, held to the
+    names ``workbench annotate link`` takes (an e-mail with a bidi override would become a model label)."""
+    from workbench.annotation.votes import NAME
+
     if isinstance(completed_by, dict):
-        return str(completed_by.get("email") or completed_by.get("id"))
-    return f"label-studio-{completed_by}"
+        completed_by = completed_by.get("email") or completed_by.get("id")
+        name = str(completed_by)
+    else:
+        name = f"label-studio-{completed_by}"
+    if not NAME.fullmatch(name):
+        raise WorkbenchError(f"{where}: the annotator {name!r} is not a usable name (letters, digits, '.', '_', '-', "
+                             "'@'); fix the user in Label Studio or the export")  # fmt: skip
+    return name
 
 
-def _results(annotation: dict) -> dict[str, list]:
+def _results(annotation: dict, where: str) -> dict[str, list]:
     found: dict[str, list] = {}
-    for result in annotation.get("result") or []:
-        value = result.get("value") or {}
-        found[result.get("from_name", "")] = value.get("choices") or value.get("text") or []
+    results = annotation.get("result") or []
+    if not isinstance(results, list):
+        raise WorkbenchError(f"{where}: its result is not a list; export the project again as JSON")
+    for result in results:
+        value = result.get("value") if isinstance(result, dict) else None
+        if not isinstance(value, dict):
+            raise WorkbenchError(f"{where}: a result without a value; export the project again as JSON")
+        found[str(result.get("from_name", ""))] = value.get("choices") or value.get("text") or []
     return found
 
 
 def read_label_studio(batch: Batch, path: str | Path) -> pl.DataFrame:
-    """The votes of a Label Studio JSON export of ``batch``'s project (``VOTE_SCHEMA``; source ``label-studio``)."""
+    """The votes of a Label Studio JSON export of ``batch``'s project (``VOTE_SCHEMA``; source ``label-studio``):
+    each answer held to what the task showed (its position among the task's choices, the choice's text, the order
+    the batch gave the task); anything else is refused naming the task."""
     path = Path(path)
     try:
         tasks = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise WorkbenchError(f"{path} is not a Label Studio JSON export ({err}); export the project as JSON") from err
-    if not isinstance(tasks, list):
+    if not isinstance(tasks, list) or not all(isinstance(task, dict) for task in tasks):
         raise WorkbenchError(f"{path} is not a Label Studio JSON export (a list of tasks); export the project as JSON")
     questions = dict(batch.questions.select("id", "choices").iter_rows())
     flag_keys = {text: key for key, text in FLAGS.items()}
     rows = []
     for task in tasks:
-        data = task.get("data") or {}
-        question = data.get("workbench_id")
+        data = task.get("data") if isinstance(task.get("data"), dict) else {}
+        question, where = data.get("workbench_id"), f"{path}, task {task.get('id')}"
         if question not in questions or data.get("batch") != batch.name:
             raise WorkbenchError(
-                f"{path}: task {task.get('id')} is not a question of the batch {batch.name}; import the export of the "
-                "project made from this batch (workbench annotate label-studio export)"
+                f"{where} is not a question of the batch {batch.name}; import the export of the project made from "
+                "this batch (workbench annotate label-studio-export)"
             )
-        order = [int(index) for index in data["order"]]
-        for annotation in task.get("annotations") or []:
+        choices = questions[question]
+        order = choice_order(len(choices), PLACE, question, batch.seed)
+        if data.get("order") != order:
+            raise WorkbenchError(f"{where}: its choice order {data.get('order')} is not the one the batch gave it "
+                                 f"({order}); the tasks were edited: export the batch again")  # fmt: skip
+        annotations = task.get("annotations") or []
+        for annotation in annotations if isinstance(annotations, list) else [None]:
+            if not isinstance(annotation, dict):
+                raise WorkbenchError(f"{where}: an annotation is not an object; export the project again as JSON")
             if annotation.get("was_cancelled"):
                 continue
-            found = _results(annotation)
+            found = _results(annotation, where)
             if not found.get("answer"):
                 continue
-            shown = int(str(found["answer"][0]).split(".", 1)[0])
+            answer = str(found["answer"][0])
+            shown = next((n for n, index in enumerate(order, start=1) if answer == _option(n, choices[index])["value"]),
+                         None)  # fmt: skip
+            if shown is None:
+                raise WorkbenchError(f"{where}: the answer {answer[:60]!r} is none of the task's choices; export the "
+                                     "project again, or leave the task out")  # fmt: skip
+            seconds = annotation.get("lead_time")
             rows.append(
-                {"annotator": _person(annotation.get("completed_by")), "place": PLACE, "id": question,
+                {"annotator": _person(annotation.get("completed_by"), where), "place": PLACE, "id": question,
                  "choice": order[shown - 1], "shown": shown, "order": order,
                  "flags": sorted(flag_keys[text] for text in found.get("flags", []) if text in flag_keys),
-                 "comment": " ".join(found.get("comment", [])), "seconds": annotation.get("lead_time"),
+                 "comment": " ".join(map(str, found.get("comment", []))),
+                 "seconds": float(seconds) if isinstance(seconds, (int, float)) else None,
                  "at": str(annotation.get("created_at", "")), "source": "label-studio"}
             )  # fmt: skip
     frame = pl.DataFrame(rows, schema=VOTE_SCHEMA)

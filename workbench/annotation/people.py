@@ -33,7 +33,9 @@ def tallies(questions: pl.DataFrame, votes: pl.DataFrame) -> pl.DataFrame:
     """Per voted question: ``votes``, ``right`` (votes for the gold), ``counts`` (votes per choice), ``pick`` (the
     majority choice; a tie goes to the choice voted first), ``picks`` (the distinct choices voted, the majority first,
     then in the order they were first voted)."""
-    ordered = votes.select("id", "choice").with_row_index("order")
+    from workbench.annotation.votes import known_votes
+
+    ordered = known_votes(questions, votes).select("id", "choice").with_row_index("order")
     per_choice = ordered.group_by("id", "choice").agg(n=pl.len(), first=pl.col("order").min())
     ranked = per_choice.sort("id", "n", "first", descending=[False, True, False])
     by_question = ranked.group_by("id", maintain_order=True).agg(
@@ -96,9 +98,9 @@ def _kept(rule: str | int) -> pl.Expr:
         return pl.col("right") == pl.col("votes")
     if rule == "any":
         return pl.col("right") >= 1
-    if isinstance(rule, int) or str(rule).isdigit():
+    if (isinstance(rule, int) or str(rule).isdigit()) and int(rule) >= 1:
         return pl.col("right") >= int(rule)
-    raise WorkbenchError(f"unknown gold rule {rule!r}; use one of majority, all, any, or a number of votes M")
+    raise WorkbenchError(f"unknown gold rule {rule!r}; use majority, all, any, or a number M of votes, 1 or more")
 
 
 def gold_test(

@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 import secrets
+import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,7 +74,7 @@ def add_annotator(batch: Batch, name: str) -> str:
 
     A name already in the batch keeps its place and votes and gets a new token: the old link stops working.
     """
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise WorkbenchError(
             f"{name!r} is not a usable annotator name; use letters, digits, '.', '_', '-' or '@' (64 at most)"
         )
@@ -113,11 +114,27 @@ def find_annotator(token: str, home: Path | None = None) -> Annotator | None:
         return None
     digest = _digest(token)
     for batch in batches(home):
-        with connect(batch.votes_path) as db:
-            row = db.execute("SELECT place, name FROM annotators WHERE token_sha256 = ?", (digest,)).fetchone()
+        try:
+            with connect(batch.votes_path) as db:
+                row = db.execute("SELECT place, name FROM annotators WHERE token_sha256 = ?", (digest,)).fetchone()
+        except WorkbenchError as err:  # one damaged batch must not close every other batch's links
+            warnings.warn(f"an annotation batch is passed over: {err}", stacklevel=2)
+            continue
         if row:
             return Annotator(batch, *row)
     return None
+
+
+def known_votes(questions: pl.DataFrame, votes: pl.DataFrame) -> pl.DataFrame:
+    """``votes``, refused where some are for no question of ``questions`` (a batch's questions file replaced by
+    another's would otherwise drop those votes without a word)."""
+    strangers = votes.filter(~pl.col("id").is_in(questions["id"].implode()))
+    if strangers.height:
+        raise WorkbenchError(
+            f"{strangers.height:,} of {votes.height:,} votes are for questions the batch does not hold (first: id "
+            f"{strangers['id'][0]!r}): its questions.parquet was replaced; restore the batch folder from a copy"
+        )
+    return votes
 
 
 def annotator(batch: Batch, name: str) -> Annotator:

@@ -37,6 +37,7 @@ def sample(
 
     from workbench.annotation import create_batch
     from workbench.errors import WorkbenchError
+    from workbench.paths import workspace_path
     from workbench.probes.formats import read_probes
 
     frame = read_probes(probes)
@@ -45,6 +46,10 @@ def sample(
         if frame.is_empty():
             raise WorkbenchError(f"{probes} has no {split} questions; choose another --split or none")
     batch = create_batch(frame, out, questions, per_question, annotators, seed, clusters, source=str(probes))
+    served = workspace_path("annotation").resolve()
+    if batch.folder.resolve().parent != served:
+        typer.echo(f"note: {out} is not in {served}: `workbench serve annotate` finds batches there only (the "
+                   "library and the other commands read it anywhere)", err=True)  # fmt: skip
     loads = batch.assignments.group_by("place").len()["len"]
     typer.echo(
         f"batch {batch.name}: {batch.questions.height:,} questions, {per_question} votes each, {annotators} places "
@@ -62,15 +67,26 @@ def link(
     ),
 ) -> None:
     """Give NAME a place in the batch and print their personal link (a new link for a name already there: the old
-    one stops working). With $WORKBENCH_SERVE_TOKEN set, the link carries the lab's token too."""
-    from urllib.parse import urlencode, urlsplit, urlunsplit
+    one stops working). The lab's token rides along: the one in --url, else $WORKBENCH_SERVE_TOKEN."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     from workbench.annotation import add_annotator, open_batch
+    from workbench.errors import WorkbenchError
+    from workbench.paths import workspace_path
 
-    token = add_annotator(open_batch(batch), name)
-    lab = os.environ.get("WORKBENCH_SERVE_TOKEN")
     parts = urlsplit(url)
-    query = urlencode({**({"token": lab} if lab else {}), "annotator": token})
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise WorkbenchError(f"--url {url!r} is not the http(s) address `workbench serve annotate` printed "
+                             "(e.g. http://lab-server:8866/)")  # fmt: skip
+    opened = open_batch(batch)
+    served = workspace_path("annotation").resolve()
+    if opened.folder.resolve().parent != served:
+        raise WorkbenchError(f"{batch} is not in {served}, where `workbench serve annotate` finds batches: its links "
+                             "would not open; move the batch folder there (or set $WORKBENCH_HOME)")  # fmt: skip
+    token = add_annotator(opened, name)
+    query = dict(parse_qsl(parts.query))
+    lab = query.get("token") or os.environ.get("WORKBENCH_SERVE_TOKEN")
+    query = urlencode({**query, **({"token": lab} if lab else {}), "annotator": token})
     typer.echo(f"{name}: {urlunsplit((parts.scheme, parts.netloc, parts.path or '/', query, ''))}")
 
 
@@ -125,7 +141,7 @@ def _questions_and_votes(source: Path):
 @annotate_app.command("agreement")
 @declares(batch=Reads())
 def agreement(
-    batch: Path = typer.Argument(..., help="The batch folder (or a released gold-standard test file)."),
+    batch: Path = typer.Argument(..., help="The batch folder."),
     cells: bool = typer.Option(False, "--cells", help="Per hops x distractor family too, not per probe only."),
     n_boot: int = typer.Option(1000, min=0, help="Bootstrap resamples of questions for the intervals."),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
