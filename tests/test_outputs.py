@@ -274,3 +274,21 @@ def test_a_lock_follows_the_folder_not_its_spelling(tmp_path):
             with pytest.raises(LockedError, match="is being written by"):
                 with exclusive(spelling):
                     pass
+
+
+def test_a_users_hidden_files_make_a_folder_theirs(tmp_path):
+    from workbench.errors import WorkbenchError
+    from workbench.io import folder_kind
+    from workbench.probes.formats import check_probe_folder
+
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    (probes / "test.parquet").write_bytes(b"PAR1")
+    (probes / ".README").write_text("my notes")  # issue 53: `probes control --out` deleted it, and a .git beside it
+    with pytest.raises(WorkbenchError, match=r"holds \['.README'\], which are not probe files"):
+        check_probe_folder(probes)
+    assert folder_kind(probes) == "other"
+    (probes / ".README").unlink()
+    (probes / ".test.parquet.host-1.x.tmp").write_text("")  # a killed writer's leftover is ours
+    check_probe_folder(probes)
+    assert folder_kind(probes) == "probes"

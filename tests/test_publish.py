@@ -7,6 +7,7 @@ workspace of the panel and browser tests), stacked with the seeded random baseli
 import html
 import json
 import re
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -166,6 +167,14 @@ def test_publishing_replaces_a_site_adds_a_section_in_one_call_and_refuses_a_for
 
     assert folder_kind(out) == "other"
     (out / "notes.txt").unlink(), (out / "data" / "mine.parquet").unlink()
+    (out / ".git").mkdir()  # a user's hidden files are theirs too (they were deleted: only dot-files were spared)
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/main")
+    with pytest.raises(WorkbenchError, match=r"did not write \(.git/HEAD\)"):
+        publish(minilm, out, n_boot=20, sections=[extra])
+    assert (out / ".git" / "HEAD").is_file()
+    shutil.rmtree(out / ".git")
+    (out / ".ipynb_checkpoints").mkdir()  # a tool's cache, and a killed writer's leftover, may go with the folder
+    (out / ".index.html.host-1.x.tmp").write_text("")
     publish(minilm, out, n_boot=20, sections=[extra])
     assert folder_kind(out) == "site" and not page_data(out)["several_models"]
     page = (out / "index.html").read_text()

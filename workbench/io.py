@@ -8,6 +8,7 @@ import glob
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -262,13 +263,25 @@ MARKDOWN_MARKER = "Table 4, whole sets (ours: the paper preset"
 """A line of what ``workbench probes reproduce --out`` writes: what it may replace without ``--force``."""
 
 
+DISPOSABLE = frozenset({".ipynb_checkpoints", ".DS_Store"})
+"""Dot-entries tools leave in any folder, that replacing a folder may take with it."""
+_OURS = re.compile(r"^\..+\.(tmp|lock)$|^\..+\.(staging|old)-.+$")
+
+
+def hidden_but_ours(name: str) -> bool:
+    """Whether a folder's entry is a dot-entry the workbench itself leaves (a temporary file, a lock, a staging
+    folder of a killed writer) or a tool's cache: what a folder replaced whole may lose. A user's other dot-files
+    (``.git``, ``.notes``) are theirs, and make the folder foreign (issue 53: they were deleted without a word)."""
+    return name.startswith(".") and (name in DISPOSABLE or bool(_OURS.match(name)))
+
+
 def folder_kind(path: str | Path) -> str | None:
     """What the workbench wrote in the folder ``path``: a key of ``FOLDER_KINDS``, ``other`` (anything else), or
-    None (no folder, or nothing but dot-files: free to write)."""
+    None (no folder, or nothing but the workbench's own leftovers: free to write)."""
     path = Path(path)
     if not path.is_dir():
         return None
-    children = {child.name: child for child in path.iterdir() if not child.name.startswith(".")}
+    children = {child.name: child for child in path.iterdir() if not hidden_but_ours(child.name)}
     names = set(children)
     if not names:
         return None
@@ -308,7 +321,7 @@ def unlisted_files(folder: str | Path, manifest: str) -> list[str]:
     record = _json_record(folder / manifest)
     listed = record.get("files")
     names = (str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
-    found = sorted(name for name in names if not any(part.startswith(".") for part in name.split("/")))
+    found = sorted(name for name in names if not any(hidden_but_ours(part) for part in name.split("/")))
     if isinstance(listed, list):
         return [name for name in found if name not in {*map(str, listed), manifest}]
     layout = (manifest, "index.html")
@@ -342,7 +355,7 @@ def _json_keys(file: Path) -> set[str]:
 
 def _probe_tree(folder: Path) -> bool:
     splits = {f"{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("parquet", "jsonl")}
-    children = [child for child in folder.iterdir() if not child.name.startswith(".")]
+    children = [child for child in folder.iterdir() if not hidden_but_ours(child.name)]
     return all((child.name in splits and (not child.name.endswith(".jsonl") or _jsonl_kind(child) == "probes"))
                or (child.is_dir() and _probe_tree(child)) for child in children)  # fmt: skip
 

@@ -21,7 +21,7 @@ import polars as pl
 
 from workbench.annotation.store import create_store
 from workbench.errors import WorkbenchError
-from workbench.io import check_output, read_parquet, staged_folder, write_parquet, write_text
+from workbench.io import check_output, hidden_but_ours, read_parquet, staged_folder, write_parquet, write_text
 from workbench.schema import PROBE_SCHEMA, conform
 
 BATCH_FILE = "batch.json"
@@ -133,7 +133,7 @@ def create_batch(
     ``workbench annotate link``; ``clusters``: draw whole clusters rather than random questions.
     """
     out = Path(out)
-    if out.exists() and any(not child.name.startswith(".") for child in out.iterdir()):
+    if out.exists() and any(not hidden_but_ours(child.name) for child in out.iterdir()):
         raise WorkbenchError(f"{out} is not empty; an annotation batch is written into a new (or empty) folder")
     check_output(out, folder=True)
     probes = conform(probes, PROBE_SCHEMA, what="probe frame")

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
-from workbench.io import OWN_MARKER, exclusive, read_parquet, staged_folder, write_parquet, write_text
+from workbench.io import OWN_MARKER, exclusive, hidden_but_ours, read_parquet, staged_folder, write_parquet, write_text
 from workbench.probes.assemble import question_id
 from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, cluster_id, conform
 
@@ -210,7 +210,7 @@ def check_probe_folder(out_dir: str | Path) -> None:
     split_files = {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
     foreign = [
         child.name for child in out_dir.iterdir()
-        if not child.name.startswith(".") and child.name not in split_files
+        if not hidden_but_ours(child.name) and child.name not in split_files
         and not (child.is_dir() and _is_probe_tree(child))
     ]  # fmt: skip
     if foreign:
@@ -222,7 +222,7 @@ def check_probe_folder(out_dir: str | Path) -> None:
 
 def _is_probe_tree(folder: Path) -> bool:
     split_files = {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
-    children = [child for child in folder.iterdir() if not child.name.startswith(".")]
+    children = [child for child in folder.iterdir() if not hidden_but_ours(child.name)]
     return all(child.name in split_files or (child.is_dir() and _is_probe_tree(child)) for child in children)
 
 
