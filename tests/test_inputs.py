@@ -2,6 +2,7 @@
 row (issue 28; docs/RELIABILITY.md). The commands run in-process (``inprocess.workbench``)."""
 
 import json
+import unicodedata
 from pathlib import Path
 
 import polars as pl
@@ -47,11 +48,22 @@ def test_malformed_questions_are_one_line_naming_the_row(record, tmp_path, minil
     def empty_choice(r):
         r["question"]["choices"][(int(r["answerKey"]) + 1) % 5]["text"] = "  "
 
+    def invisible_choice(r):  # shows as nothing: a zero-width space and a soft hyphen
+        r["question"]["choices"][(int(r["answerKey"]) + 1) % 5]["text"] = "\u200b\u00ad"
+
+    def gold_decomposed(r):  # the gold again, its letters decomposed (NFD) and a zero-width space inside
+        choices, gold = r["question"]["choices"], int(r["answerKey"])
+        text = unicodedata.normalize("NFD", choices[gold]["text"] + " café")
+        choices[gold]["text"] += " café"
+        choices[(gold + 1) % len(choices)]["text"] = text[:3] + "\u200b" + text[3:]
+
     cases = {
         "choice labels ['0', '0', '0', '0', '0'] repeat": same_labels,
         "two choices have the same text": same_texts,
         "two choices have the same text (up to case and spaces)": gold_up_to_case,
         "a choice is empty": empty_choice,
+        "a choice is empty (or invisible)": invisible_choice,
+        "two choices have the same text (up to case and spaces);": gold_decomposed,
         "hops 1e+30 is outside 0..1000": lambda r: r["notes"].update(hops=1e30),
         "distractor_hops 1.5 is not a whole number": lambda r: r["notes"].update(distractor_hops=1.5),
     }
@@ -208,6 +220,8 @@ def test_names_are_checked_where_they_enter(released_dir, logged, tmp_path, mini
     # issue 53: a right-to-left override showed a control as "gpt-4" on the site; a zero-width joiner hid itself
     refused(workbench(*score, "--name", "4-tpg\u202e"), "U+202E RIGHT-TO-LEFT OVERRIDE")
     refused(workbench(*score, "--name", "mini\u200dlm"), "U+200D ZERO WIDTH JOINER")
+    refused(workbench(*score, "--name", "minilm\u034f"), "U+034F COMBINING GRAPHEME JOINER")  # invisible, not Cf
+    refused(workbench(*score, "--name", "minilm\u3164"), "U+3164 HANGUL FILLER")
     samples = _logged(tmp_path, logged)
     refused(workbench("import", "lm-eval", samples, "--out", tmp_path / "l.parquet", "--name", "x\x1by"), "control")
     assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "l.parquet").exists()

@@ -142,6 +142,9 @@ def test_every_language_reads_whole_and_italian_keeps_its_definitions(wordnet_gr
         (lambda line: line + "\tchose", "has 4 tab-separated columns where a lemma line has 3"),  # a tab in a lemma
         (lambda line: line.replace("\tfra:", "\teng:", 1), "'eng:lemma' is a line of another language"),
         (lambda line: line.replace("\tfra:lemma\t", "\tfra:lemma\t\udcff", 1), "not valid UTF-8 \\(byte 0xff\\)"),
+        (lambda line: line.rsplit("\t", 1)[0] + "\t\u200b", r"the lemma '\\u200b' shows as nothing"),
+        (lambda line: line + "\u202egpt", "holds a bidi control"),
+        (lambda line: line + "\u0085x\tz", "has 4 tab-separated columns"),  # U+0085 breaks no line of the file
     ],
 )
 def test_a_bad_tab_line_is_named(tmp_path, wordnet_graph, change, says):

@@ -554,6 +554,18 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
     return frame
 
 
+IGNORABLE = r"\p{Default_Ignorable_Code_Point}"
+"""Characters a page shows as nothing (zero-width spaces and joiners, bidi controls, soft hyphens, the combining
+grapheme joiner, Hangul fillers, variation selectors): Unicode's Default_Ignorable_Code_Point, as polars' regular
+expressions know it."""
+
+
+def invisible(text: str) -> list[str]:
+    """The distinct characters of ``text`` that show as nothing (``IGNORABLE``) or are format characters (Cf)."""
+    found = pl.Series([text]).str.extract_all(IGNORABLE)[0].to_list()
+    return sorted({*found, *(char for char in text if unicodedata.category(char) == "Cf")})
+
+
 LABEL_LIMIT = 100
 """The most characters of a model label, a run or probe-set name: they become file names and chart labels."""
 
@@ -570,10 +582,10 @@ def check_label(label: str | None, option: str, *, file_name: bool = False) -> s
         raise WorkbenchError(f"{option} is {len(label)} characters long; give at most {LABEL_LIMIT}")
     if any(ord(char) < 32 or 0x7F <= ord(char) < 0xA0 or char in "\u2028\u2029" for char in label):
         raise WorkbenchError(f"{option} {label!r} holds a control character or line break; give a plain name")
-    if formats := sorted({char for char in label if unicodedata.category(char) == "Cf"}):
+    if formats := invisible(label):
         named = ", ".join(f"U+{ord(char):04X} {unicodedata.name(char, 'format character')}" for char in formats)
-        raise WorkbenchError(f"{option} {label!r} holds a Unicode format character ({named}), which can make it show "
-                             "as another name or reorder the page around it; give a plain name")  # fmt: skip
+        raise WorkbenchError(f"{option} {label!r} holds an invisible or format character ({named}), which can make it "
+                             "show as another name or reorder the page around it; give a plain name")  # fmt: skip
     if file_name and ("/" in label or label.startswith(".") or "\\" in label):
         raise WorkbenchError(f"{option} {label!r} cannot be part of a file name (a / or \\, or a leading dot); "
                              "give a plain name like minilm")  # fmt: skip

@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import DataSourceError
-from workbench.io import write_parquet
+from workbench.io import IGNORABLE, write_parquet
 from workbench.knowledge.graph import EXAMPLES_SCHEMA, LEMMAS_SCHEMA, Graph
 from workbench.knowledge.omw_facts import FACTS_SCHEMA, POS, OmwWordnet
 from workbench.paths import cache_dir, workspace
@@ -95,7 +95,8 @@ def read_omw(language: str) -> OmwWordnet:
 
         return read_lmf(path, language if re.fullmatch(r"[a-z]{3}", language) else None)
     data = path.read_bytes()
-    lines = pl.Series("raw", _text(data, path).splitlines())
+    lines = pl.Series("raw", [line.removesuffix("\r") for line in _text(data, path).split("\n")])  # not splitlines:
+    # U+0085 or U+2028 inside a lemma is no line break of a tab file
     header = lines[0].lstrip("# ").split("\t") if len(lines) and lines[0].startswith("#") else []
     code = header[1] if len(header) > 1 else path.stem.removeprefix("wn-data-")
     frame = (
@@ -164,6 +165,13 @@ def _check_columns(frame: pl.DataFrame, path: Path, code: str) -> None:
         )
     columns = pl.col("parts").list.len()
     lemma = pl.col("kind").is_in(LEMMA_KINDS) & (prefix.list.len() <= 2)
+    shown = pl.col("text").str.replace_all(IGNORABLE, "").str.strip_chars()
+    unseen = frame.filter(lemma & ((shown == "") | pl.col("text").str.contains("[\u202a-\u202e\u2066-\u2069]")))
+    if unseen.height:
+        raise DataSourceError(
+            f"{path} line {unseen['line'][0]}: the lemma {unseen['text'][0]!r} shows as nothing or holds a bidi "
+            "control (a question would show an empty word, or text reordered); fix or delete the line"
+        )
     wide = frame.filter((lemma & (columns != 3)) | (pl.col("kind").is_in(TEXT_KINDS) & (columns > 4))).head(1)
     if wide.height:
         raise DataSourceError(

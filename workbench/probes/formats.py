@@ -43,7 +43,16 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from workbench.errors import ProbeFormatError, SpecError, WorkbenchError
-from workbench.io import OWN_MARKER, exclusive, hidden_but_ours, read_parquet, staged_folder, write_parquet, write_text
+from workbench.io import (
+    IGNORABLE,
+    OWN_MARKER,
+    exclusive,
+    hidden_but_ours,
+    read_parquet,
+    staged_folder,
+    write_parquet,
+    write_text,
+)
 from workbench.probes.assemble import question_id
 from workbench.schema import PROBE_SCHEMA, PROBES, SPLITS, cluster_id, conform
 
@@ -268,12 +277,14 @@ MAX_HOPS = 1000
 def checked_questions(frame: pl.DataFrame, path: str | Path) -> pl.DataFrame:
     """``frame`` (``PROBE_SCHEMA``) if every row is a well-formed question, else a one-line ``ProbeFormatError``
     naming the file, the first bad row (1-based) and its id: at least two choices, none empty, an ``answer`` among
-    them, no two choice texts the same up to case and spaces (a gold copied into a distractor, ``Dog`` beside
-    ``dog ``, moves or duplicates the gold), hops and distractor depth in 0..``MAX_HOPS``."""
-    same = pl.element().str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+    them, no two choice texts the same as a page shows them, up to case and spaces (a gold copied into a distractor,
+    ``Dog`` beside ``dog ``, ``café`` composed beside decomposed, a zero-width space added, moves or duplicates the
+    gold), hops and distractor depth in 0..``MAX_HOPS``."""
+    seen = pl.element().str.normalize("NFKC").str.replace_all(IGNORABLE, "")  # as a page shows it
+    same = seen.str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
     problems = {
         "fewer than two choices": pl.col("choices").list.len() < 2,
-        "a choice is empty": pl.col("choices").list.eval(pl.element().str.strip_chars() == "").list.any(),
+        "a choice is empty (or invisible)": pl.col("choices").list.eval(seen.str.strip_chars() == "").list.any(),
         "answer is not the index of a choice": ~pl.col("answer").is_between(0, pl.col("choices").list.len() - 1),
         "two choices have the same text (up to case and spaces)": pl.col("choices").list.eval(same).list.n_unique()
         < pl.col("choices").list.len(),
