@@ -55,6 +55,15 @@ LIVE_NOTE = (
 )
 RESULTS = "results"
 """The folder of a course's results site (``workbench publish``), when predictions are published beside it."""
+KERNEL_SETUP = (
+    "import altair as alt; alt.renderers.register('workbench-course', lambda spec, **_: "
+    "{f'application/vnd.vegalite.{alt.SCHEMA_VERSION.split(\".\")[0]}+json': spec, 'text/plain': '<altair chart>'}); "
+    "alt.renderers.enable('workbench-course')"
+)
+"""Run in each kernel before the notebook: a chart shown with altair's default renderer (HTML that loads Vega from a
+CDN) is kept as its Vega-Lite spec instead, drawn offline on the page (altair's own ``mimetype`` renderer names it
+``application/vnd.vegalite.v6.json``, which nbformat refuses); notebooks that enable the widget renderer
+(``alt.renderers.enable("jupyter")``) override it, as in JupyterLab."""
 LIBRARIES = ("workbench", "widgets")
 """The packages whose source is part of a notebook's cache key, and whose functions a page links to."""
 
@@ -115,7 +124,7 @@ def cache_key(nb: NotebookNode) -> str:
     distribution. Prose is not in it: a page whose text changed is rendered again without running it. The data
     (WordNet, GCIDE, ``SHARED_DATA``) is not either: after changing it, build into a fresh ``cache``."""
     code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
-    blob = json.dumps([code, sys.version, _library_digest()])
+    blob = json.dumps([code, sys.version, KERNEL_SETUP, _library_digest()])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -171,6 +180,7 @@ def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode
         timeout=timeout,
         allow_errors=False,
         store_widget_state=True,  # the charts' specs and the panels' state, for the rendered page
+        extra_arguments=[f"--IPKernelApp.exec_lines={KERNEL_SETUP}"],
         resources={"metadata": {"path": str(path.parent)}},
     )
     started, clock = datetime.now(UTC), time.perf_counter()
@@ -526,6 +536,10 @@ class WidgetSnapshots(Preprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            spec = next((value for key, value in data.items() if key.startswith("application/vnd.vegalite")), None)
+            if spec is not None:  # a chart of altair's mimetype renderer (KERNEL_SETUP)
+                output.data = {"text/html": chart_html(spec), "text/plain": output.data.get("text/plain", "")}
             view = output.get("data", {}).get(WIDGET_VIEW)
             if view is None:
                 continue
