@@ -63,6 +63,7 @@ def test_malformed_questions_are_one_line_naming_the_row(record, tmp_path, minil
         "two choices have the same text (up to case and spaces)": gold_up_to_case,
         "a choice is empty": empty_choice,
         "a choice is empty (or invisible)": invisible_choice,
+        "it repeats an earlier row": lambda r: None,  # the same question twice would count twice
         "two choices have the same text (up to case and spaces);": gold_decomposed,
         "hops 1e+30 is outside 0..1000": lambda r: r["notes"].update(hops=1e30),
         "distractor_hops 1.5 is not a whole number": lambda r: r["notes"].update(distractor_hops=1.5),
@@ -237,10 +238,10 @@ def test_one_models_answers_to_one_question_are_read_once(released_dir, tmp_path
         correct=pl.col("pred") == pl.col("answer")
     )
     changed.write_parquet(tmp_path / "b.parquet")  # the probe file's answer keys changed between two runs (issue 53)
-    refused(
-        workbench("report", tmp_path / "a.parquet", tmp_path / "b.parquet"), "with different answer keys or choices"
-    )
+    refused(workbench("report", tmp_path / "a.parquet", tmp_path / "b.parquet"), "with different answer keys")
     refused(workbench("report", tmp_path / "a.parquet", tmp_path / "a.parquet"), "would count twice")
+    pl.concat([first, first.head(3)]).write_parquet(tmp_path / "stacked.parquet")  # one file, rows twice
+    refused(workbench("report", tmp_path / "stacked.parquet"), "holds MiniLM's answers to the same 3 question(s) twice")
     other = predictions_of(probes, "other", seed=1)  # another model on the same questions is read beside it
     other.write_parquet(tmp_path / "c.parquet")
     assert workbench("report", tmp_path / "a.parquet", tmp_path / "c.parquet", "--n-boot", "10")[0] == 0

@@ -496,37 +496,39 @@ def read_predictions(*paths: str | Path) -> pl.DataFrame:
         except (pl.exceptions.PolarsError, OSError) as err:
             raise WorkbenchError(f"{path} is not a readable Parquet file: {err}") from err
         frames.append(_checked_predictions(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"), path))
-    if len(frames) > 1:
-        _each_answer_once(frames, [Path(path) for path in paths])
+    _each_answer_once(frames, [Path(path) for path in paths])
     return pl.concat(frames)
 
 
-ANSWER_KEYS = ("model", "scorer", "rule", "control", "fingerprint", "asking", "id")
-"""One model's (one way of asking's) answer to one question: what two prediction files must not both hold."""
+ANSWER_KEYS = ("model", "scorer", "rule", "control", "fingerprint", "asking", "id", "question", "choices")
+"""One model's (one way of asking's) answer to one question (released files reuse an id for other questions): what
+prediction files must hold once."""
 
 
 def _each_answer_once(frames: list[pl.DataFrame], paths: list[Path]) -> None:
-    """Refuse files that hold one model's answer to one question twice: counted twice (the same file given twice),
-    or, where the two disagree on the question's answer key or choices (the probe set changed between the runs),
-    reported as that many more questions with a cluster gap made of the disagreement (issue 53)."""
+    """Refuse files that hold one model's answer to one question twice: counted twice (the same file given twice, a
+    file of two runs stacked), or, where the two disagree on the question's answer key (the probe set changed between
+    the runs), reported as that many more questions with a cluster gap made of the disagreement (issue 53)."""
     keyed = pl.concat(
-        [frame.select(*ANSWER_KEYS, "answer", "choices", file=pl.lit(i)) for i, frame in enumerate(frames)]
-    )
-    twice = keyed.filter(pl.struct(ANSWER_KEYS).is_duplicated())
+        [frame.select("id", "model", "answer", key=pl.struct(ANSWER_KEYS).hash(), file=pl.lit(i))
+         for i, frame in enumerate(frames)]
+    )  # fmt: skip
+    twice = keyed.filter(pl.col("key").is_duplicated())
     if twice.is_empty():
         return
-    first = twice.filter(pl.struct(ANSWER_KEYS) == twice.select(pl.struct(ANSWER_KEYS)).row(0)[0])
+    first = twice.filter(pl.col("key") == twice["key"][0])
     a, b = (paths[i] for i in first["file"].head(2))
     question, model = first["id"][0], first["model"][0]
-    n = twice.select(ANSWER_KEYS).n_unique()
-    if first["answer"].n_unique() > 1 or first["choices"].n_unique() > 1:
+    n = twice["key"].n_unique()
+    where = f"{a} holds" if a == b else f"{a} and {b} hold"
+    if first["answer"].n_unique() > 1:
         raise WorkbenchError(
-            f"{a} and {b} hold {model}'s answers to question {question!r} with different answer keys or choices "
-            f"({n:,} question(s) in both): the probe set changed between the two runs; rescore one of them"
+            f"{where} {model}'s answers to question {question!r} with different answer keys ({n:,} question(s) "
+            "twice): the probe set changed between the runs; rescore one of them"
         )
     raise WorkbenchError(
-        f"{a} and {b} both hold {model}'s answers to the same {n:,} question(s) (first: {question!r}): they would "
-        "count twice; give each model's answers once (the same file twice? a run and its copy?)"
+        f"{where} {model}'s answers to the same {n:,} question(s) twice (first: {question!r}): they would count "
+        "twice; give each model's answers once (the same file twice? two runs stacked in one file?)"
     )
 
 

@@ -284,6 +284,8 @@ def checked_questions(frame: pl.DataFrame, path: str | Path) -> pl.DataFrame:
     same = seen.str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
     problems = {
         "fewer than two choices": pl.col("choices").list.len() < 2,
+        "it repeats an earlier row": pl.struct("id", "question", "choices", "answer").is_duplicated()
+        & ~pl.struct("id", "question", "choices", "answer").is_first_distinct(),
         "a choice is empty (or invisible)": pl.col("choices").list.eval(seen.str.strip_chars() == "").list.any(),
         "answer is not the index of a choice": ~pl.col("answer").is_between(0, pl.col("choices").list.len() - 1),
         "two choices have the same text (up to case and spaces)": pl.col("choices").list.eval(same).list.n_unique()
