@@ -350,6 +350,12 @@ def test_damaged_batches_and_edited_exports_are_one_line_and_never_a_wrong_vote(
         path.write_text(json.dumps(export))
         with pytest.raises(WorkbenchError, match=says):
             read_label_studio(batch, path)
+    from workbench.io import folder_kind
+
+    theirs = tmp_path / "ls-theirs"  # a folder of a user's own tasks.json is not ours to overwrite
+    theirs.mkdir()
+    (theirs / "tasks.json").write_text(json.dumps([{"my": "own tasks"}]))
+    assert folder_kind(theirs) == "other"
     with pytest.raises(WorkbenchError, match="a number M of votes, 1 or more"):
         gold_test(read_probes_of(RELEASED), release_votes(RELEASED / "hypernymy_test.jsonl"), rule=0)
     with pytest.raises(WorkbenchError, match="agreement cannot be measured from it"):

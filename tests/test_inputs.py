@@ -253,6 +253,11 @@ def test_a_file_of_two_probes_is_never_read_as_one(released_dir, tmp_path):
     path = _jsonl(tmp_path, *hyper, *hypo)  # named hypernymy_test.jsonl, its last five rows hyponymy's (issue 53)
     with pytest.raises(ProbeFormatError, match=r"line 6: its chain .* is written as a hyponymy question's"):
         read_probes(path)
+    senses = [json.loads(line) for line in (released_dir / "dictionary_qa_test.jsonl").read_text().splitlines()[:2]]
+    mixed = tmp_path / "dictionary_qa_test.jsonl"
+    mixed.write_text("".join(json.dumps(record) + "\n" for record in [*senses, hyper[0]]))
+    with pytest.raises(ProbeFormatError, match=r"line 3: its chain .* is written as a hypernymy question's"):
+        read_probes(mixed)
     ours = [dict(record, notes={**record["notes"], "probe": "hyponymy"}) for record in hyper[:2]]
     with pytest.raises(
         ProbeFormatError, match=r"line 1: notes.probe is 'hyponymy', but the file's name says hypernymy"

@@ -291,8 +291,10 @@ def folder_kind(path: str | Path) -> str | None:
     if "batch.json" in names:
         return "annotation" if names <= {"batch.json", "questions.parquet", "assignments.parquet", "votes.sqlite",
                                          "votes.sqlite-wal", "votes.sqlite-shm"} else "other"  # fmt: skip
-    if names and names <= {"label_config.xml", "tasks.json"}:
-        return "label-studio"
+    if names and names <= {"label_config.xml", "tasks.json"}:  # ours: tasks made from a batch
+        tasks = _json_record_list(children["tasks.json"]) if "tasks.json" in names else [{"data": {"workbench_id": ""}}]
+        ours = bool(tasks) and all(isinstance(t, dict) and "workbench_id" in (t.get("data") or {}) for t in tasks[:1])
+        return "label-studio" if ours else "other"
     if "site.json" in names:
         return "site" if not unlisted_files(path, "site.json") else "other"
     if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):
@@ -343,6 +345,14 @@ def _first_record(file: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
+
+
+def _json_record_list(file: Path) -> list:
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return record if isinstance(record, list) else []
 
 
 def _json_keys(file: Path) -> set[str]:

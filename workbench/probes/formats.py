@@ -508,7 +508,7 @@ def _one_probe(notes: dict, probe: str, source: "_Source", number: int) -> None:
                            "a file holds one probe: split it by probe, or rename it")  # fmt: skip
     chain = str(notes.get("chain") or "")
     written = {CHAIN_PROBES[mark] for mark in CHAIN_PROBES if mark in chain}
-    if probe in CHAIN_PROBES.values() and written and written != {probe}:
+    if (probe in CHAIN_PROBES.values() or probe == "wordsense") and written and written != {probe}:
         raise source.error(number, f"its chain {chain[:60]!r} is written as a {' and '.join(sorted(written))} "
                            f"question's, but the file is read as {probe}",
                            "a file holds one probe: split it by probe")  # fmt: skip
