@@ -556,6 +556,10 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
         "correct is not pred == answer": pl.col("correct") != (pl.col("pred") == pl.col("answer")).fill_null(False),
         "no model named": pl.col("model").is_null() | pl.col("fingerprint").is_null(),
         "a score is NaN or infinite": pl.col("scores").list.eval(~pl.element().is_finite()).list.any(),
+        "a score is missing (or the scores are not one per choice)": pl.col("scores")
+        .list.eval(pl.element().is_null())
+        .list.any()
+        | (pl.col("scores").list.len() != size),
     }
     flagged = frame.select(*(expr.fill_null(True).alias(name) for name, expr in problems.items()))
     for name in problems:

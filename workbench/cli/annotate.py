@@ -147,11 +147,17 @@ def agreement(
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
 ) -> None:
     """Krippendorff's alpha and Fleiss' kappa (95% intervals over questions) and people's accuracy per vote."""
+    import polars as pl
+
     from workbench.annotation import agreement as measured
 
     questions, votes = _questions_and_votes(batch)
     by = ("probe", "hops", "distractor_family") if cells else ("probe",)
-    typer.echo(markdown(measured(questions, votes, by=by, n_boot=n_boot, seed=seed)))
+    table = measured(questions, votes, by=by, n_boot=n_boot, seed=seed)
+    typer.echo(markdown(table))
+    if table.select(pl.col("alpha", "kappa").is_nan().any()).row(0) != (False, False):
+        typer.echo("NaN: too few votes to say (alpha needs two questions with two votes or more; kappa two questions "
+                   "with the most votes; intervals two questions)")  # fmt: skip
 
 
 @annotate_app.command("people")
