@@ -20,7 +20,7 @@ LAYERS = [  # bottom to top; a module may import its own layer and the ones befo
      "workbench.analysis", "workbench.sweep", "workbench.annotation"},
     {"workbench.views"},
     {"workbench.charts"},
-    {"workbench.reports", "workbench.site"},
+    {"workbench.reports", "workbench.site", "workbench.course"},
     {"workbench.cli", "workbench.__main__"},
     {"widgets"},
 ]  # fmt: skip

@@ -182,6 +182,12 @@ def test_publishing_replaces_a_site_adds_a_section_in_one_call_and_refuses_a_for
     assert '<a href="#calibration">' in page and '<div id="calibration-chart"' in page
     assert page_data(out)["charts"]["calibration-chart"]["title"] == "Reliability diagram"
     assert json.loads((out / "site.json").read_text())["sections"][-1] == "calibration"
+    from workbench.site import link_section
+
+    course = link_section("course", "The course", "../course/index.html", "The notebooks behind it:")
+    assert '<a href="../course/index.html">' in course.html  # `publish --course-link` (docs/COURSE.md)
+    with pytest.raises(WorkbenchError, match="no link a page can follow"):
+        link_section("course", "The course", "javascript:alert(1)", "")
     twice = chart_section("concepts", "Concepts again", charts.reliability_diagram(minilm))
     with pytest.raises(WorkbenchError, match="share a key"):
         publish(minilm, out, n_boot=20, sections=[twice])

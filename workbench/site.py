@@ -91,6 +91,15 @@ def chart_section(key: str, title: str, chart: object, note: str = "") -> Sectio
     return Section(key, title, f'{intro}<div id="{key}-chart" class="wb-chart"></div>', charts={f"{key}-chart": chart})
 
 
+def link_section(key: str, title: str, url: str, text: str) -> Section:
+    """A section holding one link (``text`` around it, escaped): how a site points to another (the course's)."""
+    from urllib.parse import urlsplit
+
+    if urlsplit(url).scheme not in ("", "http", "https"):
+        raise WorkbenchError(f"{url!r} is no link a page can follow; give an http(s) address or a relative path")
+    return Section(key, title, f'<p>{html.escape(text)} <a href="{html.escape(url)}">{html.escape(url)}</a></p>')
+
+
 def publish(
     preds: pl.DataFrame,
     out: str | Path,

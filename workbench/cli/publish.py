@@ -19,6 +19,9 @@ def publish(
         1000, min=10, help="Bootstrap resamples of the cluster bars' intervals (the atlas's: at most 200)."
     ),
     seed: int = typer.Option(0, help="Seed of the bootstrap."),
+    course_link: str | None = typer.Option(
+        None, help="Link the teaching course (`workbench course build`; docs/COURSE.md) from the site: its address."
+    ),
 ) -> None:
     """Write a self-contained static site: heat map (click a cell to list its questions), cluster bars with
     intervals, the taxonomy atlas of WordNet concepts (click a node to zoom in and list its concepts), each
@@ -36,7 +39,13 @@ def publish(
         typer.echo(mismatch, err=True)
     if (warning := partial_cluster_warning(frame, probe_set)) is not None:
         typer.echo(warning, err=True)  # the site shows it too
-    page = publish_site(frame, out, probe_set, title=title, n_boot=n_boot, seed=seed)
+    sections = []
+    if course_link is not None:
+        from workbench.site import link_section
+
+        text = "How these results are made, step by step, with every notebook's outputs:"
+        sections.append(link_section("course", "The course", course_link, text))
+    page = publish_site(frame, out, probe_set, title=title, n_boot=n_boot, seed=seed, sections=sections)
     typer.echo(f"wrote {page.parent}/ (open {page} in a browser, or copy the folder to any static host)", err=True)
 
 
