@@ -21,19 +21,41 @@ shutdown beacon, so only the culler frees their kernels), and the CPU seconds th
 servers and the browsers. Bounded: at most 8 visitors, 4 toggles per app, 180 s for a page and 30 s for a toggle
 (a visitor past a bound is counted as failed, with where).
 
+With ``--annotate``, the annotation app instead: a vote's round trip (the issue's target: p95 <= 200 ms with 8
+annotators at once on 2 cores). One server, ``workbench serve annotate --preheat 0 --max-kernels 8 --cull-idle 30``
+(``--pool K`` preheats K kernels: that shortens the wait for a page, not a vote's round trip), over a temporary
+workspace holding one batch per phase: 240 questions of the released hypernymy test
+(``../shared/data/semantic_fragments/hypernymy_test.jsonl``), 2 votes each, 8 places of 60 questions. For N = 1, 4,
+8 in turn, N fresh annotators of that phase's batch open their personal links at once and each casts ``--votes``
+(20) votes back to back (``--think S``: a pause of 0-2S s after each, uniform, as people reading the next question).
+The same two kinds of visitor: by default the widget protocol over the kernel's websocket (``request_states``, then
+a choice Button's click as ipywidgets sends it: a ``custom`` comm message ``{"event": "click"}``), a round trip
+timed from the click until the kernel has sent the whole next question (the counter's "k+1 of 60 answered", the new
+buttons and the choice list holding them); with ``--browsers``, Chromium pages here, timed from the click until the
+page shows the counter at k+1 and other choices. Each annotator then closes the tab (Voilà's shutdown beacon).
+Reported per N: the 1-minute load average at the start (each phase waits, ``--quiet-wait`` s at most, until it is
+below ``--quiet``, 0.8) and at the end, p50/p95 s to a usable page, p50/p95/max ms per vote, votes sent against the
+votes in the batch's database (``read_votes``: each annotator's clicked positions in order; any loss is marked
+LOST), pages refused, the kernels' peak memory, the CPU seconds of the kernels, server and browsers, how long the
+kernels took to go once the tabs closed (and the beacons' HTTP status), and the machine.
+
     WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py            # N = 1, 4, 8 (minutes)
     WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --browsers # the same, Chromium pages here
     WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --small    # N = 1, short cull: a smoke run
+    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --annotate # votes, N = 1, 4, 8 (≈5 min)
+    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --annotate --browsers  # Chromium pages here
 """
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import datetime
 import functools
 import json
 import os
 import platform
+import random
 import re
 import signal
 import statistics
@@ -46,6 +68,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import psutil  # installed with IPython
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +77,16 @@ CHROMIUM = "/usr/bin/chromium"
 TOGGLES = ("ArrowLeft", "ArrowLeft", "ArrowRight", "ArrowRight")  # hops 0-3 -> 0-2 -> 0-1 -> 0-2 -> 0-3
 WATCH = {"explorer": ".wb-total", "dashboard": ".wb-drill-title"}  # the text a toggle must change
 PAGE_TIMEOUT_MS, TOGGLE_TIMEOUT_MS = 180_000, 30_000  # the bounds: a visitor takes at most 2 x (180 + 4 x 30) s
+KERNEL_ID = r'"kernelId": "([0-9a-f-]+)"'  # in the page Voilà serves
+RELEASED = ROOT.parent / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+QUESTIONS, PER_QUESTION, PLACES = 240, 2, 8  # an annotation batch per phase: 8 people, 60 questions each
+VOTE_TIMEOUT_MS = 30_000
+COUNTER = re.compile(r"(\d+) of \d+ answered")  # the annotation panel's counter
+ON_SCREEN = """() => [+(document.body.innerText.match(/(\\d+) of \\d+ answered/) || [0, -1])[1],
+    [...document.querySelectorAll('button.wb-choice')].map(b => b.innerText).join('\\n'),
+    document.querySelectorAll('button.wb-choice').length]"""
+NEXT_ON_SCREEN = f"""([done, before]) => {{ const [count, choices, n] = ({ON_SCREEN})();
+    return count === done && choices !== before && n > 1; }}"""
 
 
 def start(app: str, home: Path, pool: int, cap: int, cull: int) -> tuple[subprocess.Popen, str]:
@@ -67,11 +100,19 @@ def start(app: str, home: Path, pool: int, cap: int, cull: int) -> tuple[subproc
         process = subprocess.Popen(command, env={**os.environ, "WORKBENCH_HOME": str(home)}, stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
     deadline = time.time() + 300
-    while "is filled with" not in log.read_text():
+    while not ("is filled with" in log.read_text() if pool else listening(port)):  # its pool filled, or it listens
         if process.poll() is not None or time.time() > deadline:
             raise RuntimeError(f"{app} did not start: {log.read_text()[-2000:]}")
         time.sleep(0.5)
     return process, f"http://127.0.0.1:{port}/"
+
+
+def listening(port: int) -> bool:
+    import socket
+
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+        return True
+    return False
 
 
 def voila(server: subprocess.Popen) -> psutil.Process:
@@ -180,8 +221,9 @@ class Kernel:
                    "channel": "shell"}  # fmt: skip
         self.socket.write_message(json.dumps(message))
 
-    async def comm_data(self, deadline: float):
-        """The next comm message's (comm id, data) from the kernel; other messages are read and dropped."""
+    async def comm(self, deadline: float) -> tuple[str, str, dict]:
+        """The next comm message or comm opening's (type, comm id, data) from the kernel; other messages are read
+        and dropped (a widget made by the kernel arrives as a ``comm_open`` holding its state)."""
         from jupyter_server.services.kernels.connection.base import deserialize_binary_message
 
         while True:
@@ -189,8 +231,16 @@ class Kernel:
             if frame is None:
                 raise ConnectionError("the kernel's websocket closed")
             message = json.loads(frame) if isinstance(frame, str) else deserialize_binary_message(frame)  # buffers
-            if message["header"]["msg_type"] == "comm_msg":
-                return message["content"]["comm_id"], message["content"]["data"]
+            if message["header"]["msg_type"] in ("comm_msg", "comm_open"):
+                content = message["content"]
+                return message["header"]["msg_type"], content["comm_id"], content["data"]
+
+    async def comm_data(self, deadline: float):
+        """The next comm message's (comm id, data) from the kernel; other messages are read and dropped."""
+        while True:
+            kind, comm_id, data = await self.comm(deadline)
+            if kind == "comm_msg":
+                return comm_id, data
 
     async def states(self, deadline: float) -> dict[str, dict]:
         """Every widget's state, as a page asks for them once connected (ipywidgets' control comm)."""
@@ -267,6 +317,249 @@ async def visit(urls: dict[str, str], n: int, browsers: bool) -> list[dict[str, 
             await browser.close()
 
 
+async def leave(url: str, kernel_id: str, cookies: dict[str, str]) -> int:
+    """What a page sends when its tab is closed (Voilà's ``beforeunload`` beacon: a POST to shut its kernel down,
+    with the ``_xsrf`` cookie's value as a form field, empty without one); the answer's HTTP status."""
+    from urllib.parse import urlencode
+
+    from tornado.httpclient import AsyncHTTPClient
+
+    headers = {"Cookie": "; ".join(f"{name}={value}" for name, value in cookies.items())} if cookies else {}
+    try:
+        reply = await AsyncHTTPClient().fetch(
+            f"{url}voila/api/shutdown/{kernel_id}", method="POST", body=urlencode({"_xsrf": cookies.get("_xsrf", "")}),
+            headers=headers, raise_error=False, request_timeout=30,
+        )  # fmt: skip
+    except Exception:  # no answer at all
+        return 599
+    return reply.code
+
+
+def counted(text: str) -> int | None:
+    found = COUNTER.search(text)
+    return int(found.group(1)) if found else None
+
+
+async def annotate_socket(url: str, token: str, votes: int, rng: random.Random, think: float) -> dict:
+    """One annotator whose browser runs on its own machine: the page is fetched with their link, the kernel's
+    websocket opened, the widgets' states read (a usable page); then ``votes`` times a choice button is clicked as
+    ipywidgets' Button view sends a click (a ``custom`` comm message ``{"event": "click"}`` to the button's model),
+    each round trip timed until the kernel has sent the next question: the counter's "k+1 of M answered", the new
+    buttons' states and the choice list holding them (the last update of a question shown). Then the tab is closed
+    (Voilà's shutdown beacon)."""
+    from http.cookies import SimpleCookie
+
+    from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+
+    outcome = {"refused": 0, "failed": "", "usable": [], "votes": [], "shown": [], "beacon": 0}
+    socket, kernel_id, cookies = None, "", {}
+    try:
+        began = time.perf_counter()
+        try:
+            reply = await AsyncHTTPClient().fetch(f"{url}?annotator={token}", request_timeout=PAGE_TIMEOUT_MS / 1000)
+        except HTTPClientError as err:
+            if err.code == 503:
+                return {**outcome, "refused": 1}
+            raise
+        kernel_id = re.search(KERNEL_ID, reply.body.decode()).group(1)
+        for header in reply.headers.get_list("Set-Cookie"):
+            cookies.update({name: morsel.value for name, morsel in SimpleCookie(header).items()})
+        socket = await Kernel.connect(url, kernel_id)
+        models = {m: s["state"] for m, s in (await socket.states(began + PAGE_TIMEOUT_MS / 1000)).items()}
+        (counter,) = [m for m, state in models.items() if counted(str(state.get("value", ""))) is not None]
+        (choices,) = [  # the VBox of the choice buttons (its children: "IPY_MODEL_<id>")
+            m for m, state in models.items() if state.get("_model_name") == "VBoxModel" and state["children"]
+            and all("wb-choice" in models.get(c[10:], {}).get("_dom_classes", ()) for c in state["children"])
+        ]  # fmt: skip
+        outcome["usable"].append(time.perf_counter() - began)
+        done, buttons = counted(models[counter]["value"]), [c[10:] for c in models[choices]["children"]]
+        for _ in range(votes):
+            shown = rng.randint(1, len(buttons))
+            began = time.perf_counter()
+            socket.send("comm_msg", {"comm_id": buttons[shown - 1],
+                                     "data": {"method": "custom", "content": {"event": "click"}}})  # fmt: skip
+            outcome["shown"].append(shown)
+            answered, fresh = False, None
+            while not (answered and fresh):
+                kind, comm_id, data = await socket.comm(began + VOTE_TIMEOUT_MS / 1000)
+                state = data.get("state", {})
+                if kind == "comm_open":  # a widget of the next question (a button, its layout and style)
+                    models[comm_id] = state
+                elif "not saved" in str(state.get("value", "")):  # the panel's status: the vote was refused
+                    raise RuntimeError(state["value"])
+                elif comm_id == counter and "value" in state:
+                    answered = counted(state["value"]) == done + 1
+                elif comm_id == choices and "children" in state:
+                    fresh = [c[10:] for c in state["children"]]
+            outcome["votes"].append(time.perf_counter() - began)
+            done, buttons = done + 1, fresh
+            if think:
+                await asyncio.sleep(rng.uniform(0, 2 * think))
+    except Exception as err:  # a page that never became usable or a vote that never landed: counted, not hidden
+        outcome["failed"] = f"annotate: {type(err).__name__}: {(str(err).splitlines() or [''])[0][:100]}"
+    finally:
+        if socket is not None:
+            socket.socket.close()
+        if kernel_id:
+            outcome["beacon"] = await leave(url, kernel_id, cookies)
+    return outcome
+
+
+async def annotate_page(browser, url: str, token: str, votes: int, rng: random.Random, think: float) -> dict:
+    """One annotator in a Chromium page on this machine: the page opened with their link until its choice buttons
+    are drawn, then ``votes`` times a choice button clicked, each round trip timed until the page shows the next
+    question (the counter at k+1 and other choices drawn); then the tab closed (and its shutdown beacon sent)."""
+    outcome, kernel_id = {"refused": 0, "failed": "", "usable": [], "votes": [], "shown": [], "beacon": 0}, ""
+    context = await browser.new_context(viewport={"width": 1200, "height": 900})
+    page = await context.new_page()
+    try:
+        began = time.perf_counter()
+        reply = await page.goto(f"{url}?annotator={token}", timeout=PAGE_TIMEOUT_MS)
+        if reply.status == 503:
+            return {**outcome, "refused": 1}
+        await page.wait_for_selector("button.wb-key-1", timeout=PAGE_TIMEOUT_MS)
+        outcome["usable"].append(time.perf_counter() - began)
+        kernel_id = re.search(KERNEL_ID, await page.content()).group(1)
+        for _ in range(votes):
+            done, choices, count = await page.evaluate(ON_SCREEN)
+            shown = rng.randint(1, count)
+            began = time.perf_counter()
+            await page.locator(f"button.wb-key-{shown}").click(timeout=VOTE_TIMEOUT_MS)
+            outcome["shown"].append(shown)
+            await page.wait_for_function(NEXT_ON_SCREEN, arg=[done + 1, choices], timeout=VOTE_TIMEOUT_MS)
+            outcome["votes"].append(time.perf_counter() - began)
+            if think:
+                await asyncio.sleep(rng.uniform(0, 2 * think))
+    except Exception as err:  # a page that never became usable or a vote that never landed: counted, not hidden
+        outcome["failed"] = f"annotate: {type(err).__name__}: {(str(err).splitlines() or [''])[0][:100]}"
+    finally:
+        cookies = {cookie["name"]: cookie["value"] for cookie in await context.cookies()}
+        await context.close()  # Playwright runs no beforeunload here: the page's beacon is sent below, as it would be
+        if kernel_id:
+            outcome["beacon"] = await leave(url, kernel_id, cookies)
+    return outcome
+
+
+async def annotators_at_once(url: str, tokens: list[str], votes: int, browsers: bool, think: float) -> list[dict]:
+    rngs = [random.Random(place) for place in range(len(tokens))]  # which choice each annotator clicks
+    if not browsers:
+        return await asyncio.gather(
+            *(annotate_socket(url, t, votes, r, think) for t, r in zip(tokens, rngs, strict=True))
+        )
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as driver:
+        browser = await driver.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        try:
+            return await asyncio.gather(
+                *(annotate_page(browser, url, t, votes, r, think) for t, r in zip(tokens, rngs, strict=True))
+            )
+        finally:
+            await browser.close()
+
+
+def quiet(limit: float, wait: float) -> float:
+    """Wait (at most ``wait`` s) until the 1-minute load average is below ``limit``; the load average then."""
+    deadline = time.time() + wait
+    while os.getloadavg()[0] >= limit and time.time() < deadline:
+        time.sleep(5)
+    return os.getloadavg()[0]
+
+
+def milliseconds(values: list[float]) -> str:
+    if not values:
+        return "–"
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"{1000 * statistics.median(ordered):.0f} / {1000 * p95:.0f} / {1000 * ordered[-1]:.0f}"
+
+
+def machine() -> str:
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())  # fmt: skip
+    return (f"{platform.platform()}, {model}, {os.cpu_count()} cores, "
+            f"{psutil.virtual_memory().total / 2**30:.1f} GiB")  # fmt: skip
+
+
+def annotate(args: argparse.Namespace) -> None:
+    """The annotation scenario (``--annotate``): one server, a fresh batch and fresh annotators per phase."""
+    from workbench.annotation import add_annotator, create_batch, read_votes
+    from workbench.probes.formats import read_probes
+
+    counts = [int(n) for n in args.visitors.split(",")]
+    if max(counts) > PLACES or args.votes > QUESTIONS * PER_QUESTION // PLACES:
+        raise SystemExit(f"at most {PLACES} annotators and {QUESTIONS * PER_QUESTION // PLACES} votes each")
+    home = Path(tempfile.mkdtemp(prefix="bench-annotate-"))
+    probes = read_probes(RELEASED)
+    batches = [create_batch(probes, home / "annotation" / f"phase{i}-n{n}", QUESTIONS, per_question=PER_QUESTION,
+                            annotators=PLACES, seed=i, source=RELEASED.name) for i, n in enumerate(counts)]  # fmt: skip
+    pool = 0 if args.pool is None else args.pool
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    edited = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "widgets", "workbench"],
+                            capture_output=True, text=True).stdout.splitlines()  # fmt: skip
+    settings = {"machine": machine(), "python": platform.python_version(), "workspace": str(home),
+                "code": head.stdout.strip() + (f" + {len(edited)} uncommitted app file(s)" if edited else ""),
+                "server": f"workbench serve annotate --preheat {pool} --max-kernels {args.cap} --cull-idle {args.cull}",
+                "batch": f"{QUESTIONS} questions of {RELEASED.name}, per_question {PER_QUESTION}, {PLACES} places",
+                "votes": args.votes, "think": args.think, "browsers": args.browsers}  # fmt: skip
+    print(json.dumps(settings), flush=True)
+    server, url = start("annotate", home, pool, args.cap, args.cull)
+    rows = []
+    try:
+        for n, batch in zip(counts, batches, strict=True):
+            names = [f"annotator{place}" for place in range(n)]
+            tokens = [add_annotator(batch, name) for name in names]
+            load = quiet(args.quiet, args.quiet_wait)
+            sampler = Sampler([voila(server)])
+            sampler.start()
+            began = time.time()
+            outcomes = asyncio.run(annotators_at_once(url, tokens, args.votes, args.browsers, args.think))
+            spent = time.time() - began
+            sampler.running = False
+            sampler.join()
+            spent_cpu = sampler.cpu_seconds()
+            closed = time.time()  # the tabs closed: their kernels shut down (beacon or culler) before the next phase
+            while voila(server).children() and time.time() < closed + 120:
+                time.sleep(0.5)
+            gone = time.time() - closed
+            votes = read_votes(batch)
+            lost = [name for name, o in zip(names, outcomes, strict=True)
+                    if votes.filter(pl.col("annotator") == name)["shown"].to_list() != o["shown"]]  # fmt: skip
+            rows.append({
+                "n": n, "load": f"{load:.2f}→{os.getloadavg()[0]:.2f}", "seconds": round(spent, 1),
+                "usable": quantiles([s for o in outcomes for s in o["usable"]]),
+                "vote_ms": milliseconds([s for o in outcomes for s in o["votes"]]),
+                "timed": sum(len(o["votes"]) for o in outcomes), "sent": sum(len(o["shown"]) for o in outcomes),
+                "recorded": votes.height, "mismatched": lost, "refused": sum(o["refused"] for o in outcomes),
+                "kernels": f"{sampler.peak['kernels'] / 2**20:.0f} ({sampler.peak['count']})",
+                "left": len(voila(server).children()), "gone": round(gone),
+                "beacon": dict(collections.Counter(o["beacon"] for o in outcomes if o["beacon"])),
+                "cpu": " / ".join(f"{spent_cpu[kind]:.1f}" for kind in ("kernels", "server", "browsers")),
+                "failed": [o["failed"] for o in outcomes if o["failed"]],
+            })  # fmt: skip
+            print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+    print(f"\n{settings['machine']}; {settings['server']}; {args.votes} votes each, think {args.think} s, "
+          f"{'Chromium pages here' if args.browsers else 'browsers elsewhere (the widget protocol)'}")  # fmt: skip
+    print(
+        "\n| N | load (1 min) | phase s | usable page p50 / p95 s | vote round trip p50 / p95 / max ms (n) | "
+        "votes sent / recorded | refused | kernels MiB (peak count) | CPU s: kernels / server / browsers | "
+        "kernels gone s after the tabs closed (beacon HTTP status) | failed |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        lost = "" if r["sent"] == r["recorded"] and not r["mismatched"] else " **LOST**"
+        print(f"| {r['n']} | {r['load']} | {r['seconds']:.0f} | {r['usable']} | {r['vote_ms']} ({r['timed']}) | "
+              f"{r['sent']} / {r['recorded']}{lost} | {r['refused']} | {r['kernels']} | {r['cpu']} | {r['gone']}"
+              f"{' (' + str(r['left']) + ' left)' if r['left'] else ''} "
+              f"({', '.join(f'{count} × {code}' for code, count in r['beacon'].items())}) | "
+              f"{len(r['failed'])} |")  # fmt: skip
+
+
 def quantiles(values: list[float]) -> str:
     if not values:
         return "–"
@@ -278,13 +571,24 @@ def quantiles(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--visitors", default="1,4,8", help="visitor counts, one phase each")
-    parser.add_argument("--pool", type=int, default=2, help="preheated kernels per app")
+    parser.add_argument("--pool", type=int, default=None, help="preheated kernels per app (2; --annotate: 0)")
     parser.add_argument("--cap", type=int, default=8, help="--max-kernels per app")
     parser.add_argument("--cull", type=int, default=30, help="--cull-idle seconds")
     parser.add_argument("--after", type=int, default=60, help="seconds after the visitors left to count kernels")
     parser.add_argument("--browsers", action="store_true", help="visitors in Chromium pages on this machine")
-    parser.add_argument("--small", action="store_true", help="N = 1, --cull 5, --after 45")
+    parser.add_argument("--small", action="store_true", help="N = 1, --cull 5, --after 45 (--annotate: 5 votes)")
+    parser.add_argument("--annotate", action="store_true", help="the annotation app: a vote's round trip")
+    parser.add_argument("--votes", type=int, default=20, help="--annotate: votes per annotator")
+    parser.add_argument("--think", type=float, default=0.0, help="--annotate: mean seconds between votes")
+    parser.add_argument("--quiet", type=float, default=0.8, help="--annotate: wait for a 1-min load below this")
+    parser.add_argument("--quiet-wait", type=float, default=600, help="--annotate: seconds to wait for it at most")
     args = parser.parse_args()
+    if args.annotate:
+        if args.small:
+            args.visitors, args.votes = "1", 5
+        return annotate(args)
+    if args.pool is None:
+        args.pool = 2
     if args.small:
         args.visitors, args.cull, args.after = "1", 5, 45
 
