@@ -365,10 +365,10 @@ def test_damaged_batches_and_edited_exports_are_one_line_and_never_a_wrong_vote(
     vote_as(batch, "ana", lambda q: q["answer"])
     shutil.copy(other.folder / "questions.parquet", batch.folder / "questions.parquet")  # another batch's questions
     with pytest.raises(WorkbenchError, match="votes are for questions the batch does not hold"):
-        people_predictions(batch.questions, read_votes(batch))
+        people_predictions(open_batch(batch.folder).questions, read_votes(batch))
     (batch.folder / "questions.parquet").write_bytes(b"PAR1 not parquet")
     with pytest.raises(WorkbenchError, match="questions.parquet cannot be read .* the batch folder is damaged"):
-        batch.questions
+        open_batch(batch.folder).questions
     broken = tmp_path / "annotation" / "broken"
     broken.mkdir()
     (broken / "batch.json").write_text("[]")

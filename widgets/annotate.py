@@ -42,6 +42,7 @@ class AnnotationPanel:
                               self.status])  # fmt: skip
         self.current: dict | None = None
         self.shown_at = 0.0
+        self.layout = w.Layout(width="95%", height="auto")  # one layout for every choice button
         self._next()
 
     def _next(self) -> None:
@@ -59,14 +60,14 @@ class AnnotationPanel:
         buttons = []
         for shown, index in enumerate(self.current["order"], start=1):
             button = w.Button(
-                description=f"{shown}. {row['choices'][index]}", tooltip=f"key {shown}",
-                layout=w.Layout(width="95%", height="auto"),
+                description=f"{shown}. {row['choices'][index]}", tooltip=f"key {shown}", layout=self.layout,
+                _dom_classes=("wb-choice", f"wb-key-{shown}"),
             )  # fmt: skip
-            button.add_class(f"wb-key-{shown}")
-            button.add_class("wb-choice")
             button.on_click(lambda _, shown=shown, question=self.current["id"]: self.answer(shown, question))
             buttons.append(button)
-        self.choices.children = buttons
+        old, self.choices.children = self.choices.children, buttons
+        for button in old:  # a question's buttons are new (a late click on an old one is told apart), the old closed
+            button.close()
         for flag in self.flags:
             flag.value = False
         self.comment.value = ""

@@ -9,6 +9,7 @@ and their votes, ``workbench.annotation.votes``).
 ...                      annotators=3)  # doctest: +SKIP
 """
 
+import functools
 import hashlib
 import json
 import warnings
@@ -44,12 +45,12 @@ class Batch:
     source: str
     created: str
 
-    @property
+    @functools.cached_property
     def questions(self) -> pl.DataFrame:
-        """The sampled questions (probe rows, gold included)."""
+        """The sampled questions (probe rows, gold included; read once: a batch's files never change)."""
         return conform(self._read(QUESTIONS), PROBE_SCHEMA, what=f"the batch's {QUESTIONS}")
 
-    @property
+    @functools.cached_property
     def assignments(self) -> pl.DataFrame:
         """One row per (place, question): the ``position`` in that person's sequence and the choice ``order``
         they see (indices into the question's choices)."""

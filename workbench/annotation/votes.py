@@ -151,22 +151,26 @@ def record_vote(batch: Batch, vote: Vote) -> bool:
     unknown = sorted(set(vote.flags) - set(FLAGS))
     if unknown:
         raise WorkbenchError(f"unknown flags {unknown}; use any of {sorted(FLAGS)}")
-    person = annotator(batch, vote.annotator)
-    assigned = batch.assignments.filter((pl.col("place") == person.place) & (pl.col("id") == vote.question))
-    if assigned.is_empty():
-        raise WorkbenchError(f"question {vote.question!r} is not one of {vote.annotator}'s in {batch.name}")
-    order = assigned["order"][0].to_list()
-    if not 0 <= vote.choice < len(order) or order.index(vote.choice) + 1 != vote.shown or list(vote.order) != order:
-        raise WorkbenchError(
-            f"choice {vote.choice} shown at {vote.shown} does not match the order {order} {vote.annotator} saw"
-        )
-    now = datetime.now(UTC).isoformat(timespec="milliseconds")
-    row = (
-        vote.annotator, person.place, vote.question, vote.choice, vote.shown, json.dumps(order),
-        json.dumps(sorted(vote.flags)), vote.comment, vote.seconds, now, vote.source,
-    )  # fmt: skip
-    with connect(batch.votes_path) as db:
-        cursor = db.execute("INSERT OR IGNORE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+    with connect(batch.votes_path) as db:  # one connection: the person, then the vote
+        row = db.execute("SELECT place FROM annotators WHERE name = ?", (vote.annotator,)).fetchone()
+        if row is None:
+            raise WorkbenchError(
+                f"{vote.annotator!r} is not an annotator of {batch.name}; add them with `workbench annotate link`"
+            )
+        assigned = batch.assignments.filter((pl.col("place") == row[0]) & (pl.col("id") == vote.question))
+        if assigned.is_empty():
+            raise WorkbenchError(f"question {vote.question!r} is not one of {vote.annotator}'s in {batch.name}")
+        order = assigned["order"][0].to_list()
+        if not 0 <= vote.choice < len(order) or order.index(vote.choice) + 1 != vote.shown or list(vote.order) != order:
+            raise WorkbenchError(
+                f"choice {vote.choice} shown at {vote.shown} does not match the order {order} {vote.annotator} saw"
+            )
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        values = (
+            vote.annotator, row[0], vote.question, vote.choice, vote.shown, json.dumps(order),
+            json.dumps(sorted(vote.flags)), vote.comment, vote.seconds, now, vote.source,
+        )  # fmt: skip
+        cursor = db.execute("INSERT OR IGNORE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
     return cursor.rowcount == 1
 
 
