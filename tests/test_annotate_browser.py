@@ -39,6 +39,13 @@ def start(home: Path, port: int) -> subprocess.Popen:
             time.sleep(0.3)
 
 
+def kernels_of(server: subprocess.Popen) -> list[int]:
+    """The kernels Voilà runs under ``server`` (``workbench serve`` -> Voilà -> kernels)."""
+    from workbench.cli.serve import children
+
+    return [kernel for voila in children(server.pid) for kernel in children(voila)]
+
+
 def kill_hard(process: subprocess.Popen) -> None:
     """kill -9 of the server and every kernel it started (each kernel runs in a session of its own)."""
     from workbench.cli.serve import children
@@ -147,6 +154,12 @@ def test_three_people_answer_at_once_resume_after_reload_and_lose_nothing_to_a_k
         pages["carol"].goto(f"http://127.0.0.1:{port}/?token={LAB_TOKEN}&annotator=not-a-link", timeout=TIMEOUT_MS)
         pages["carol"].wait_for_selector("text=This page needs your personal link", timeout=TIMEOUT_MS)
         assert not pages["carol"].locator("button.wb-choice").count()  # a stranger sees no question
+        kernels = kernels_of(server)
+        pages["bob"].goto("about:blank")  # a page left gives its kernel back at once (its beacon carries the _xsrf cookie)
+        deadline = time.time() + 30
+        while len(kernels_of(server)) >= len(kernels) and time.time() < deadline:
+            time.sleep(0.5)
+        assert len(kernels_of(server)) == len(kernels) - 1
     finally:
         for context in contexts.values():
             context.close()

@@ -99,6 +99,8 @@ class CappedVoilaHandler(TornadoVoilaHandler):
     @tornado.web.authenticated
     async def get(self, path=None) -> None:
         self.kernel_manager.last_page = time.monotonic()
+        self.xsrf_token  # noqa: B018 (sets the _xsrf cookie: the page's shutdown beacon sends it back; without it the
+        # beacon was refused with a 403 and a closed tab kept its kernel until the culler, 10 minutes by default)
         if self.kernel_manager.full():  # checked and the pooled kernel taken with no await between: no race
             raise tornado.web.HTTPError(503, "all %d kernels are taken", self.kernel_manager.max_kernels)
         try:
