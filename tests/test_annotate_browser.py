@@ -155,7 +155,7 @@ def test_three_people_answer_at_once_resume_after_reload_and_lose_nothing_to_a_k
         pages["carol"].wait_for_selector("text=This page needs your personal link", timeout=TIMEOUT_MS)
         assert not pages["carol"].locator("button.wb-choice").count()  # a stranger sees no question
         kernels = kernels_of(server)
-        pages["bob"].goto("about:blank")  # a page left gives its kernel back at once (its beacon carries the _xsrf cookie)
+        pages["bob"].goto("about:blank")  # a page left gives its kernel back at once (the beacon sends its _xsrf)
         deadline = time.time() + 30
         while len(kernels_of(server)) >= len(kernels) and time.time() < deadline:
             time.sleep(0.5)

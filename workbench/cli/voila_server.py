@@ -55,14 +55,17 @@ class CappedKernelManager(AsyncMappingKernelManager):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.starting = 0  # kernels asked for and not yet listed by the manager
+        self.pending: set[str] = set()  # kernels asked for and not yet started, by id
         self.connected: dict[str, float] = {}  # kernels a page has connected to, and when it first did
         self.last_page = time.monotonic()  # when a visitor last asked for a page
 
     def visitor_kernels(self) -> int:
-        """Live kernels (listed or starting) minus those waiting in the preheated pool."""
+        """Live kernels (listed or starting, each once) minus those waiting in the preheated pool. A starting kernel
+        is listed before its start returns: counted by number, it counted twice for a moment, and a visitor was told
+        "the app is full" below the cap (bench/README.md)."""
         notebook = os.path.relpath(self.parent.notebook_path, self.parent.root_dir)
-        return len(self) + self.starting - self.get_pool_size(notebook)  # get_pool_size: Voilà's subclass
+        live = set(self.list_kernel_ids()) | self.pending
+        return len(live) - self.get_pool_size(notebook)  # get_pool_size: Voilà's subclass
 
     def full(self) -> bool:
         return self.visitor_kernels() >= self.max_kernels
@@ -70,11 +73,12 @@ class CappedKernelManager(AsyncMappingKernelManager):
     async def start_kernel(self, *args, **kwargs) -> str:
         if (kwargs.get("env") or {}).get("VOILA_PREHEAT") == "False" and self.full():  # a visitor's, not the pool's
             raise tornado.web.HTTPError(503, "all %d kernels are taken", self.max_kernels)
-        self.starting += 1
+        kernel_id = kwargs["kernel_id"] = kwargs.get("kernel_id") or self.new_kernel_id()
+        self.pending.add(kernel_id)
         try:
             return await super().start_kernel(*args, **kwargs)
         finally:
-            self.starting -= 1
+            self.pending.discard(kernel_id)
 
     def notify_connect(self, kernel_id: str) -> None:
         self.connected.setdefault(kernel_id, time.monotonic())
