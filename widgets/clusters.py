@@ -139,7 +139,7 @@ class ClusterBrowser:
             for p in picks
         )
         return (
-            f"<div class='wb-question'><p><b>{escape(row['question'])}</b><br>"
+            f"<div class='wb-question'><p dir='auto'><b dir='auto'>{escape(row['question'])}</b><br>"
             f"<span class='wb-muted'>hops {row['hops']} · "
             f"distractors {escape(family)} · {escape(row['split'])} · {escape(row['cluster_id'])}</span> {marks}"
             f"{self._flags(row['id'])}</p>"

@@ -8,7 +8,7 @@ import polars as pl
 STYLE = (
     "<style>.wb-table{border-collapse:collapse;font-size:12px}"
     ".wb-table td,.wb-table th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top;"
-    "unicode-bidi:plaintext}.wb-question p,.wb-question b,.wb-annotate-stem{unicode-bidi:plaintext}"
+    "unicode-bidi:plaintext}"
     ".wb-right{color:#1a7f37;font-weight:600}.wb-wrong{color:#cf222e;font-weight:600}"
     ".wb-muted{color:#666}.wb-tree{font-family:monospace;font-size:12px;line-height:1.35}"
     ".wb-prompt{font-family:monospace;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:22em;"

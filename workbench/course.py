@@ -344,6 +344,7 @@ def build_course(
             "notebooks": {run.path.name: {**run.record, "from_cache": run.cached} for run in runs},
             "results": link,
         }
+        manifest["files"] = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return out / "index.html"
 
@@ -492,9 +493,14 @@ def _api_page(called: dict[str, list[str]], title: str) -> str:
 def _check_replaceable(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise WorkbenchError(f"the output {out} is a file; give a folder for the course (new, or a built course)")
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+    from workbench.io import folder_kind, unlisted_files
+
+    if folder_kind(out) not in (None, "course"):
         raise WorkbenchError(f"{out} is not empty and holds no built course ({MANIFEST}); building replaces the whole "
                              "folder, so give a new folder or one that `workbench course build` wrote")  # fmt: skip
+    if out.is_dir() and (theirs := unlisted_files(out, MANIFEST)):
+        raise WorkbenchError(f"{out} holds files the course did not write ({', '.join(theirs[:5])}): building "
+                             "replaces the whole folder; move them out, or build elsewhere")  # fmt: skip
 
 
 def _assets():

@@ -154,6 +154,7 @@ FOLDER_KINDS = {
     "mcqa": "a science QA set ({train,dev,test}.jsonl without probe notes)",
     "annotation": "an annotation batch (batch.json, questions.parquet, assignments.parquet, votes.sqlite)",
     "label-studio": "a Label Studio project (label_config.xml, tasks.json)",
+    "course": "a built course (course.json, index.html, one page per notebook)",
 }
 """The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
 OWN_MARKER = "cluster_id"
@@ -295,6 +296,8 @@ def folder_kind(path: str | Path) -> str | None:
         tasks = _json_record_list(children["tasks.json"]) if "tasks.json" in names else [{"data": {"workbench_id": ""}}]
         ours = bool(tasks) and all(isinstance(t, dict) and "workbench_id" in (t.get("data") or {}) for t in tasks[:1])
         return "label-studio" if ours else "other"
+    if "course.json" in names:
+        return "course" if _json_record(children["course.json"]).get("generator") == "workbench course" else "other"
     if "site.json" in names:
         return "site" if not unlisted_files(path, "site.json") else "other"
     if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):

@@ -12,10 +12,8 @@ the batch's full ``per_question`` votes (the most any question has) and says how
 
 from collections.abc import Sequence
 
-import krippendorff
 import numpy as np
 import polars as pl
-from statsmodels.stats.inter_rater import fleiss_kappa
 
 from workbench.errors import WorkbenchError
 from workbench.metrics import check_n_boot
@@ -38,6 +36,8 @@ def counts_table(votes: pl.DataFrame, n_choices: int) -> np.ndarray:
 
 def alpha(table: np.ndarray) -> float:
     """Krippendorff's alpha (nominal) of a questions x choices count table (``krippendorff.alpha``'s value counts)."""
+    import krippendorff  # here, not at the top: an app's kernel imports the package for its flags alone
+
     usable = table[table.sum(axis=1) >= 2]
     if len(usable) < 2 or (usable.sum(axis=0) > 0).sum() < 2:
         return float("nan")
@@ -46,6 +46,8 @@ def alpha(table: np.ndarray) -> float:
 
 def kappa(table: np.ndarray) -> float:
     """Fleiss' kappa of the rows of ``table`` with the most votes (``statsmodels``' ``fleiss_kappa``)."""
+    from statsmodels.stats.inter_rater import fleiss_kappa  # scipy.stats: seconds of an app kernel's start
+
     full = table[table.sum(axis=1) == table.sum(axis=1).max()] if len(table) else table
     if len(full) < 2 or full.sum(axis=1)[0] < 2 or (full.sum(axis=0) > 0).sum() < 2:
         return float("nan")

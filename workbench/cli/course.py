@@ -4,13 +4,13 @@ from pathlib import Path
 
 import typer
 
-from workbench.cli.guard import Reads, declares
+from workbench.cli.guard import Reads, Writes, declares
 
 app = typer.Typer(help="The teaching notebooks as a course: executed on the offline data, rendered with outputs.")
 
 
 @app.command("build")
-@declares(results=Reads(), probes=Reads(), notebooks=Reads())
+@declares(results=Reads(), probes=Reads(), notebooks=Reads(), cache=Reads(), out=Writes("course"))
 def build(
     out: Path = typer.Option(Path("course"), "--out", help="The course's folder (new, or one built before: replaced)."),
     sizes: str = typer.Option("student", help="student: each notebook's parameters cell; test: the suite's sizes."),
