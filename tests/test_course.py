@@ -156,6 +156,12 @@ def test_a_failing_cell_fails_the_build_and_a_foreign_folder_is_refused(tmp_path
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     with pytest.raises(WorkbenchError, match="holds no built course"):
         course.build_course(tmp_path / "mine", "test", course.course_notebooks(folder), tmp_path / "cache")
+    nbformat.write(tiny_notebook("words", "1 + 1"), folder / "01_broken.ipynb")
+    built = course.build_course(tmp_path / "site", "test", course.course_notebooks(folder), tmp_path / "cache").parent
+    (built / "notes.txt").write_text("a user's notes in the course's folder")
+    with pytest.raises(WorkbenchError, match=r"holds files the course did not write \(notes.txt\)"):
+        course.build_course(built, "test", course.course_notebooks(folder), tmp_path / "cache")
+    assert (built / "notes.txt").is_file()
 
 
 @pytest.mark.wordnet
