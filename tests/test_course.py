@@ -130,6 +130,9 @@ def test_a_rebuild_reexecutes_only_the_notebook_whose_code_changed(tmp_path: Pat
     nbformat.write(tiny_notebook("second words", CHART), folder / "01_chart.ipynb")  # prose only: not run again
     assert build() == {"01_chart.ipynb": True, "02_text.ipynb": True}
     assert "second words" in (tmp_path / "site" / "01_chart.html").read_text()
+    nbformat.write(tiny_notebook("plain", "# says hello\nprint('hello',  N)\n"), folder / "02_text.ipynb")
+    assert build() == {"01_chart.ipynb": True, "02_text.ipynb": True}, "a comment and spacing run nothing again"
+    assert "# says hello" in (tmp_path / "site" / "02_text.html").read_text()
     nbformat.write(tiny_notebook("plain", "print('hello again', N)"), folder / "02_text.ipynb")
     assert build() == {"01_chart.ipynb": True, "02_text.ipynb": False}
     assert len(list(cache.glob("02_text.*.ipynb"))) == 1, "the older run of a changed notebook is not kept"
@@ -143,6 +146,16 @@ def test_a_rebuild_reexecutes_only_the_notebook_whose_code_changed(tmp_path: Pat
     page.goto((tmp_path / "site" / "02_text.html").as_uri())
     assert page.locator(".jp-OutputArea-output").get_by_text("hello again 2").count() == 1
     assert not refused
+
+
+def test_a_cells_identity_is_what_it_runs_not_its_comments_or_layout():
+    same = ["x = f(1, 2)", "# why\nx = f(1,\n      2)  # two\n\n"]
+    assert course.code_identity(same[0]) == course.code_identity(same[1])
+    assert course.code_identity("x = f(1, 3)") != course.code_identity(same[0])
+    assert course.code_identity('"""doc"""\nx = 1') != course.code_identity('"""other"""\nx = 1')  # text shown
+    assert course.code_identity("%time x = 1\ny = 2") != course.code_identity("%time x = 2\ny = 2")  # magics
+    assert course.code_identity("!ls -l") != course.code_identity("!ls")
+    assert course.code_identity("for x in y:\n!ls") == "for x in y:\n!ls"  # not Python: the text as written
 
 
 def test_a_failing_cell_fails_the_build_and_a_foreign_folder_is_refused(tmp_path: Path):

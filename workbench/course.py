@@ -121,11 +121,23 @@ def with_parameters(nb: NotebookNode, values: dict) -> NotebookNode:
 def cache_key(nb: NotebookNode) -> str:
     """What a notebook's outputs depend on: its code cells (parameters injected), the kernel's Python, the source of
     the workbench and widgets packages (but the course's own and the CLI's) and the versions of every installed
-    distribution. Prose is not in it: a page whose text changed is rendered again without running it. The data
-    (WordNet, GCIDE, ``SHARED_DATA``) is not either: after changing it, build into a fresh ``cache``."""
-    code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    distribution. Prose is not in it: a page whose text changed is rendered again without running it; nor are the
+    comments and layout of the code (``code_identity``). The data (WordNet, GCIDE, ``SHARED_DATA``) is not either:
+    after changing it, build into a fresh ``cache``."""
+    code = [code_identity(cell.source) for cell in nb.cells if cell.cell_type == "code"]
     blob = json.dumps([code, sys.version, KERNEL_SETUP, _library_digest()])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def code_identity(source: str) -> str:
+    """What a code cell runs: its syntax tree, so an edited comment, blank line or line break runs nothing again.
+    Lines of IPython magics and shell escapes (``%``, ``!``) count as written; a cell Python cannot parse, whole."""
+    magics = [line.strip() for line in source.splitlines() if line.lstrip().startswith(("%", "!"))]
+    python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        return json.dumps([magics, ast.dump(ast.parse(python))])
+    except SyntaxError:
+        return source
 
 
 @cache
