@@ -390,6 +390,36 @@ def test_a_damaged_unit_record_or_a_swapped_prediction_file_is_scored_again(inpu
     assert population(sweeps=[out]).height == 6
 
 
+def test_population_warns_of_units_scored_on_files_that_changed_since(inputs, tmp_path):
+    """A probe set rewritten after the sweep: population names the units whose scores are of the old files and the
+    command that scores them again; once rerun, or for records kept before records held their inputs, it is quiet."""
+    import warnings
+
+    probes = tmp_path / "probes"
+    write_probes(_probes(8, "dev", 2), probes)
+    grid = {"models": {"tiny1": inputs["tiny1"]}, "probes": {"toy": str(probes)}}
+    out = tmp_path / "sweep"
+    run_sweep(plan_sweep(grid, out=out, split="dev", cache=False), cache=False, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        before = population(sweeps=[out])
+    write_probes(_probes(8, "dev", 5), probes)  # other questions under the same names
+    with pytest.warns(UserWarning, match=r"1 unit\(s\) were scored on model or probe files that have changed since "
+                      r"\(tiny1__toy__similarity-auto__none-s0\).*rerun `workbench sweep` on"):  # fmt: skip
+        assert population(sweeps=[out]).equals(before)
+    assert run_sweep(plan_sweep(grid, out=out, split="dev", cache=False), cache=False,
+                     progress=False)["status"].to_list() == ["scored"]  # fmt: skip
+    record = out / "units" / "tiny1__toy__similarity-auto__none-s0.json"
+    kept = json.loads(record.read_text())
+    assert kept["inputs"]["probes"] == str(probes) and "endpoint" in kept["inputs"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        population(sweeps=[out])
+        write_probes(_probes(8, "dev", 7), probes)
+        record.write_text(json.dumps({key: value for key, value in kept.items() if key != "inputs"}))
+        population(sweeps=[out])  # an older record: nothing to compare with
+
+
 def test_population_members_are_identities_not_labels(inputs, tmp_path):
     """Two sweeps naming different models ``m`` are two members whatever the order of the arguments; two probe
     sets of one probe in one grid are two columns, never pooled; one member's probe held twice is refused."""

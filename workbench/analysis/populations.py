@@ -18,6 +18,7 @@ With ``by_hops=True`` every probe column is split by ISA hop count (``hypernymy_
 """
 
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -175,11 +176,15 @@ def _scored(preds: pl.DataFrame, path: Path, by_hops: bool) -> pl.DataFrame:
 
 
 def _swept(folder: Path, by_hops: bool) -> pl.DataFrame:
-    from workbench.sweep.plan import file_digest, read_record
+    from workbench.sweep.plan import changed_since, file_digest, read_record
 
     records = [r for path in sorted(folder.glob("units/*.json")) if (r := read_record(path)) is not None]
     if not records:
         raise WorkbenchError(f"{folder} holds no finished sweep units (units/*.json); run `workbench sweep` into it")
+    if stale := [record["unit"] for record in records if changed_since(record)]:
+        warnings.warn(f"{folder}: {len(stale)} unit(s) were scored on model or probe files that have changed since "
+                      f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): their scores are of the old "
+                      f"files; rerun `workbench sweep` on {folder} to score them again", stacklevel=3)  # fmt: skip
     keys = ["model", "fingerprint", "scorer", "rule", "control", "seed"]
     parts = []
     for record in records:

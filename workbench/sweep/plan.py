@@ -251,6 +251,23 @@ def unit_key(unit: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+KEYED = ("model", "path", "endpoint", "probes", "orig", "scorer", "rule", "control", "seed", "asking", "split",
+         *SCORING)  # fmt: skip
+"""The unit fields its key digests (with the files they name); a unit's record keeps them as ``inputs``."""
+
+
+def changed_since(record: dict) -> bool | None:
+    """Whether the files a recorded unit was scored on (its model's and its probe set's) changed since; None when
+    that cannot be told: a record written before records kept their ``inputs``, or a served model (not asked)."""
+    inputs = record.get("inputs")
+    if not isinstance(inputs, dict) or inputs.get("endpoint") or set(KEYED) - set(inputs):
+        return None
+    try:
+        return unit_key(inputs) != record["key"]
+    except (OSError, ValueError, WorkbenchError):  # a file gone or unreadable: not what the unit was scored on
+        return True
+
+
 def served_key(unit: dict) -> str:
     """``unit_key`` of a served model's unit: its endpoint's settings and the identity its server reports now (so
     other weights served under the same name score again), the probe files and scoring settings."""

@@ -23,7 +23,7 @@ from workbench.inoculation.backends import run_local, run_ray
 from workbench.io import exclusive, write_parquet, write_text
 from workbench.progress import ProgressBar
 from workbench.specs import resolve_spec
-from workbench.sweep.plan import PLAN_SCHEMA, SweepSpec, file_digest, is_done, read_record, record_path
+from workbench.sweep.plan import KEYED, PLAN_SCHEMA, SweepSpec, file_digest, is_done, read_record, record_path
 
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     **{name: PLAN_SCHEMA[name] for name in ("unit", "model", "probe_set", "scorer", "rule", "control", "seed")},
@@ -73,7 +73,7 @@ class SweepJob:
             row = {"unit": unit["unit"], "key": unit["key"], "questions": predictions["id"].n_unique(),
                    "accuracy": float(predictions["correct"].mean()), "seconds": time.time() - started,
                    "file_digest": file_digest(unit["file"])}  # fmt: skip
-            described = {name: unit[name] for name in RECORDED}
+            described = {name: unit[name] for name in RECORDED} | {"inputs": {name: unit[name] for name in KEYED}}
             write_text(json.dumps({**described, **row, "load_seconds": load_s}, indent=1) + "\n",
                        record_path(unit["file"]))  # fmt: skip
             rows.append(row)
