@@ -165,6 +165,11 @@ def test_a_failing_cell_fails_the_build_and_a_foreign_folder_is_refused(tmp_path
     with pytest.raises(WorkbenchError, match=r"01_broken.ipynb: cell 3 .* ValueError: broken on purpose"):
         course.build_course(tmp_path / "site", "test", course.course_notebooks(folder), tmp_path / "cache")
     assert not (tmp_path / "site").exists()
+    nbformat.write(tiny_notebook("words", "import time\ntime.sleep(30)"), folder / "01_broken.ipynb")
+    with pytest.raises(WorkbenchError, match=r"01_broken.ipynb: cell 3 \('import time'\) ran past the 2 s limit .*"
+                       "--cell-timeout"):  # fmt: skip
+        course.build_course(tmp_path / "site", "test", course.course_notebooks(folder), tmp_path / "cache",
+                            cell_timeout=2)  # fmt: skip
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     with pytest.raises(WorkbenchError, match="holds no built course"):

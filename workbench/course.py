@@ -42,7 +42,8 @@ from workbench.reports import script_json
 
 SIZES = ("student", "test")
 """``student``: the values of each notebook's ``parameters`` cell; ``test``: its ``workbench.test_parameters``."""
-CELL_TIMEOUT_S = 600
+CELL_TIMEOUT_S = 3600
+"""How long one cell may run: notebook 10's sweep cell takes over 10 minutes at student sizes on two cores."""
 INJECTED_TAG = "injected-parameters"
 MANIFEST = "course.json"
 """The file that marks a folder as a built course (so that building again may replace it whole)."""
@@ -184,7 +185,7 @@ def execute(
 
 def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode:
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     client = NotebookClient(
         nb,
@@ -194,7 +195,9 @@ def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode
         store_widget_state=True,  # the charts' specs and the panels' state, for the rendered page
         extra_arguments=[f"--IPKernelApp.exec_lines={KERNEL_SETUP}"],
         resources={"metadata": {"path": str(path.parent)}},
+        on_cell_execute=lambda cell, cell_index: running.append(cell_index),
     )
+    running: list[int] = []
     started, clock = datetime.now(UTC), time.perf_counter()
     try:
         client.execute()
@@ -202,6 +205,12 @@ def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode
         index = next((i for i, cell in enumerate(nb.cells) if _failed(cell)), None)
         where = f"cell {index}" if index is None else f"cell {index} ({_first_line(nb.cells[index].source)!r})"
         raise WorkbenchError(f"{path.name}: {where} failed: {err.ename}: {err.evalue}") from err
+    except CellTimeoutError as err:
+        index = running[-1]
+        where = f"cell {index} ({_first_line(nb.cells[index].source)!r})"
+        raise WorkbenchError(f"{path.name}: {where} ran past the {timeout} s limit of a cell; build again with a "
+                             "longer --cell-timeout (work the workbench resumes, scores, sweeps and inoculation "
+                             "runs, is kept)") from err  # fmt: skip
     nb.metadata.setdefault("workbench", {})["executed"] = {
         "at": started.strftime("%Y-%m-%d %H:%M:%S UTC"),
         "seconds": round(time.perf_counter() - clock, 1),
@@ -299,6 +308,7 @@ def build_course(
     probes: pl.DataFrame | None = None,
     results_link: str | None = None,
     title: str = "Probe Workbench: the course",
+    cell_timeout: int = CELL_TIMEOUT_S,
 ) -> Path:
     """Execute (or take from ``cache``) every notebook and write the course into the folder ``out``, replacing it.
 
@@ -317,6 +327,8 @@ def build_course(
         ways), with their ``probes`` set: a lab sends one link.
     results_link : str, optional
         Or a results site published elsewhere, linked from the course's first page (a URL or a relative path).
+    cell_timeout : int
+        Seconds one cell may run; a cell running longer stops the build, naming it.
 
     Returns
     -------
@@ -326,7 +338,7 @@ def build_course(
     out = Path(out)
     _check_replaceable(out)
     paths = [Path(p) for p in notebooks] if notebooks is not None else course_notebooks()
-    runs = [execute(path, sizes, cache) for path in paths]
+    runs = [execute(path, sizes, cache, cell_timeout) for path in paths]
     pages = [f"{run.path.stem}.html" for run in runs]
     called = {run.path.stem: functions_called(run.notebook) for run in runs}
     if results is not None and results_link is not None:

@@ -22,6 +22,7 @@ def build(
     results_link: str | None = typer.Option(None, help="Or link a results site published elsewhere (URL or path)."),
     notebooks: Path | None = typer.Option(None, help="The notebooks' folder (default: this checkout's notebooks/)."),
     cache: Path | None = typer.Option(None, help="Where executed notebooks are kept (default: WORKSPACE/course)."),
+    cell_timeout: int = typer.Option(3600, min=1, help="Seconds one cell may run before the build stops, naming it."),
 ) -> None:
     """Execute every teaching notebook top to bottom (or take it from the cache when its code, parameters and the
     library are unchanged) and write the course: a page per notebook with its outputs and live charts, a table of
@@ -41,7 +42,8 @@ def build(
 
         frame = read_predictions(*results)
         probe_set = read_probes(probes) if probes is not None else None
-    page = build_course(out, sizes, paths, cache, results=frame, probes=probe_set, results_link=results_link)
+    page = build_course(out, sizes, paths, cache, results=frame, probes=probe_set, results_link=results_link,
+                        cell_timeout=cell_timeout)
     typer.echo(f"wrote {page.parent}/ (open {page} in a browser, or copy the folder to any static host)", err=True)
 
 
