@@ -133,12 +133,20 @@ def cache_key(nb: NotebookNode) -> str:
 def code_identity(source: str) -> str:
     """What a code cell runs: its syntax tree, so an edited comment, blank line or line break runs nothing again.
     Lines of IPython magics and shell escapes (``%``, ``!``) count as written; a cell Python cannot parse, whole."""
-    magics = [line.strip() for line in source.splitlines() if line.lstrip().startswith(("%", "!"))]
-    python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    magics = [line.strip() for line in source.splitlines() if _magic(line)]
     try:
-        return json.dumps([magics, ast.dump(ast.parse(python))])
+        return json.dumps([magics, ast.dump(ast.parse(_python(source)))])
     except SyntaxError:
         return source
+
+
+def _magic(line: str) -> bool:
+    return line.lstrip().startswith(("%", "!"))
+
+
+def _python(source: str) -> str:
+    """A code cell without its lines of IPython magics and shell escapes."""
+    return "\n".join(line for line in source.splitlines() if not _magic(line))
 
 
 @cache
@@ -187,6 +195,7 @@ def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
+    running: list[int] = []  # the cells started, in order: the last is the one that failed or ran too long
     client = NotebookClient(
         nb,
         kernel_name="python3",  # jupyter_client starts a 'python3' kernel with sys.executable: this interpreter
@@ -197,17 +206,13 @@ def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode
         resources={"metadata": {"path": str(path.parent)}},
         on_cell_execute=lambda cell, cell_index: running.append(cell_index),
     )
-    running: list[int] = []
     started, clock = datetime.now(UTC), time.perf_counter()
     try:
         client.execute()
-    except CellExecutionError as err:
-        index = next((i for i, cell in enumerate(nb.cells) if _failed(cell)), None)
-        where = f"cell {index}" if index is None else f"cell {index} ({_first_line(nb.cells[index].source)!r})"
-        raise WorkbenchError(f"{path.name}: {where} failed: {err.ename}: {err.evalue}") from err
-    except CellTimeoutError as err:
-        index = running[-1]
-        where = f"cell {index} ({_first_line(nb.cells[index].source)!r})"
+    except (CellExecutionError, CellTimeoutError) as err:
+        where = f"cell {running[-1]} ({_first_line(nb.cells[running[-1]].source)!r})"
+        if isinstance(err, CellExecutionError):
+            raise WorkbenchError(f"{path.name}: {where} failed: {err.ename}: {err.evalue}") from err
         raise WorkbenchError(f"{path.name}: {where} ran past the {timeout} s limit of a cell; build again with a "
                              "longer --cell-timeout (work the workbench resumes, scores, sweeps and inoculation "
                              "runs, is kept)") from err  # fmt: skip
@@ -219,10 +224,6 @@ def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode
         "parameters": test_parameters(nb) if sizes == "test" else {},
     }
     return nb
-
-
-def _failed(cell: NotebookNode) -> bool:
-    return cell.cell_type == "code" and any(out.output_type == "error" for out in cell.get("outputs", []))
 
 
 def _first_line(source: str) -> str:
@@ -255,9 +256,8 @@ def functions_called(nb: NotebookNode) -> list[str]:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        python = [line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))]  # magics
         try:
-            tree = ast.parse("\n".join(python))
+            tree = ast.parse(_python(cell.source))
         except SyntaxError:
             continue
         for node in ast.walk(tree):

@@ -231,6 +231,10 @@ def checkpoints(run: str | Path) -> list[tuple[str, str, dict]]:
     return [found[name] for name in sorted(found)]
 
 
+SETTINGS = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "asking", "split", *SCORING)
+"""The unit fields its key holds as they are (besides its model's and probe set's files)."""
+
+
 def unit_key(unit: dict) -> str:
     """A digest of what ``unit``'s predictions depend on: model and probe files, scoring settings, sample."""
     from workbench.scoring.fingerprints import file_digests, model_files, model_folder
@@ -244,15 +248,13 @@ def unit_key(unit: dict) -> str:
     probes = Path(unit["probes"])
     probe_files = probe_set_files(probes)
     digests = file_digests([*files, *probe_files])
-    names = ("model", "probes", "orig", "scorer", "rule", "control", "seed", "asking", "split", *SCORING)
-    settings = {name: unit[name] for name in names}
+    settings = {name: unit[name] for name in SETTINGS}
     settings["path"] = None if files else unit["path"]  # a hub name not in the local cache: its name only
     text = json.dumps([settings, [(p.name, digests[p]) for p in files], [digests[p] for p in probe_files]])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-KEYED = ("model", "path", "endpoint", "probes", "orig", "scorer", "rule", "control", "seed", "asking", "split",
-         *SCORING)  # fmt: skip
+KEYED = (*SETTINGS, "path", "endpoint")
 """The unit fields its key digests (with the files they name); a unit's record keeps them as ``inputs``."""
 
 
