@@ -1,0 +1,139 @@
+"""Item response theory over a population: parameters recovered from simulated 2PL answers, factor effects
+recovered by the explanatory model, a real population (MiniLM and its random-weights controls on real WordNet
+questions) fitted from the CLI, and the bad inputs refused in one line with nothing written."""
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from workbench.errors import WorkbenchError
+from workbench.io import read_predictions, write_parquet
+from workbench.irt import IrtFit, fit_irt, predict_difficulty, responses
+from workbench.irt.fit import ability
+from workbench.irt.responses import RESPONSE_SCHEMA
+
+
+def simulated(n_members: int, n_items: int, seed: int, difficulty=None) -> tuple[pl.DataFrame, dict]:
+    """A response frame of 2PL answers: abilities N(0, 1), discriminations U(0.5, 2), difficulties N(0, 1)
+    unless given; each question's factors: hops 1-3 and a distractor family."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_members)
+    a = rng.uniform(0.5, 2.0, n_items)
+    hops = rng.integers(1, 4, n_items)
+    family = rng.choice(["random", "sister"], n_items)
+    b = rng.normal(size=n_items) if difficulty is None else difficulty(hops, family)
+    p = 1 / (1 + np.exp(-a[None, :] * (theta[:, None] - b[None, :])))
+    right = rng.random(p.shape) < p
+    member, item = np.meshgrid(np.arange(n_members), np.arange(n_items), indexing="ij")
+    frame = pl.DataFrame({
+        "member": [f"m{m}" for m in member.ravel()], "label": [f"model {m}" for m in member.ravel()],
+        "source": "simulated", "item": [f"q{i}" for i in item.ravel()], "id": [f"q{i}" for i in item.ravel()],
+        "probe": "hypernymy", "choices": 4, "hops": hops[item.ravel()], "distractor_family": family[item.ravel()],
+        "distractor_depth": 0, "concept": "", "word": "", "question": "?", "right": right.ravel(),
+    }, schema=RESPONSE_SCHEMA)  # fmt: skip
+    return frame, {"theta": theta, "a": a, "b": b}
+
+
+def test_2pl_recovers_simulated_difficulties_and_discriminations():
+    frame, truth = simulated(200, 500, seed=0)
+    fit = fit_irt(frame, model="2pl", held_out=0)
+    items = fit.items.with_columns(index=pl.col("item").str.slice(1).cast(pl.Int64)).sort("index")
+    assert np.corrcoef(items["b"], truth["b"])[0, 1] >= 0.95
+    assert np.corrcoef(items["a"], truth["a"])[0, 1] >= 0.85
+    members = fit.members.with_columns(index=pl.col("member").str.slice(1).cast(pl.Int64)).sort("index")
+    assert np.corrcoef(members["theta"], truth["theta"])[0, 1] >= 0.95
+    covered = (members["theta_lo"].to_numpy() <= truth["theta"]) & (truth["theta"] <= members["theta_hi"].to_numpy())
+    assert covered.mean() >= 0.85  # 95 % intervals, shrunk towards the population's mean
+
+
+def test_sparse_answers_and_held_out_quality():
+    frame, truth = simulated(60, 120, seed=1)
+    sparse = frame.sample(fraction=0.7, seed=2)  # members answered different subsets
+    fit = fit_irt(sparse, model="1pl", held_out=0.15)
+    assert fit.quality["answers"] == sparse.height
+    assert fit.quality["held_out_loglik"] > fit.quality["held_out_baseline"]  # item parameters add information
+    assert fit.items["a"].n_unique() == 1  # Rasch: one discrimination
+    items = fit.items.with_columns(index=pl.col("item").str.slice(1).cast(pl.Int64)).sort("index")
+    assert np.corrcoef(items["b"], truth["b"])[0, 1] >= 0.85
+
+
+def test_explanatory_model_recovers_factor_effects():
+    effect = {"random": 0.0, "sister": 0.8}
+    frame, _ = simulated(150, 300, seed=3, difficulty=lambda h, f: -1.0 + 0.5 * h + np.vectorize(effect.get)(f))
+    fit = fit_irt(frame, explain=("hops", "distractor_family"), held_out=0)
+    effects = dict(fit.effects.select("term", "effect").iter_rows())
+    assert effects["hops"] == pytest.approx(0.5, abs=0.1)
+    assert effects["distractor_family=sister"] == pytest.approx(0.8, abs=0.15)
+    assert (fit.effects["lo"] < fit.effects["effect"]).all() and (fit.effects["effect"] < fit.effects["hi"]).all()
+    fresh = frame.unique("item").select("id", "probe", "question", "hops", "distractor_family", "distractor_depth",
+                                        choices=pl.lit(["a", "b", "c", "d"]))  # fmt: skip
+    predicted = predict_difficulty(fit, fresh)
+    truth = -1.0 + 0.5 * fresh["hops"] + fresh["distractor_family"].replace_strict(effect)
+    assert np.corrcoef(predicted["b_predicted"], truth)[0, 1] >= 0.95
+
+
+def test_one_member_and_a_bad_spec_are_refused():
+    frame, _ = simulated(3, 10, seed=4)
+    with pytest.raises(WorkbenchError, match="holds 1 member"):
+        fit_irt(frame.filter(pl.col("member") == "m0"))
+    with pytest.raises(WorkbenchError, match="model='4pl'"):
+        fit_irt(frame, model="4pl")
+
+
+@pytest.fixture(scope="module")
+def population(tmp_path_factory, wordnet_graph, minilm_path):
+    """MiniLM and two random-weights controls scored on 40 real WordNet hypernymy questions."""
+    import workbench as wb
+    from workbench.probes import ProbeSpec
+
+    root = tmp_path_factory.mktemp("irt")
+    spec = ProbeSpec("hypernymy", max_hops=2, families=("random", "sister"), max_depth=1, seed=3, train_size=50)
+    probes = wb.build_probes(spec, wordnet_graph, progress=False).filter(pl.col("split") == "dev").head(40)
+    for control, seed in [("none", 0), ("random-weights", 0), ("random-weights", 1)]:
+        preds = wb.score(probes, minilm_path, "similarity", control=control, seed=seed, progress=False)
+        write_parquet(preds, root / "preds" / f"{control}-{seed}.parquet")
+    return root
+
+
+def test_fit_from_the_cli_on_a_real_population(population, cli):
+    out = population / "fit"
+    result = CliRunner().invoke(cli, ["irt", "fit", str(population / "preds"), "--explain", "hops", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "3 members x 40 questions, 120 answers" in result.output
+    fit = IrtFit.load(out)
+    best = fit.members.sort("theta", descending=True)
+    assert best["label"][0].endswith("none]")  # the trained model above its random-weights controls
+    assert best["theta"][0] > best["theta_hi"][1]
+    assert "intercept" in fit.effects["term"].to_list()
+    estimate = ability(fit, read_predictions(population / "preds" / "none-0.parquet").head(20))
+    assert estimate["asked"][0] == 20 and 0 <= estimate["lo"][0] <= estimate["accuracy"][0] <= estimate["hi"][0]
+
+
+def test_bad_population_inputs_are_refused_with_nothing_written(population, cli, tmp_path):
+    preds = population / "preds"
+    copy = tmp_path / "again.parquet"
+    copy.write_bytes((preds / "none-0.parquet").read_bytes())
+    with pytest.raises(WorkbenchError, match="the same model given twice"):
+        responses([preds, copy])
+    renamed = read_predictions(copy).with_columns(fingerprint=pl.lit("another"), model=pl.lit("renamed"))
+    write_parquet(renamed, copy)
+    with pytest.raises(WorkbenchError, match="identical scores on all 40 questions: the same model twice"):
+        responses([preds, copy])
+    unanswered = read_predictions(copy).with_columns(scores=pl.col("scores").list.eval(pl.element() * float("nan")))
+    write_parquet(unanswered, copy)  # a member that answered nothing: NaN scores
+    with pytest.raises(WorkbenchError, match="a score is NaN or infinite"):
+        responses([preds, copy])
+    result = CliRunner().invoke(cli, ["irt", "fit", str(preds / "none-0.parquet"), "--out", str(tmp_path / "fit")])
+    assert "holds 1 member(s)" in str(result.exception) and not (tmp_path / "fit").exists()
+
+
+def test_a_fit_applied_to_other_or_changed_questions_is_refused(population):
+    fit = fit_irt(responses([population / "preds"]), held_out=0)
+    preds = read_predictions(population / "preds" / "none-0.parquet")
+    other = preds.with_columns(id=pl.col("id") + "-other", question=pl.col("question") + " really?")
+    with pytest.raises(WorkbenchError, match="none of the 40 questions is in the fit"):
+        ability(fit, other)
+    changed = preds.with_columns(choices=pl.col("choices").list.reverse())
+    with pytest.raises(WorkbenchError, match="changed since the fit"):
+        ability(fit, changed)
