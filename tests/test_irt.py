@@ -90,12 +90,15 @@ def population(tmp_path_factory, wordnet_graph, minilm_path):
     root = tmp_path_factory.mktemp("irt")
     spec = ProbeSpec("hypernymy", max_hops=2, families=("random", "sister"), max_depth=1, seed=3, train_size=50)
     probes = wb.build_probes(spec, wordnet_graph, progress=False).filter(pl.col("split") == "dev").head(40)
+    write_parquet(probes, root / "probes.parquet")
     for control, seed in [("none", 0), ("random-weights", 0), ("random-weights", 1)]:
         preds = wb.score(probes, minilm_path, "similarity", control=control, seed=seed, progress=False)
         write_parquet(preds, root / "preds" / f"{control}-{seed}.parquet")
     return root
 
 
+@pytest.mark.wordnet
+@pytest.mark.model
 def test_fit_from_the_cli_on_a_real_population(population, cli):
     out = population / "fit"
     result = CliRunner().invoke(cli, ["irt", "fit", str(population / "preds"), "--explain", "hops", "--out", str(out)])
@@ -110,6 +113,8 @@ def test_fit_from_the_cli_on_a_real_population(population, cli):
     assert estimate["asked"][0] == 20 and 0 <= estimate["lo"][0] <= estimate["accuracy"][0] <= estimate["hi"][0]
 
 
+@pytest.mark.wordnet
+@pytest.mark.model
 def test_bad_population_inputs_are_refused_with_nothing_written(population, cli, tmp_path):
     preds = population / "preds"
     copy = tmp_path / "again.parquet"
@@ -128,6 +133,8 @@ def test_bad_population_inputs_are_refused_with_nothing_written(population, cli,
     assert "holds 1 member(s)" in str(result.exception) and not (tmp_path / "fit").exists()
 
 
+@pytest.mark.wordnet
+@pytest.mark.model
 def test_a_fit_applied_to_other_or_changed_questions_is_refused(population):
     fit = fit_irt(responses([population / "preds"]), held_out=0)
     preds = read_predictions(population / "preds" / "none-0.parquet")
@@ -137,3 +144,41 @@ def test_a_fit_applied_to_other_or_changed_questions_is_refused(population):
     changed = preds.with_columns(choices=pl.col("choices").list.reverse())
     with pytest.raises(WorkbenchError, match="changed since the fit"):
         ability(fit, changed)
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_adaptive_run_on_a_real_model_against_its_full_run(population, minilm_path, tmp_path):
+    import functools
+
+    import workbench as wb
+    from workbench.irt.adaptive import adaptive
+    from workbench.scoring.cache import PredictionCache
+    from workbench.scoring.models import load_model
+
+    fit = fit_irt(responses([population / "preds"]), held_out=0)
+    probes = pl.read_parquet(population / "probes.parquet")
+    full = read_predictions(population / "preds" / "none-0.parquet")
+    store = PredictionCache(tmp_path / "cache.sqlite")
+    model = load_model(minilm_path, "similarity")
+    ask = functools.partial(wb.score, model=model, cache=store, progress=False)
+    result = adaptive(fit, probes, ask, n=12)
+    assert result.asked.height == 12 and result.asked["id"].n_unique() == 12
+    assert len(store) > 0  # the questions asked went through the prediction cache
+    same = full.join(result.asked.select("id", "question", asked=pl.col("scores")), on=["id", "question"])
+    assert same.height == 12 and all(np.allclose(x, y) for x, y in zip(same["scores"], same["asked"], strict=True))
+    row = result.estimate.row(0, named=True)
+    assert row["asked"] == 12 and row["questions"] == 40 and row["lo"] <= row["accuracy"] <= row["hi"]
+    assert result.cells["questions"].sum() == 40
+    assert adaptive(fit, probes, ask, n=12, se=5.0).asked.height == 1  # the standard error stop
+    with pytest.raises(WorkbenchError, match="--adaptive 41 is more than the 40 questions"):
+        adaptive(fit, probes, ask, n=41)
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_adaptive_needs_its_fit(cli, population, tmp_path):
+    result = CliRunner().invoke(cli, ["score", "--model", "m", "--scorer", "similarity", "--probes",
+                                      str(population / "probes.parquet"), "--adaptive", "5",
+                                      "--out", str(tmp_path / "a.parquet")])  # fmt: skip
+    assert "--adaptive N and --irt FIT go together" in str(result.exception) and not (tmp_path / "a.parquet").exists()
