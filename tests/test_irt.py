@@ -73,6 +73,34 @@ def test_explanatory_model_recovers_factor_effects():
     assert np.corrcoef(predicted["b_predicted"], truth)[0, 1] >= 0.95
 
 
+def test_questions_the_strong_miss_and_the_weak_get_are_suspected_defects():
+    from workbench.irt.diagnostics import overlap, suspect_problems
+    from workbench.irt.responses import item_key
+    from workbench.probes.quality import PROBLEMS_SCHEMA
+    from workbench.schema import PROBE_SCHEMA, empty
+
+    frame, _ = simulated(120, 60, seed=5)
+    reversed_ = [f"q{i}" for i in range(5)]  # five questions answered right by the weak, wrong by the strong
+    order = frame.select("member").unique(maintain_order=True).with_row_index("rank")
+    theta_rank = frame.group_by("member").agg(pl.col("right").mean()).join(order, on="member")
+    strong = set(theta_rank.filter(pl.col("right") > pl.col("right").median())["member"])
+    frame = frame.with_columns(
+        right=pl.when(pl.col("item").is_in(reversed_)).then(~pl.col("member").is_in(list(strong)))
+        .otherwise("right")
+    )  # fmt: skip
+    probes = pl.concat([empty(PROBE_SCHEMA), pl.DataFrame({
+        "id": [f"q{i}" for i in range(60)], "probe": "hypernymy", "context": "",
+        "question": [f"q{i}?" for i in range(60)], "choices": [["a", "b", "c", "d"]] * 60, "answer": 0,
+    })], how="diagonal_relaxed")  # fmt: skip
+    keys = dict(zip(probes["id"], probes.select(item_key(probes))[:, 0], strict=True))
+    fit = fit_irt(frame.with_columns(pl.col("item").replace_strict(keys)), held_out=0)
+    problems = suspect_problems(fit, probes)
+    assert set(reversed_) <= set(problems["id"]) and problems.height <= 8
+    assert problems.columns == list(PROBLEMS_SCHEMA) and (problems["kind"] == "undiscriminating").all()
+    people = pl.DataFrame({"id": ["q0", "q40"], "field": "choice", "kind": "also-right", "detail": "", "text": ""})
+    assert overlap(pl.concat([problems, people])) == {"people": 2, "irt": problems.height, "both": 1}
+
+
 def test_one_member_and_a_bad_spec_are_refused():
     frame, _ = simulated(3, 10, seed=4)
     with pytest.raises(WorkbenchError, match="holds 1 member"):
@@ -109,6 +137,8 @@ def test_fit_from_the_cli_on_a_real_population(population, cli):
     assert best["label"][0].endswith("none]")  # the trained model above its random-weights controls
     assert best["theta"][0] > best["theta_hi"][1]
     assert "intercept" in fit.effects["term"].to_list()
+    checked = CliRunner().invoke(cli, ["probes", "check", str(population / "probes.parquet"), "--irt", str(out)])
+    assert checked.exit_code == 0 and "the fit suspects" in checked.output, checked.output
     estimate = ability(fit, read_predictions(population / "preds" / "none-0.parquet").head(20))
     assert estimate["asked"][0] == 20 and 0 <= estimate["lo"][0] <= estimate["accuracy"][0] <= estimate["hi"][0]
 

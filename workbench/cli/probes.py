@@ -323,13 +323,16 @@ def compare_release(
 
 
 @probes_app.command("check")
-@declares(path=Reads(), out=Writes("table"))
+@declares(path=Reads(), out=Writes("table"), irt=Reads())
 def check(
     path: Path = typer.Argument(..., help="A probe folder or file."),
     examples: int = typer.Option(3, min=0, help="How many flagged texts to show for each kind of problem."),
     out: Path | None = typer.Option(None, help="Write every flagged (question, field, kind) row here as Parquet."),
     people: int = typer.Option(
         2, min=1, help="A choice people flagged as also right counts (kind also-right) when this many agree."
+    ),
+    irt: Path | None = typer.Option(
+        None, help="An IRT fit (workbench irt fit): its questions of near-zero discrimination (kind undiscriminating)."
     ),
 ) -> None:
     """Flag text problems in questions: glued words, unbalanced brackets, truncated definitions, leftover markup;
@@ -344,6 +347,13 @@ def check(
     frame = read_probes(path)
     flagged_by_people = flag_problems(workspace_flags(), least=people).filter(pl.col("id").is_in(frame["id"].implode()))
     problems = pl.concat([text_problems(frame), flagged_by_people])
+    if irt is not None:
+        from workbench.irt import IrtFit
+        from workbench.irt.diagnostics import overlap, suspect_problems
+
+        problems = pl.concat([problems, suspect_problems(IrtFit.load(irt), frame)])
+        met = overlap(problems)
+        typer.echo(f"the fit suspects {met['irt']} question(s), people flagged {met['people']}, both {met['both']}")
     counts = problem_counts(problems, frame.height)
     flagged = counts.filter(pl.col("kind") == "any").row(0, named=True)
     typer.echo(f"{frame.height:,} questions from {path}; {flagged['questions']:,} ({flagged['share']:.2%}) flagged")
