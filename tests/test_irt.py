@@ -207,6 +207,27 @@ def test_adaptive_run_on_a_real_model_against_its_full_run(population, minilm_pa
 
 @pytest.mark.wordnet
 @pytest.mark.model
+def test_anchors_stand_for_the_set_with_weights(population, cli, tmp_path):
+    from workbench.irt.anchors import anchor_estimate
+
+    out = tmp_path / "tiny.parquet"
+    fit_folder = tmp_path / "fit"
+    fit_irt(responses([population / "preds"]), held_out=0).save(fit_folder)
+    args = ["probes", "tiny", str(population / "probes.parquet"), "--irt", str(fit_folder), "--n", "8", "--out"]
+    result = CliRunner().invoke(cli, [*args, str(out)])
+    assert result.exit_code == 0, result.output
+    tiny = pl.read_parquet(out)
+    assert tiny.height == 8 and tiny["id"].n_unique() == 8 and tiny["weight"].sum() == pytest.approx(1.0)
+    full = read_predictions(population / "preds" / "none-0.parquet")
+    estimate = anchor_estimate(tiny, full)
+    weighted = full.join(tiny.select("id", "question", "weight"), on=["id", "question"])
+    assert estimate["accuracy"][0] == pytest.approx((weighted["correct"] * weighted["weight"]).sum())
+    too_many = CliRunner().invoke(cli, [*args[:-3], "--n", "41", "--out", str(tmp_path / "t2.parquet")])
+    assert "--n 41: give 1 to 40" in str(too_many.exception) and not (tmp_path / "t2.parquet").exists()
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
 def test_adaptive_needs_its_fit(cli, population, tmp_path):
     result = CliRunner().invoke(cli, ["score", "--model", "m", "--scorer", "similarity", "--probes",
                                       str(population / "probes.parquet"), "--adaptive", "5",

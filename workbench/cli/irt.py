@@ -49,10 +49,11 @@ def show(
 
 
 @irt_app.command("ability")
-@declares(fit_folder=Reads(), predictions=Reads())
+@declares(fit_folder=Reads(), predictions=Reads(), anchors=Reads())
 def ability(
     fit_folder: Path = typer.Argument(..., help="A fit folder (workbench irt fit --out)."),
     predictions: Path = typer.Argument(..., help="One model's prediction file on some of the fit's questions."),
+    anchors: Path | None = typer.Option(None, help="The anchors the predictions are of (workbench probes tiny)."),
 ) -> None:
     """A new model's ability on the fit's scale, and its estimated accuracy on each probe, with intervals."""
     from workbench.io import read_predictions
@@ -63,6 +64,13 @@ def ability(
         typer.echo(f"{row['model']} {row['probe']}: estimated accuracy {row['accuracy']:.3f} "
                    f"[{row['lo']:.3f}, {row['hi']:.3f}] from {row['asked']} answers; ability {row['theta']:+.2f} "
                    f"± {row['theta_se']:.2f}")  # fmt: skip
+    if anchors is not None:
+        import polars as pl
+
+        from workbench.irt.anchors import anchor_estimate
+
+        for row in anchor_estimate(pl.read_parquet(anchors), read_predictions(predictions)).iter_rows(named=True):
+            typer.echo(f"{row['probe']}: anchors' weighted accuracy {row['accuracy']:.3f} ({row['anchors']} anchors)")
 
 
 @irt_app.command("predict")

@@ -214,6 +214,27 @@ def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> N
     _print_stats(frame)
 
 
+@probes_app.command("tiny")
+@declares(path=Reads(), irt=Reads(), out=Writes("table"))
+def tiny(
+    path: Path = typer.Argument(..., help="A probe folder or file the fit holds questions of."),
+    irt: Path = typer.Option(..., help="The IRT fit to choose anchors by (workbench irt fit)."),
+    n: int = typer.Option(100, help="How many anchor questions."),
+    seed: int = typer.Option(0, help="Seed of the clustering."),
+    out: Path = typer.Option(..., help="The anchors (.parquet): probe rows with a weight; score it like a probe file."),
+) -> None:
+    """A fixed small set of anchor questions chosen from an IRT fit (tinyBenchmarks); then score it and estimate
+    with workbench irt ability FIT PREDICTIONS --anchors OUT."""
+    from workbench.io import write_parquet
+    from workbench.irt import IrtFit
+    from workbench.irt.anchors import anchors
+    from workbench.probes.formats import read_probes
+
+    chosen = anchors(IrtFit.load(irt), read_probes(path), n, seed)
+    write_parquet(chosen, out)
+    typer.echo(f"{chosen.height} anchor questions of {path} -> {out}")
+
+
 def _built_from(path: Path) -> str:
     """', built from <knowledge>' where the probe file names the sources it was built from (else '')."""
     from workbench.probes.formats import probe_metadata
