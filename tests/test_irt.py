@@ -7,10 +7,11 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from workbench.charts.irt import ability_chart, characteristic_chart
 from workbench.errors import WorkbenchError
 from workbench.io import read_predictions, write_parquet
 from workbench.irt import IrtFit, fit_irt, predict_difficulty, responses
-from workbench.irt.fit import ability
+from workbench.irt.fit import ability, characteristic_curves
 from workbench.irt.responses import RESPONSE_SCHEMA
 
 
@@ -137,6 +138,11 @@ def test_fit_from_the_cli_on_a_real_population(population, cli):
     assert best["label"][0].endswith("none]")  # the trained model above its random-weights controls
     assert best["theta"][0] > best["theta_hi"][1]
     assert "intercept" in fit.effects["term"].to_list()
+    chart = ability_chart(fit.members).to_dict()
+    assert [row["label"] for row in chart["datasets"][next(iter(chart["datasets"]))]] == fit.members["label"].to_list()
+    curves = characteristic_curves(fit.items.sort("a").tail(2))
+    assert curves.height == 2 * 61 and curves.filter(pl.col("theta") == 4.0)["p"].min() > 0.5  # rises to the right
+    assert "line" in str(characteristic_chart(curves).to_dict()["mark"])
     checked = CliRunner().invoke(cli, ["probes", "check", str(population / "probes.parquet"), "--irt", str(out)])
     assert checked.exit_code == 0 and "the fit suspects" in checked.output, checked.output
     estimate = ability(fit, read_predictions(population / "preds" / "none-0.parquet").head(20))

@@ -224,3 +224,13 @@ def accuracy_estimate(fit: IrtFit, theta: float, sd: float) -> pl.DataFrame:
         .agg(pl.col("accuracy", "lo", "hi").mean(), questions=pl.len())
         .with_columns(theta=pl.lit(theta), theta_se=pl.lit(sd))
     )
+
+
+def characteristic_curves(items: pl.DataFrame, points: int = 61) -> pl.DataFrame:
+    """Each question's item characteristic curve, long: ``id``, ``question``, ``theta`` (-4 to 4) and ``p`` (the
+    probability of a right answer there), for ``items`` rows of a fit (a few: it is ``points`` rows each)."""
+    grid = np.linspace(-4.0, 4.0, points)
+    p = irt_model.probability(grid, items["a"].to_numpy(), items["b"].to_numpy(), items["floor"].to_numpy())
+    return items.select("id", "question", "a", "b").join(
+        pl.DataFrame({"theta": grid}), how="cross"
+    ).with_columns(p=p.T.ravel())  # fmt: skip
