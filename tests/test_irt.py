@@ -62,7 +62,8 @@ def test_sparse_answers_and_held_out_quality():
 def test_explanatory_model_recovers_factor_effects():
     effect = {"random": 0.0, "sister": 0.8}
     frame, _ = simulated(150, 300, seed=3, difficulty=lambda h, f: -1.0 + 0.5 * h + np.vectorize(effect.get)(f))
-    fit = fit_irt(frame, explain=("hops", "distractor_family"), held_out=0)
+    fit = fit_irt(frame, explain=("hops", "distractor_family"), held_out=0.2)
+    assert fit.quality["predicted_difficulty_r"] >= 0.9 and fit.quality["held_out_questions"] >= 40
     effects = dict(fit.effects.select("term", "effect").iter_rows())
     assert effects["hops"] == pytest.approx(0.5, abs=0.1)
     assert effects["distractor_family=sister"] == pytest.approx(0.8, abs=0.15)

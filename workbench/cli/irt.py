@@ -114,6 +114,10 @@ def summary(result, top: int = 5) -> str:
     if "held_out_loglik" in q:
         lines.append(f"held-out log-likelihood per answer {q['held_out_loglik']:.3f} (members' accuracy alone "
                      f"{q['held_out_baseline']:.3f}; {q['held_out_answers']} answers)")  # fmt: skip
+    if q.get("predicted_difficulty_r") is not None:
+        lines.append(f"difficulties of {q['held_out_questions']} held-out questions predicted from the factors: r "
+                     f"{q['predicted_difficulty_r']:.2f} with the free fit's, mean absolute difference "
+                     f"{q['predicted_difficulty_mae']:.2f}")  # fmt: skip
     lines.append("members by ability (95% interval):")
     for row in result.members.sort("theta", descending=True).iter_rows(named=True):
         lines.append(f"  {row['theta']:+.2f} [{row['theta_lo']:+.2f}, {row['theta_hi']:+.2f}]  "

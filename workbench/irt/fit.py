@@ -131,6 +131,8 @@ def fit_irt(responses: pl.DataFrame, spec: IrtSpec | str | None = None, **overri
     quality = {"members": members.height, "questions": items.height, "answers": int(seen.sum()), "model": spec.model}
     if spec.held_out:
         quality |= _held_out(right, seen, floor, spec, design)
+    if spec.held_out and design is not None:
+        quality |= _held_out_questions(right, seen, floor, spec, design)
     est = irt_model.estimate(right, seen, floor, shared_a=spec.model == "1pl", design=design)
     theta, theta_sd = irt_model.abilities(right, seen, est.a, est.b, floor)
     outfit = _outfit(right, seen, theta, est, floor)
@@ -174,6 +176,23 @@ def _held_out(right, seen, floor, spec: IrtSpec, design) -> dict:
         "held_out_answers": int(out.sum()),
         "held_out_loglik": float(np.mean(y * np.log(p[out]) + (1 - y) * np.log1p(-p[out]))),
         "held_out_baseline": float(np.mean(y * np.log(rate[out]) + (1 - y) * np.log1p(-rate[out]))),
+    }
+
+
+def _held_out_questions(right, seen, floor, spec: IrtSpec, design) -> dict:
+    """The explanatory model fitted without a share of the questions predicts their difficulties: its correlation
+    and mean absolute difference with the free model's difficulties of them (fitted on every answer)."""
+    held = np.random.default_rng(spec.seed).random(right.shape[1]) < max(spec.held_out, 2 / right.shape[1])
+    if held.all() or held.sum() < 2:
+        return {}
+    shared = spec.model == "1pl"
+    free = irt_model.estimate(right, seen, floor, shared_a=shared)
+    kept = irt_model.estimate(right[:, ~held], seen[:, ~held], floor[~held], shared_a=shared, design=design[~held])
+    predicted, fitted = design[held] @ kept.beta, free.b[held]
+    return {
+        "held_out_questions": int(held.sum()),
+        "predicted_difficulty_r": float(np.corrcoef(predicted, fitted)[0, 1]) if fitted.std() > 0 else None,
+        "predicted_difficulty_mae": float(np.abs(predicted - fitted).mean()),
     }
 
 
