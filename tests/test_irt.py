@@ -235,6 +235,18 @@ def test_anchors_stand_for_the_set_with_weights(population, cli, tmp_path):
 
 @pytest.mark.wordnet
 @pytest.mark.model
+def test_a_sweeps_members_fit(population, cli, minilm_path, tmp_path):
+    swept = tmp_path / "sweep"
+    args = ["sweep", "--out", str(swept), "--model", f"minilm={minilm_path}", "--probes",
+            f"h={population / 'probes.parquet'}", "--controls", "none,random-weights", "--seeds", "0,1"]  # fmt: skip
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    answers = responses(sweeps=[swept])
+    assert answers["member"].n_unique() == 3 and answers["item"].n_unique() == 40  # none once, two control seeds
+    assert fit_irt(answers, held_out=0).members.height == 3
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
 def test_adaptive_needs_its_fit(cli, population, tmp_path):
     result = CliRunner().invoke(cli, ["score", "--model", "m", "--scorer", "similarity", "--probes",
                                       str(population / "probes.parquet"), "--adaptive", "5",
