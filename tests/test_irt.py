@@ -181,6 +181,17 @@ def test_a_fit_applied_to_other_or_changed_questions_is_refused(population):
     changed = preds.with_columns(choices=pl.col("choices").list.reverse())
     with pytest.raises(WorkbenchError, match="changed since the fit"):
         ability(fit, changed)
+    from workbench.irt.adaptive import adaptive
+    from workbench.irt.anchors import anchors
+
+    probes = pl.read_parquet(population / "probes.parquet")
+    edited = probes.with_columns(
+        question=pl.when(pl.int_range(pl.len()) == 3).then(pl.lit("edited?")).otherwise("question")
+    )
+    with pytest.raises(WorkbenchError, match="1 question\\(s\\) changed since the fit"):
+        anchors(fit, edited, 5)
+    with pytest.raises(WorkbenchError, match="1 question\\(s\\) changed since the fit"):
+        adaptive(fit, edited, ask=lambda rows: rows, n=5)
 
 
 @pytest.mark.wordnet

@@ -19,8 +19,8 @@ import polars as pl
 
 from workbench.errors import WorkbenchError
 from workbench.irt import model as irt_model
+from workbench.irt.fit import in_fit
 from workbench.irt.model import Z95
-from workbench.irt.responses import item_key
 
 ESTIMATE_KEY = "workbench_irt_estimate"
 """The key of a prediction file's Parquet metadata that marks it as an adaptive run's (its value: the estimate)."""
@@ -55,14 +55,9 @@ def adaptive(
     """Ask ``ask`` (probe rows -> their predictions) at most ``n`` of ``probes``' questions that ``fit`` holds,
     most informative first, stopping early once the ability's standard error is at most ``se``.
 
-    Refused: ``n`` above the questions the fit holds of ``probes``, probes none of whose questions the fit holds.
+    Refused: ``n`` above the questions the fit holds of ``probes``, and as ``fit.in_fit`` refuses.
     """
-    known = probes.with_columns(item=item_key(probes)).join(
-        fit.items.select("item", "probe", "a", "b", "floor"), on=["item", "probe"], how="inner"
-    )
-    if known.is_empty():
-        raise WorkbenchError(f"none of the {probes.height} questions is in the fit (another probe set?); fit the "
-                             "population on this probe set first")  # fmt: skip
+    known = in_fit(fit, probes)
     if n > known.height:
         raise WorkbenchError(f"--adaptive {n} is more than the {known.height} questions of the probe set the fit "
                              f"holds; give at most {known.height}, or score the set whole")  # fmt: skip

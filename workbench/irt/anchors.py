@@ -19,6 +19,7 @@ import polars as pl
 from sklearn.exceptions import ConvergenceWarning
 
 from workbench.errors import WorkbenchError
+from workbench.irt.fit import in_fit
 from workbench.irt.responses import item_key
 
 
@@ -27,12 +28,7 @@ def anchors(fit, probes: pl.DataFrame, n: int, seed: int = 0) -> pl.DataFrame:
     stands for), chosen from ``fit``'s item parameters."""
     from sklearn.cluster import KMeans
 
-    known = probes.with_columns(item=item_key(probes)).join(
-        fit.items.select("item", "probe", "a", "b"), on=["item", "probe"], how="inner"
-    )
-    if known.is_empty():
-        raise WorkbenchError(f"none of the {probes.height} questions is in the fit (another probe set?); fit the "
-                             "population on this probe set first")  # fmt: skip
+    known = in_fit(fit, probes)
     if not 1 <= n <= known.height:
         raise WorkbenchError(f"--n {n}: give 1 to {known.height}, the questions of the set the fit holds")
     parts = []
@@ -51,7 +47,7 @@ def anchors(fit, probes: pl.DataFrame, n: int, seed: int = 0) -> pl.DataFrame:
         chosen = ranked.sort("rank", pl.col("members"), descending=[False, True]).head(k)  # one a cluster first
         chosen = chosen.with_columns(weight=pl.col("members") / size / pl.len().over("cluster"))
         parts.append(group[chosen["row"].to_list()].with_columns(weight=chosen["weight"]))
-    return pl.concat(parts).drop("item", "a", "b")
+    return pl.concat(parts).drop("item", "a", "b", "floor")
 
 
 def anchor_estimate(tiny: pl.DataFrame, preds: pl.DataFrame) -> pl.DataFrame:

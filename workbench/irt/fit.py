@@ -17,6 +17,7 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.irt import model as irt_model
 from workbench.irt.explain import FACTORS, design_matrix
 from workbench.irt.model import Z95
+from workbench.irt.responses import item_key
 from workbench.specs import resolve_spec
 
 MODELS = ("1pl", "2pl", "3pl")
@@ -206,29 +207,37 @@ def ability(fit: IrtFit, preds: pl.DataFrame) -> pl.DataFrame:
     """A new model's ability on the fit's scale from its answers to some of the fit's questions (``preds``,
     ``PREDICTION_SCHEMA``, one model), and its estimated accuracy on each probe's questions in the fit.
 
-    Refused: questions none of which the fit holds (another probe set), a question whose id the fit holds with
-    other content (changed since the fit).
+    Refused as ``in_fit`` refuses, and predictions of several models.
     """
-    from workbench.irt.responses import as_responses
-
-    answers = as_responses(preds, pl.col("fingerprint"), pl.col("model"), "")
-    answers = answers.join(fit.items.select("item", "a", "b", "floor", "probe"), on=["item", "probe"], how="left")
-    unknown = answers.filter(pl.col("a").is_null())
-    if (changed := unknown.filter(pl.col("id").is_in(fit.items["id"].implode()))).height:
-        raise WorkbenchError(f"{changed.height} question(s) changed since the fit (id {changed['id'][0]} holds other "
-                             "text or choices now); refit on the questions as they are")  # fmt: skip
-    if unknown.height == answers.height:
-        raise WorkbenchError(f"none of the {answers.height} questions is in the fit (another probe set?); fit the "
-                             "population on this probe set first")  # fmt: skip
-    if answers["member"].n_unique() > 1:
+    if preds["fingerprint"].n_unique() > 1:
         raise WorkbenchError("the predictions hold several models; give one model's predictions at a time")
-    known = answers.filter(pl.col("a").is_not_null())
-    theta, sd = irt_model.abilities(known["right"].cast(pl.Float64).to_numpy()[None, :],
+    known = in_fit(fit, preds)
+    theta, sd = irt_model.abilities(known["correct"].cast(pl.Float64).to_numpy()[None, :],
                                     np.ones((1, known.height), dtype=bool), known["a"].to_numpy(),
                                     known["b"].to_numpy(), known["floor"].to_numpy())  # fmt: skip
     return accuracy_estimate(fit, float(theta[0]), float(sd[0])).with_columns(
-        model=pl.lit(known["label"][0]), asked=pl.lit(known.height), unknown=pl.lit(unknown.height)
+        model=pl.lit(known["model"][0]), asked=pl.lit(known.height), unknown=pl.lit(preds.height - known.height)
     )
+
+
+def in_fit(fit: IrtFit, questions: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``questions`` (probe or prediction rows) whose question the fit holds, matched by content, with
+    its ``item`` key and parameters ``a``, ``b``, ``floor``.
+
+    Refused: none of them in the fit (another probe set), a question whose id the fit holds with other content
+    (changed since the fit: refit).
+    """
+    keyed = questions.with_columns(item=item_key(questions)).join(
+        fit.items.select("item", "probe", "a", "b", "floor"), on=["item", "probe"], how="left"
+    )
+    unknown = keyed.filter(pl.col("a").is_null())
+    if (changed := unknown.filter(pl.col("id").is_in(fit.items["id"].implode()))).height:
+        raise WorkbenchError(f"{changed.height} question(s) changed since the fit (id {changed['id'][0]} holds other "
+                             "text or choices now); refit on the questions as they are")  # fmt: skip
+    if unknown.height == keyed.height:
+        raise WorkbenchError(f"none of the {keyed.height} questions is in the fit (another probe set?); fit the "
+                             "population on this probe set first")  # fmt: skip
+    return keyed.filter(pl.col("a").is_not_null())
 
 
 def accuracy_estimate(fit: IrtFit, theta: float, sd: float) -> pl.DataFrame:
