@@ -292,3 +292,18 @@ def test_a_users_hidden_files_make_a_folder_theirs(tmp_path):
     (probes / ".test.parquet.host-1.x.tmp").write_text("")  # a killed writer's leftover is ours
     check_probe_folder(probes)
     assert folder_kind(probes) == "probes"
+
+
+def test_a_folder_is_ours_only_by_the_marker_we_wrote(tmp_path):
+    from workbench.io import MARKER, folder_kind, mark_folder, marked_files
+
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "course.json").write_text('{"generator": "workbench course"}')  # our file's name and content, by hand
+    mark_folder(folder, "course", ["course.json"])
+    assert folder_kind(folder) == "course" and marked_files(folder, "course") == ["course.json"]
+    assert marked_files(folder, "site") is None  # the marker names one kind
+    (folder / "notes.txt").write_text("mine")  # a file the marker does not list makes the folder the user's
+    assert folder_kind(folder) == "other"
+    (folder / MARKER).write_text('{"kind": "course", "files": ["course.json", "notes.txt"]}')  # not written by us
+    assert folder_kind(folder) == "other" and marked_files(folder, "course") is None

@@ -267,13 +267,42 @@ MARKDOWN_MARKER = "Table 4, whole sets (ours: the paper preset"
 DISPOSABLE = frozenset({".ipynb_checkpoints", ".DS_Store"})
 """Dot-entries tools leave in any folder, that replacing a folder may take with it."""
 _OURS = re.compile(r"^\..+\.(tmp|lock)$|^\..+\.(staging|old)-.+$")
+MARKER = ".workbench.json"
+"""The file a writer leaves in a folder it owns, naming the folder's kind and every file it wrote there (issue 60):
+a folder is the workbench's only by this marker, never by its file names, which a user's own files can share."""
 
 
 def hidden_but_ours(name: str) -> bool:
     """Whether a folder's entry is a dot-entry the workbench itself leaves (a temporary file, a lock, a staging
     folder of a killed writer) or a tool's cache: what a folder replaced whole may lose. A user's other dot-files
     (``.git``, ``.notes``) are theirs, and make the folder foreign (issue 53: they were deleted without a word)."""
-    return name.startswith(".") and (name in DISPOSABLE or bool(_OURS.match(name)))
+    return name.startswith(".") and (name in DISPOSABLE or name == MARKER or bool(_OURS.match(name)))
+
+
+def mark_folder(folder: str | Path, kind: str, files: list[str]) -> Path:
+    """Write ``folder``'s marker: it is the workbench's, of ``kind``, holding ``files`` (paths relative to it).
+    Hold the folder's lock (``exclusive``) while a read-modify-write of the list is under way."""
+    record = {"generator": "Probe Workbench", "kind": kind, "files": sorted(set(files))}
+    return write_text(json.dumps(record, indent=1) + "\n", Path(folder) / MARKER)
+
+
+def marked_files(folder: str | Path, kind: str) -> list[str] | None:
+    """The files ``folder``'s marker says the workbench wrote there as ``kind``; None where it has no marker of that
+    kind (a folder without one is never the workbench's to delete from)."""
+    record = _json_record(Path(folder) / MARKER)
+    files = record.get("files")
+    if record.get("generator") != "Probe Workbench" or record.get("kind") != kind or not isinstance(files, list):
+        return None
+    return [name for name in files if isinstance(name, str)]
+
+
+def _marked_kind(folder: Path) -> str:
+    """The kind a folder's marker names when every file in it is one the marker lists, else ``other``."""
+    record = _json_record(folder / MARKER)
+    kind = record.get("kind")
+    if kind not in FOLDER_KINDS or marked_files(folder, kind) is None:
+        return "other"
+    return "other" if unlisted_files(folder, MARKER) else kind
 
 
 def folder_kind(path: str | Path) -> str | None:
@@ -282,6 +311,8 @@ def folder_kind(path: str | Path) -> str | None:
     path = Path(path)
     if not path.is_dir():
         return None
+    if (path / MARKER).is_file():
+        return _marked_kind(path)
     children = {child.name: child for child in path.iterdir() if not hidden_but_ours(child.name)}
     names = set(children)
     if not names:
