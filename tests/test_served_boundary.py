@@ -85,6 +85,8 @@ class Fake(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         asked = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         self.seen.append(("POST", self.path, self.headers.get("Authorization")))
+        if self.mode == "said":  # an error whose message would clear the terminal and reverse the line
+            return self._send(400, json.dumps({"error": {"message": "\x1b[2J\u202eno such model"}}).encode())
         if self.mode == "hang":
             self.stop.wait(STOP)
             return None
@@ -165,6 +167,8 @@ def _one_line(caught) -> str:
         ),
         ({"data": [{"id": "tiny", "owned_by": "lab\u2066x"}]}, r"owned_by reported by 127\.0\.0\.1:\d+ .* invisible"),
         ({"data": [{"id": "x" * 101}]}, r"model id listed by .* is 101 characters long"),
+        ({"data": [{"id": "lab/"}]}, r"model id listed by .* \('lab/'\), after its last /, is empty"),
+        ({"data": [{"id": "tiny"}, {"id": "tiny", "owned_by": "other"}]}, r"names the model 'tiny' twice"),
         ({"data": "x"}, r"not the OpenAI API's JSON.*a listing of models must be"),
         ({"data": [{"id": 5}]}, r"a model's id must be a text"),
         ({"data": [1]}, r"a listing of models must be"),
@@ -178,14 +182,26 @@ def test_a_listing_is_checked_where_it_enters_and_a_bad_one_is_one_line(listing,
     _one_line(caught)
 
 
+def test_only_the_served_models_entry_is_taken_and_what_a_server_says_is_escaped(few, tmp_path):
+    listing = {"data": [{"id": "tiny", "owned_by": "lab"}, {"id": "other\u202e", "owned_by": "\x1b[2J"}]}
+    with fake("said", listing=listing) as (url, _):
+        server = served.connect(Endpoint(url, model="tiny"), "generate")  # another model's odd id is not ours
+        assert server.identity["owned_by"] == "lab"
+        with pytest.raises(WorkbenchError, match=r"it serves \['tiny', 'other\\u202e'\]"):
+            served.connect(Endpoint(url, model="gpt-9"), "generate")
+        with pytest.raises(WorkbenchError, match=r"refused the request \(\\x1b\[2J\\u202eno such model\)") as caught:
+            score(few, Endpoint(url, model="tiny"), "generate", cache=tmp_path / "c.sqlite", progress=False)
+    assert "\x1b" not in _one_line(caught) and "\u202e" not in str(caught.value)
+
+
 def test_the_identity_keeps_chosen_fields_each_bounded():
-    entry = {"id": "tiny", "owned_by": "lab", "created": 7, "max_model_len": 2048, "root": "/x" * 10_000,
+    entry = {"id": "tiny", "owned_by": "lab", "created": 10**400, "max_model_len": 2048, "root": "/x" * 10_000,
              "meta": {"n_params": 135_000_000, "size": 1.5e8, "n_vocab": "49152", "extra": 1, "n_embd": float("nan")},
              "permissions": [{"blob": "y" * 100_000}]}  # fmt: skip
     with fake(listing={"data": [entry]}) as (url, _):
         server = served.connect(Endpoint(url), "generate")
     host = url.split("//")[1].split("/")[0]
-    assert server.identity == {"host": host, "model": "tiny", "owned_by": "lab", "created": 7, "max_model_len": 2048,
+    assert server.identity == {"host": host, "model": "tiny", "owned_by": "lab", "max_model_len": 2048,
                                "meta.n_params": 135_000_000, "meta.size": 1.5e8}  # fmt: skip
     assert server.max_length == 2048 and len(server.served) < 300
 

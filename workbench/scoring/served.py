@@ -212,9 +212,7 @@ def connect(endpoint: Endpoint, scorer: str = "causal", template: bool = False) 
     try:
         with http.deadline(LISTING_S, "is it running and reachable?"):
             listing = client.with_options(max_retries=0).models.with_raw_response.list().http_response.json()
-        listed = _listed(listing, endpoint.host)
-    except WorkbenchError:
-        raise
+        listed = _listed(listing)
     except Exception as err:
         raise failure(err, endpoint, key, "listing its models", listing=True) from None
     names = list(listed)
@@ -224,7 +222,7 @@ def connect(endpoint: Endpoint, scorer: str = "causal", template: bool = False) 
     if name not in listed:
         raise WorkbenchError(f"{endpoint.host} does not serve {name!r}; it serves {names[:10]}: pass one of them "
                              "(--served-model)")  # fmt: skip
-    identity = {"host": endpoint.host, "model": name, **listed[name]}
+    identity = {"host": endpoint.host, "model": name, **_reported(name, listed[name], endpoint.host)}
     if endpoint.bos:
         identity["bos"] = endpoint.bos
     tokenizer = load_tokenizer(endpoint.tokenizer)
@@ -248,10 +246,9 @@ these types, and llama.cpp's ``meta`` numbers (``META``); nothing else a server 
 META = ("vocab_type", "n_vocab", "n_ctx_train", "n_embd", "n_params", "size")
 
 
-def _listed(listing: object, host: str) -> dict[str, dict]:
-    """Each model a ``/v1/models`` answer names, with what the identity keeps of it; a listing of another shape,
-    an id that is no plain name (``io.check_label``: a bidi override, a control character, over 100 characters)
-    is refused in one line."""
+def _listed(listing: object) -> dict[str, dict]:
+    """Each model a ``/v1/models`` answer names, by id; a listing of another shape, or naming a model twice (which
+    of the two would it be?), is refused."""
     data = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
         raise ValueError(f'a listing of models must be {{"data": [{{"id": ...}}, ...]}}, not {str(listing)[:80]!r}')
@@ -259,19 +256,29 @@ def _listed(listing: object, host: str) -> dict[str, dict]:
         raise ValueError(f"a listing of {len(data):,} models, more than {LISTED_LIMIT:,}")
     listed = {}
     for entry in data:
-        name = entry.get("id")
-        if not isinstance(name, str):
-            raise ValueError(f"a model's id must be a text, not {name!r:.60}")
-        check_label(name, f"the model id listed by {host}")
-        kept = {}
-        for field_name, kind in REPORTED.items():
-            value = entry.get(field_name)
-            if isinstance(value, kind) and not isinstance(value, bool):
-                kept[field_name] = check_label(value, f"the {field_name} reported by {host}") if kind is str else value
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-        kept |= {f"meta.{name}": meta[name] for name in META if _number(meta.get(name))}
-        listed[name] = kept
+        if not isinstance(entry.get("id"), str):
+            raise ValueError(f"a model's id must be a text, not {entry.get('id')!r:.60}")
+        if entry["id"] in listed:
+            raise ValueError(f"a listing that names the model {entry['id']!r:.60} twice")
+        listed[entry["id"]] = entry
     return listed
+
+
+def _reported(name: str, entry: dict, host: str) -> dict:
+    """What the identity keeps of the served model's entry (``REPORTED``, ``META``): its id and ``owned_by`` pass
+    ``io.check_label`` (a bidi override, a control character, over 100 characters: refused in one line, as
+    ``--name``), as does the id's last part, the model's label; numbers are whole (or finite) and below 2**53."""
+    check_label(name, f"the model id listed by {host}")
+    check_label(name.rsplit("/", 1)[-1], f"the model id listed by {host} ({name!r}), after its last /,")
+    kept = {}
+    for field_name, kind in REPORTED.items():
+        value = entry.get(field_name)
+        if kind is str and isinstance(value, str):
+            kept[field_name] = check_label(value, f"the {field_name} reported by {host}")
+        elif kind is int and _whole(value) and 0 <= value < 2**53:
+            kept[field_name] = value
+    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    return kept | {f"meta.{key}": meta[key] for key in META if _number(meta.get(key)) and abs(meta[key]) < 2**53}
 
 
 def _number(value: object) -> bool:
@@ -401,9 +408,12 @@ def failure(
 
 
 def _said(err) -> str:
+    """What the server said of an error, at most 160 characters, each it cannot print (a terminal's escape, a bidi
+    override, a line break) escaped: the line is the workbench's, not the server's."""
     body = getattr(err, "body", None)
     text = body.get("message") or body.get("detail") if isinstance(body, dict) else None
-    return str(text or getattr(err, "message", err))[:160]
+    said = str(text or getattr(err, "message", err))[:160]
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in said)
 
 
 def sent_text(server: Server, prompt: str, continuation: str) -> str:
