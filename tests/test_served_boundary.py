@@ -42,6 +42,7 @@ class Fake(BaseHTTPRequestHandler):
     logprob: float = -1.0
     listing: object = None
     redirect: str = ""
+    raw: bytes = b""
     seen: list = []
     stop: threading.Event
 
@@ -60,6 +61,8 @@ class Fake(BaseHTTPRequestHandler):
         self.seen.append(("GET", self.path, self.headers.get("Authorization")))
         if self.redirect:
             return self._send(302, b"", {"Location": self.redirect + self.path})
+        if self.raw:
+            return self._send(200, self.raw)
         if self.path.endswith("/props"):
             return self._send(200, json.dumps({"chat_template": "{{ messages }}", "bos_token": "<s>"}).encode())
         if self.mode == "endless":  # an answer that never ends, up to 256 MB
@@ -215,6 +218,18 @@ def test_credentials_never_follow_a_redirect_to_another_origin(monkeypatch):
     assert all(key == f"Bearer {KEY}" for _, _, key in first.seen)
     assert [path for _, path, _ in other.seen] == ["/v1/models", "/props"]  # followed, the key left behind
     assert all(key is None for _, _, key in other.seen), other.seen
+
+
+def test_a_redirect_loop_and_a_listing_nested_past_pythons_depth_are_one_line():
+    with fake() as (url, handler):
+        handler.redirect = url.removesuffix("/v1")  # to itself
+        with pytest.raises(WorkbenchError, match="redirects in a loop") as caught:
+            served.connect(Endpoint(url), "generate")
+        _one_line(caught)
+    with fake(raw=b"[" * 100_000 + b"]" * 100_000) as (url, _):
+        with pytest.raises(WorkbenchError, match="not the OpenAI API's JSON.*recursion") as caught:
+            served.connect(Endpoint(url), "generate")
+        _one_line(caught)
 
 
 def test_a_redirect_from_https_to_http_is_refused():

@@ -379,6 +379,8 @@ def failure(
         message = f"the server at {where} did not answer within {LISTING_S:g} s: is it running and reachable?"
     elif isinstance(err, openai.APITimeoutError):
         message = f"the server at {where} did not answer within {endpoint.timeout:g} s: {TIMEOUT_HINT}"
+    elif isinstance(err, openai.APIConnectionError) and type(cause).__name__ == "TooManyRedirects":
+        message = f"the server at {where} redirects in a loop (past 20 redirects): give the URL it serves at"
     elif isinstance(err, openai.APIConnectionError):
         message = f"the server at {where} did not answer: is it running and reachable?"
     elif isinstance(err, openai.AuthenticationError | openai.PermissionDeniedError):
@@ -399,7 +401,8 @@ def failure(
         message = f"the server at {where} failed ({err.status_code}: {_said(err)}) after {endpoint.retries} retries"
     elif isinstance(err, Unlike):
         message = f"the server at {where} sent an answer unlike the prompt or the API ({err})"
-    elif isinstance(err, openai.APIResponseValidationError | ValueError | LookupError | TypeError | AttributeError):
+    elif isinstance(err, openai.APIResponseValidationError | ValueError | LookupError | TypeError | AttributeError
+                    | RecursionError):  # fmt: skip
         message = f"the server at {where} sent an answer that is not the OpenAI API's JSON, or is cut short ({err})"
     else:
         message = f"the server at {where} failed: {type(err).__name__}: {err}"
