@@ -53,9 +53,10 @@ SERVED_SCORERS = ("causal", "generate")  # what a server answers (workbench.scor
 
 
 def read_grid(source: str | Path | dict) -> dict:
-    """The grid as a dict: ``models`` (name -> ``{path, scorers, rules, controls, seeds}``, the grid's where the
-    entry sets none), ``probes`` and ``orig`` (name -> path), ``runs`` (paths) and ``seeds``; unset lists take
-    ``LISTS``' defaults. A grid of the wrong shape is one line naming the file (or "the sweep grid") and the key."""
+    """The grid as a dict: ``models`` (name -> ``{path, scorers, rules, controls, seeds, ways}``, the grid's where
+    the entry sets none, and a served model's ``SERVED`` keys as given), ``probes`` and ``orig`` (name -> path),
+    ``runs`` (paths) and ``seeds``; unset lists take ``LISTS``' defaults. What it returns reads as itself again. A
+    grid of the wrong shape is one line naming the file (or "the sweep grid") and the key."""
     raw = shaped(_load(source), str(source)) if not isinstance(source, dict) else shaped(dict(source), "the sweep grid")
     grid = {name: _listed(raw.get(name, default), name) for name, default in LISTS.items()}
     for table in TABLES:
