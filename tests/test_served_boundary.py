@@ -90,6 +90,8 @@ class Fake(BaseHTTPRequestHandler):
         self.seen.append(("POST", self.path, self.headers.get("Authorization")))
         if self.mode == "said":  # an error whose message would clear the terminal and reverse the line
             return self._send(400, json.dumps({"error": {"message": "\x1b[2J\u202eno such model"}}).encode())
+        if self.mode == "busy":  # a rate limit that asks for a minute each time
+            return self._send(429, b'{"error": {"message": "slow down"}}', {"Retry-After": "60"})
         if self.mode == "hang":
             self.stop.wait(STOP)
             return None
@@ -277,8 +279,14 @@ def test_a_compressed_answer_is_refused_as_its_size_is_not_its_bodys():
     _one_line(caught)
 
 
-@pytest.mark.parametrize(("mode", "said"), [("hang", "did not answer within 2 s"),
-                                            ("trickle", "did not finish its answer within 2 s")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("hang", "did not answer within 2 s"),
+        ("trickle", "did not finish its answer within 2 s"),
+        ("busy", r"asked to wait 60 s .*\(429\), past the deadline of 2 s"),
+    ],
+)
 def test_a_server_that_never_answers_ends_in_one_line_within_the_deadline(few, mode, said, tmp_path):
     with fake(mode) as (url, handler):
         start = time.monotonic()

@@ -76,7 +76,14 @@ def _on_request(request: httpx2.Request) -> None:
 
 
 def _on_response(response: httpx2.Response) -> None:
-    """A downgrade from https to http refused; the body bounded in size, time and encoding."""
+    """A downgrade from https to http refused; a wait the server asks for past the deadline refused now, not slept
+    (the ``openai`` client honours ``Retry-After`` up to two minutes); the body bounded in size, time and encoding."""
+    held = _held()
+    wait = _retry_after(response)
+    if held is not None and wait is not None and time.monotonic() + wait >= held[0]:
+        response.close()
+        raise Refused(f"asked to wait {wait:g} s before asking again ({response.status_code}), past the deadline of "
+                      f"{held[1]:g} s: {held[2]}")  # fmt: skip
     if response.has_redirect_location:
         target = response.request.url.join(response.headers["Location"])
         if response.request.url.scheme == "https" and target.scheme != "https":
@@ -87,6 +94,18 @@ def _on_response(response: httpx2.Response) -> None:
         response.close()
         raise Refused(f"sent a compressed answer (Content-Encoding: {encoding:.40}) though asked for none")
     response.stream = _Bounded(response.stream, _held())
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    """The seconds a 429 or 5xx answer asks to wait (``retry-after-ms``, ``Retry-After`` in seconds), else None."""
+    if response.status_code != 429 and response.status_code < 500:
+        return None
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            return float(response.headers[name]) / scale
+        except (KeyError, ValueError):
+            continue
+    return None
 
 
 class _Bounded(httpx2.SyncByteStream):
