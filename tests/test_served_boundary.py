@@ -346,3 +346,19 @@ def test_a_dry_run_sends_only_the_listing(few, cli, tmp_path, monkeypatch):
                                           "--probes", str(probes), "--dry-run"])  # fmt: skip
         assert "a dry run sends nothing but the listing" in str(result.exception)
     assert {(method, path) for method, path, _ in handler.seen} == {("GET", "/v1/models")}
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://exa\u202emple.com/v1", "cannot be printed"),
+        ("http://127.0.0.1:8000/v1\n", "a line break"),
+        ("http://[::1/v1", r"not a server's URL \(Invalid IPv6 URL\)"),
+        ("http://127.0.0.1:99999/v1", r"not a server's URL \(Port out of range"),
+        ("http://127.0.0.1:8000/v1#x", "query or fragment"),
+    ],
+)
+def test_a_url_that_is_no_servers_is_refused_before_anything_is_sent(url, said):
+    with pytest.raises(WorkbenchError, match=said) as caught:
+        Endpoint(url)
+    assert "\n" not in str(caught.value)

@@ -111,13 +111,21 @@ class Endpoint:
         for name, value in texts.items():
             if not isinstance(value, str | None) or (value is None and name in ("url", "key_env", "bos")):
                 raise SpecError(f"{name}={value!r:.60} is not a text; give one")
-        parts = urlsplit(self.url)
+        if any(not char.isprintable() or char.isspace() for char in self.url):
+            raise SpecError(f"{self.url!r} holds a space, a line break or a character that cannot be printed; give "
+                            "the server's base URL, e.g. http://127.0.0.1:8000/v1")  # fmt: skip
+        try:
+            parts = urlsplit(self.url)
+            parts.port, (parts.hostname or "").encode("idna")  # a port out of range, a host no DNS name spells
+        except (ValueError, UnicodeError) as err:
+            raise SpecError(f"{self.url!r} is not a server's URL ({err}); give its base URL, e.g. "
+                            "http://127.0.0.1:8000/v1") from None  # fmt: skip
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise SpecError(f"{self.url!r} is not a server's URL; give its base URL, e.g. http://127.0.0.1:8000/v1")
-        if parts.username or parts.password or parts.query:
+        if parts.username or parts.password or parts.query or parts.fragment:
             raise SpecError(
-                f"the URL of {self.host} holds a user, password or query; give the base URL alone and the key in "
-                f"an environment variable (--api-key-env, default {KEY_ENV})"
+                f"the URL of {self.host} holds a user, password, query or fragment; give the base URL alone and the "
+                f"key in an environment variable (--api-key-env, default {KEY_ENV})"
             )
         if not _ENV_NAME.match(self.key_env):
             raise SpecError(f"key_env={self.key_env!r} is not an environment variable's name; give one like {KEY_ENV}")
