@@ -601,6 +601,10 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
             raise WorkbenchError(
                 f"{path}, row {bad[0] + 1}: {name} ({bad.len()} rows like it); the file is damaged: score again"
             )
+    for label in frame["model"].unique():  # names every page shows: a file from outside passes the names' check
+        check_label(label, f"{path}: the model label")
+    for label in frame.filter(pl.col("asking") != "")["asking"].unique():
+        check_label(label, f"{path}: the way-of-asking label")
     return frame
 
 
