@@ -32,6 +32,9 @@ FLAGS = {
 }
 """The flags an annotator may raise on a question, by key."""
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+"""An annotator's name: what ``annotate link`` and ``--voter`` take (no markup, no control or bidi character)."""
+COMMENT_LIMIT = 2000
+"""The most characters of a vote's comment (from the app or an import)."""
 VOTE_SCHEMA = {
     "annotator": pl.String, "place": pl.Int64, "id": pl.String, "choice": pl.Int64, "shown": pl.Int64,
     "order": pl.List(pl.Int64), "flags": pl.List(pl.String), "comment": pl.String, "seconds": pl.Float64,
@@ -65,7 +68,7 @@ class Vote:
     source: str = "library"
 
 
-def _digest(token: str) -> str:
+def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -85,7 +88,7 @@ def add_annotator(batch: Batch, name: str) -> str:
         try:
             known = db.execute("SELECT place FROM annotators WHERE name = ?", (name,)).fetchone()
             if known:
-                db.execute("UPDATE annotators SET token_sha256 = ? WHERE name = ?", (_digest(token), name))
+                db.execute("UPDATE annotators SET token_sha256 = ? WHERE name = ?", (digest(token), name))
             else:
                 taken = db.execute("SELECT COUNT(*) FROM annotators").fetchone()[0]
                 if taken >= batch.annotators:
@@ -93,7 +96,7 @@ def add_annotator(batch: Batch, name: str) -> str:
                         f"the batch {batch.name} has {batch.annotators} annotator places and all are taken; "
                         "draw a batch with more --annotators, or give a new link to a name already in it"
                     )
-                db.execute("INSERT INTO annotators VALUES (?, ?, ?, ?)", (taken, name, _digest(token), now))
+                db.execute("INSERT INTO annotators VALUES (?, ?, ?, ?)", (taken, name, digest(token), now))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -112,11 +115,11 @@ def find_annotator(token: str, home: Path | None = None) -> Annotator | None:
     """The annotator whose personal token is ``token``, in any batch of the workspace (None if none)."""
     if not token:
         return None
-    digest = _digest(token)
+    held = digest(token)
     for batch in batches(home):
         try:
             with connect(batch.votes_path) as db:
-                row = db.execute("SELECT place, name FROM annotators WHERE token_sha256 = ?", (digest,)).fetchone()
+                row = db.execute("SELECT place, name FROM annotators WHERE token_sha256 = ?", (held,)).fetchone()
         except WorkbenchError as err:  # one damaged batch must not close every other batch's links
             warnings.warn(f"an annotation batch is passed over: {err}", stacklevel=2)
             continue
@@ -146,11 +149,19 @@ def annotator(batch: Batch, name: str) -> Annotator:
     return Annotator(batch, row[0], name)
 
 
+def check_comment(comment: str, where: str = "the comment") -> str:
+    """``comment`` if it is at most ``COMMENT_LIMIT`` characters, else one line saying so."""
+    if len(comment) > COMMENT_LIMIT:
+        raise WorkbenchError(f"{where}: a comment of {len(comment):,} characters; keep it to {COMMENT_LIMIT:,}")
+    return comment
+
+
 def record_vote(batch: Batch, vote: Vote) -> bool:
     """Store ``vote`` for good; False if the person had already answered the question (the first vote stands)."""
     unknown = sorted(set(vote.flags) - set(FLAGS))
     if unknown:
         raise WorkbenchError(f"unknown flags {unknown}; use any of {sorted(FLAGS)}")
+    check_comment(vote.comment)
     with connect(batch.votes_path) as db:  # one connection: the person, then the vote
         row = db.execute("SELECT place FROM annotators WHERE name = ?", (vote.annotator,)).fetchone()
         if row is None:
@@ -218,26 +229,6 @@ def export_votes(batch: Batch, path: str | Path) -> Path:
         else:
             frame.write_parquet(tmp)
     return path
-
-
-def add_votes(batch: Batch, votes: pl.DataFrame) -> int:
-    """Store votes cast elsewhere (``VOTE_SCHEMA``: a Label Studio export, another tool) in one transaction;
-    returns how many were new (a person's vote on a question already held is not taken twice)."""
-    known = set(batch.questions["id"])
-    strangers = sorted(set(votes["id"]) - known)
-    if strangers:
-        raise WorkbenchError(f"{len(strangers)} voted question(s) are not in {batch.name} ({strangers[:3]}...)")
-    rows = [
-        (row["annotator"], row["place"], row["id"], row["choice"], row["shown"], json.dumps(row["order"]),
-         json.dumps(sorted(row["flags"])), row["comment"], row["seconds"], row["at"], row["source"])
-        for row in votes.iter_rows(named=True)
-    ]  # fmt: skip
-    with connect(batch.votes_path) as db:
-        before = db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT OR IGNORE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        db.execute("COMMIT")
-        return db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] - before
 
 
 def review(member: Annotator, predictions: pl.DataFrame | None = None) -> pl.DataFrame:
