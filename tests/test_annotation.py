@@ -523,3 +523,33 @@ def test_a_label_studio_export_writes_only_into_a_folder_it_marked(tmp_path, bat
     assert folder_kind(ours) == "label-studio"
     (ours / "tasks.json").unlink()
     assert folder_kind(ours) == "other"  # a label_config.xml alone is anybody's
+
+
+@pytest.mark.skipif(not (LABEL_STUDIO / "export.json").is_file(), reason="no Label Studio export fixture")
+def test_what_the_hostile_pass_tried_beyond_the_issue_is_one_line_or_said(tmp_path, hypernymy):
+    """Issue 60's second pass: a votes database and an export edited in ways the issue did not list."""
+    from workbench.annotation import open_batch
+    from workbench.annotation.labelstudio import import_label_studio, parse_voters
+
+    batch = create_batch(hypernymy, tmp_path / "annotation" / "lsbatch", 6, 2, 3, seed=0)
+    for edit, says in (
+        (lambda e, a: a.update(was_cancelled="false"), "its was_cancelled is 'false', not true or false"),
+        (lambda e, a: e[0]["data"].update(workbench_id=["x"]), "is not a question of the batch lsbatch"),
+    ):
+        with pytest.raises(WorkbenchError, match=says):
+            import_label_studio(batch, _export_with(tmp_path, edit), {1: "ana", 2: "ben"})
+    blank = _export_with(tmp_path, lambda e, a: a.update(result=[]))  # neither skipped nor answered
+    with pytest.warns(UserWarning, match="1 annotation.s. neither skipped nor answered are left out"):
+        assert import_label_studio(batch, blank, {1: "ana", 2: "ben"}).added == 10
+    with pytest.raises(WorkbenchError, match="is not ID=NAME"):
+        parse_voters(["\u0661=ana"])  # an Arabic-Indic one is no Label Studio id
+    question = batch.questions["id"][0]
+    with sqlite3.connect(batch.votes_path) as db:  # a hand-edited database: a vote for no choice shown
+        db.execute("INSERT INTO votes VALUES ('zed', 0, ?, 9, 1, '[0, 1, 2, 3, 4]', '[]', '', NULL, 'z', 'app')",
+                   (question,))  # fmt: skip
+    with pytest.raises(WorkbenchError, match="'zed''s vote on .* is no choice the question showed"):
+        read_votes(batch)
+    with sqlite3.connect(batch.votes_path) as db:
+        db.execute("INSERT INTO annotators VALUES (2, '<b>x</b>', 'digest', 'now')")
+    with pytest.raises(WorkbenchError, match="the annotator '<b>x</b>' at place 2 is not one `annotate link` gives"):
+        open_batch(batch.folder)

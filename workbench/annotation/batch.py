@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from workbench.annotation.store import create_store
+from workbench.annotation.store import NAME, connect, create_store
 from workbench.errors import WorkbenchError
 from workbench.io import (
     check_label,
@@ -265,6 +265,12 @@ def _check_files(batch: Batch, count: object) -> None:
     for problem, found in problems.items():
         if found:
             raise WorkbenchError(f"{where}: {problem}; {fix}")
+    with connect(batch.votes_path) as db:
+        people = db.execute("SELECT place, name FROM annotators").fetchall()
+    for place, name in people:  # a person's name reaches pages and terminals: held to what `annotate link` takes
+        if type(place) is not int or not 0 <= place < batch.annotators or not NAME.fullmatch(str(name)):
+            raise WorkbenchError(f"{batch.votes_path}: the annotator {str(name)[:64]!r} at place {place} is not one "
+                                 f"`annotate link` gives (annotators {batch.annotators}); {fix}")  # fmt: skip
 
 
 def batches(home: Path | None = None) -> list[Batch]:

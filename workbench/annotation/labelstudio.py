@@ -27,8 +27,8 @@ from xml.sax.saxutils import quoteattr
 import polars as pl
 
 from workbench.annotation.batch import Batch, choice_order
-from workbench.annotation.store import SCHEMA, connect
-from workbench.annotation.votes import FLAGS, NAME, VOTE_SCHEMA, check_comment, digest
+from workbench.annotation.store import NAME, SCHEMA, connect
+from workbench.annotation.votes import FLAGS, VOTE_SCHEMA, check_comment, digest
 from workbench.errors import WorkbenchError
 from workbench.io import check_output, mark_folder, staged_folder, write_text
 
@@ -175,7 +175,7 @@ def read_label_studio(batch: Batch, path: str | Path) -> pl.DataFrame:
         raise WorkbenchError(f"{path} is not a Label Studio JSON export (a list of tasks); export the project as JSON")
     questions = dict(batch.questions.select("id", "choices").iter_rows())
     flag_keys = {text: key for key, text in FLAGS.items()}
-    rows = []
+    rows, unanswered = [], 0
     for index, task in enumerate(tasks):
         data = task.get("data") if isinstance(task.get("data"), dict) else {}
         question, where = data.get("workbench_id"), f"{path}, {_task_name(task, index)}"
@@ -193,10 +193,15 @@ def read_label_studio(batch: Batch, path: str | Path) -> pl.DataFrame:
         for annotation in annotations if isinstance(annotations, list) else [None]:
             if not isinstance(annotation, dict):
                 raise WorkbenchError(f"{where}: an annotation is not an object; export the project again as JSON")
-            if annotation.get("was_cancelled"):
+            cancelled = annotation.get("was_cancelled")
+            if cancelled not in (None, True, False):
+                raise WorkbenchError(f"{where}: its was_cancelled is {str(cancelled)[:40]!r}, not true or false; "
+                                     "export the project again as JSON")  # fmt: skip
+            if cancelled:
                 continue
             found = _results(annotation, where)
             if not found.get("answer"):
+                unanswered += 1
                 continue
             if len(found["answer"]) != 1:
                 raise WorkbenchError(f"{where}: an annotation picks {len(found['answer'])} answers, not one; export "
@@ -218,6 +223,8 @@ def read_label_studio(batch: Batch, path: str | Path) -> pl.DataFrame:
                  "comment": check_comment(" ".join(found.get("comment", [])), where),
                  "seconds": _seconds(annotation, where), "at": _at(annotation, where), "source": "label-studio"}
             )  # fmt: skip
+    if unanswered:
+        warnings.warn(f"{path}: {unanswered} annotation(s) neither skipped nor answered are left out", stacklevel=2)
     return pl.DataFrame(rows, schema=ANSWER_SCHEMA)
 
 
@@ -226,7 +233,7 @@ def parse_voters(pairs: list[str]) -> dict[int, str]:
     voters: dict[int, str] = {}
     for pair in pairs:
         user, _, name = pair.partition("=")
-        if not user.strip().isdigit() or not name:
+        if not (user.isascii() and user.strip().isdigit()) or not name:
             raise WorkbenchError(f"--voter {pair[:60]!r} is not ID=NAME (a Label Studio user id, the annotator's "
                                  "name), e.g. --voter 1=ana")  # fmt: skip
         if int(user) in voters and voters[int(user)] != name:

@@ -9,12 +9,15 @@ every update or deletion of a vote.
 """
 
 import contextlib
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
 
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+"""An annotator's name: what ``annotate link`` and ``--voter`` take (no markup, no control or bidi character)."""
 BUSY_TIMEOUT_MS = 10_000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotators (

@@ -12,7 +12,6 @@ question is kept.
 
 import hashlib
 import json
-import re
 import secrets
 import warnings
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.annotation.batch import Batch, batches
-from workbench.annotation.store import connect
+from workbench.annotation.store import NAME, connect
 from workbench.errors import WorkbenchError
 
 FLAGS = {
@@ -31,8 +30,6 @@ FLAGS = {
     "unclear": "the question is unclear",
 }
 """The flags an annotator may raise on a question, by key."""
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
-"""An annotator's name: what ``annotate link`` and ``--voter`` take (no markup, no control or bidi character)."""
 COMMENT_LIMIT = 2000
 """The most characters of a vote's comment (from the app or an import)."""
 VOTE_SCHEMA = {
@@ -186,18 +183,36 @@ def record_vote(batch: Batch, vote: Vote) -> bool:
 
 
 def read_votes(batch: Batch) -> pl.DataFrame:
-    """Every vote of ``batch`` in the order they were cast (``VOTE_SCHEMA``)."""
+    """Every vote of ``batch`` in the order they were cast (``VOTE_SCHEMA``), each held to its question: a choice
+    among its choices, clicked where the order it saw puts it, flags of ``FLAGS``. A database edited by hand is
+    refused in one line (a vote for choice 9 of five was an unexpected error in the app's review)."""
     with connect(batch.votes_path) as db:
         rows = db.execute("SELECT * FROM votes ORDER BY at, rowid").fetchall()
-    frame = pl.DataFrame(
-        rows, orient="row",
-        schema=["annotator", "place", "id", "choice", "shown", "order", "flags", "comment", "seconds", "at", "source"],
-    )  # fmt: skip
+    if not rows:
+        return pl.DataFrame(schema=VOTE_SCHEMA)
     decode = {name: pl.col(name).str.json_decode(dtype) for name, dtype in (("order", VOTE_SCHEMA["order"]),
                                                                           ("flags", VOTE_SCHEMA["flags"]))}  # fmt: skip
-    if frame.is_empty():
-        return pl.DataFrame(schema=VOTE_SCHEMA)
-    return frame.with_columns(**decode).cast(VOTE_SCHEMA)
+    fix = "the database was edited; restore votes.sqlite from a copy"
+    try:
+        frame = pl.DataFrame(rows, orient="row", schema=list(VOTE_SCHEMA), infer_schema_length=None)
+        frame = frame.with_columns(**decode).cast(VOTE_SCHEMA)
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as err:
+        raise WorkbenchError(f"{batch.votes_path} holds a vote of another shape ({' '.join(str(err).split())[:120]}); "
+                             f"{fix}") from err  # fmt: skip
+    sizes = batch.questions.select("id", n=pl.col("choices").list.len())
+    wrong = frame.join(sizes, on="id", how="inner").filter(
+        ~pl.col("choice").is_between(0, pl.col("n") - 1)
+        | ~pl.col("shown").is_between(1, pl.col("n"))
+        | (pl.col("order").list.len() != pl.col("n"))
+        | (pl.col("order").list.get(pl.col("shown") - 1, null_on_oob=True) != pl.col("choice"))
+        | ~pl.col("flags").list.eval(pl.element().is_in(list(FLAGS))).list.all()
+    )
+    if wrong.height:
+        raise WorkbenchError(
+            f"{batch.votes_path}: {wrong['annotator'][0]!r}'s vote on {wrong['id'][0]!r} is no choice "
+            f"the question showed (choice {wrong['choice'][0]}, shown at {wrong['shown'][0]}); {fix}"
+        )
+    return frame
 
 
 def todo(member: Annotator) -> pl.DataFrame:
