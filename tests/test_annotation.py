@@ -553,3 +553,17 @@ def test_what_the_hostile_pass_tried_beyond_the_issue_is_one_line_or_said(tmp_pa
         db.execute("INSERT INTO annotators VALUES (2, '<b>x</b>', 'digest', 'now')")
     with pytest.raises(WorkbenchError, match="the annotator '<b>x</b>' at place 2 is not one `annotate link` gives"):
         open_batch(batch.folder)
+    import os
+
+    from workbench.annotation import batches
+
+    fifo = tmp_path / "annotation" / "fifo"  # a FIFO in a batch's place hung every app page looking for a batch
+    fifo.mkdir()
+    os.mkfifo(fifo / "batch.json")
+    with pytest.raises(WorkbenchError, match="batch.json is not a regular file"):
+        open_batch(fifo)
+    with pytest.warns(UserWarning, match="passed over"):
+        batches(tmp_path)
+    os.mkfifo(tmp_path / "export.json")
+    with pytest.raises(WorkbenchError, match="export.json is not a regular file"):
+        import_label_studio(create_batch(hypernymy, tmp_path / "b2", 6, 1, 1), tmp_path / "export.json")

@@ -42,6 +42,8 @@ ANNOTATORS_LIMIT = 10_000
 SEED_LIMIT = 2**32
 """Seeds are below this: numpy's and polars' generators take them whole."""
 SOURCE_LIMIT = 4096
+BATCH_LIMIT = 1 << 20
+"""The largest ``batch.json`` read (bytes)."""
 ASSIGNMENT_SCHEMA = {"place": pl.Int64, "id": pl.String, "position": pl.Int64, "order": pl.List(pl.Int64)}
 
 
@@ -71,7 +73,7 @@ class Batch:
 
     def _read(self, name: str) -> pl.DataFrame:
         try:
-            return read_parquet(self.folder / name)
+            return read_parquet(_plain_file(self.folder / name))
         except (OSError, pl.exceptions.PolarsError) as err:
             raise WorkbenchError(
                 f"{self.folder / name} cannot be read ({' '.join(str(err).split())[:200]}); the batch folder is "
@@ -81,6 +83,16 @@ class Batch:
     @property
     def votes_path(self) -> Path:
         return self.folder / VOTES
+
+
+def _plain_file(path: Path, limit: int | None = None) -> Path:
+    """``path`` if it is a regular file (of ``limit`` bytes at most), else an ``OSError`` saying what it is: a FIFO
+    put in a batch's place would hang every app page that looks for its batch, a huge file fill the memory."""
+    if path.exists() and not path.is_file():
+        raise OSError(f"{path.name} is not a regular file")
+    if limit is not None and path.is_file() and path.stat().st_size > limit:
+        raise OSError(f"{path.name} is over {limit:,} bytes; a batch's is a few hundred")
+    return path
 
 
 def draw_sample(probes: pl.DataFrame, questions: int, seed: int = 0, clusters: bool = False) -> pl.DataFrame:
@@ -183,7 +195,7 @@ def open_batch(folder: str | Path) -> Batch:
     damaged batch is refused in one line naming the field and the fix (issue 60: ``per_question: 0`` was read)."""
     folder = Path(folder)
     try:
-        record = json.loads((folder / BATCH_FILE).read_text(encoding="utf-8"))
+        record = json.loads(_plain_file(folder / BATCH_FILE, BATCH_LIMIT).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise WorkbenchError(
             f"{folder} is not an annotation batch (no {BATCH_FILE}); make one with `workbench annotate sample`"

@@ -164,6 +164,8 @@ def read_label_studio(batch: Batch, path: str | Path) -> pl.DataFrame:
     is refused naming the task."""
     path = Path(path)
     try:
+        if not path.is_file():
+            raise OSError(f"{path.name} is {'missing' if not path.exists() else 'not a regular file'}")
         if path.stat().st_size > EXPORT_LIMIT:
             raise WorkbenchError(f"{path} is over {EXPORT_LIMIT >> 20:,} MiB: no Label Studio export of a batch is; "
                                  "export the project made from the batch as JSON")  # fmt: skip
