@@ -514,6 +514,7 @@ def test_a_label_studio_export_writes_only_into_a_folder_it_marked(tmp_path, bat
         written = runner.invoke(cli, ["annotate", "label-studio-export", str(batch.folder), "--out", str(ours)])
         assert written.exit_code == 0, written.output
     assert marked_files(ours, "label-studio") == ["label_config.xml", "tasks.json"]
+    assert (ours / "label_config.xml").read_text() == (LABEL_STUDIO / "label_config.xml").read_text()  # as accepted
     assert folder_kind(ours) == "label-studio"
     (ours / "notes.txt").write_text("mine")
     again = runner.invoke(cli, ["annotate", "label-studio-export", str(batch.folder), "--out", str(ours)])
@@ -567,3 +568,16 @@ def test_what_the_hostile_pass_tried_beyond_the_issue_is_one_line_or_said(tmp_pa
     os.mkfifo(tmp_path / "export.json")
     with pytest.raises(WorkbenchError, match="export.json is not a regular file"):
         import_label_studio(create_batch(hypernymy, tmp_path / "b2", 6, 1, 1), tmp_path / "export.json")
+
+
+def test_the_annotation_panel_shows_a_batchs_markup_as_text(tmp_path, hypernymy):
+    """Issue 60, cause 1, without a browser (tests/test_annotate_browser.py checks it in Chromium)."""
+    from widgets.annotate import AnnotationPanel
+
+    hostile = "<img src=x onerror=alert(1)>"
+    probes = hypernymy.with_columns(question=pl.lit(hostile) + pl.col("question"))
+    batch = create_batch(probes, tmp_path / "annotation" / hostile, 3, 1, 1)
+    add_annotator(batch, "ana")
+    panel = AnnotationPanel(annotator(batch, "ana"))
+    for shown in (panel.who.value, panel.stem.value):
+        assert "<img" not in shown and "<bdi>&lt;img src=x onerror=alert(1)&gt;" in shown

@@ -32,8 +32,9 @@ class AnnotationPanel:
         self.questions = {row["id"]: row for row in member.batch.questions.iter_rows(named=True)}
         self.total = member.batch.assignments.filter(pl.col("place") == member.place).height
         self.progress = w.IntProgress(min=0, max=max(self.total, 1), description="done")
-        who = f"{markup.text(member.name)} · batch {markup.text(member.batch.name)}"
-        self.who = w.HTML(f"<p class='wb-muted'>{who}</p>")
+        self.who = w.HTML(
+            f"<p class='wb-muted'>{markup.text(member.name)} · batch {markup.text(member.batch.name)}</p>"
+        )
         self.counter = w.HTML()
         self.stem = w.HTML()
         self.choices = w.VBox()

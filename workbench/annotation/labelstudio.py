@@ -16,13 +16,13 @@ and an export naming a user the batch does not know is refused in one line.
 >>> import_label_studio(batch, "project-1-at-2026-11-28.json", voters={1: "ana", 2: "ben"})  # doctest: +SKIP
 """
 
+import html
 import json
 import secrets
 import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 import polars as pl
 
@@ -57,7 +57,7 @@ CONFIG = """<View>
 
 def label_config() -> str:
     """The Label Studio labelling config of a batch: question, single-choice answer, flags, comment."""
-    flags = "\n".join(f"    <Choice value={quoteattr(text)}/>" for text in FLAGS.values())
+    flags = "\n".join(f'    <Choice value="{html.escape(text)}"/>' for text in FLAGS.values())
     return CONFIG.format(flags=flags)
 
 
