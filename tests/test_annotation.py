@@ -536,6 +536,7 @@ def test_what_the_hostile_pass_tried_beyond_the_issue_is_one_line_or_said(tmp_pa
     for edit, says in (
         (lambda e, a: a.update(was_cancelled="false"), "its was_cancelled is 'false', not true or false"),
         (lambda e, a: e[0]["data"].update(workbench_id=["x"]), "is not a question of the batch lsbatch"),
+        (lambda e, a: a["result"].append({"from_name": "comment", "value": {"text": ["\x1b[2Jok"]}}), "control"),
     ):
         with pytest.raises(WorkbenchError, match=says):
             import_label_studio(batch, _export_with(tmp_path, edit), {1: "ana", 2: "ben"})
@@ -544,11 +545,17 @@ def test_what_the_hostile_pass_tried_beyond_the_issue_is_one_line_or_said(tmp_pa
         assert import_label_studio(batch, blank, {1: "ana", 2: "ben"}).added == 10
     with pytest.raises(WorkbenchError, match="is not ID=NAME"):
         parse_voters(["\u0661=ana"])  # an Arabic-Indic one is no Label Studio id
+    ana = annotator(batch, "ana")
+    task = todo(ana).row(0, named=True)
+    vote = Vote("ana", task["id"], task["order"][0], 1, task["order"], comment="fine\x1b]0;owned\x07")
+    with pytest.raises(WorkbenchError, match="a comment holds a control character"):  # from the app, too
+        record_vote(batch, vote)
+    assert record_vote(batch, Vote(**{**vote.__dict__, "comment": "two\nlines\tand a tab"}))
     question = batch.questions["id"][0]
     with sqlite3.connect(batch.votes_path) as db:  # a hand-edited database: a vote for no choice shown
         db.execute("INSERT INTO votes VALUES ('zed', 0, ?, 9, 1, '[0, 1, 2, 3, 4]', '[]', '', NULL, 'z', 'app')",
                    (question,))  # fmt: skip
-    with pytest.raises(WorkbenchError, match="'zed''s vote on .* is no choice the question showed"):
+    with pytest.raises(WorkbenchError, match="'zed''s vote on .* is not one the app or an import records"):
         read_votes(batch)
     with sqlite3.connect(batch.votes_path) as db:
         db.execute("INSERT INTO annotators VALUES (2, '<b>x</b>', 'digest', 'now')")

@@ -12,6 +12,7 @@ question is kept.
 
 import hashlib
 import json
+import re
 import secrets
 import warnings
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ FLAGS = {
 """The flags an annotator may raise on a question, by key."""
 COMMENT_LIMIT = 2000
 """The most characters of a vote's comment (from the app or an import)."""
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""The control characters a comment may not hold: all but line breaks and tabs."""
 VOTE_SCHEMA = {
     "annotator": pl.String, "place": pl.Int64, "id": pl.String, "choice": pl.Int64, "shown": pl.Int64,
     "order": pl.List(pl.Int64), "flags": pl.List(pl.String), "comment": pl.String, "seconds": pl.Float64,
@@ -147,9 +150,14 @@ def annotator(batch: Batch, name: str) -> Annotator:
 
 
 def check_comment(comment: str, where: str = "the comment") -> str:
-    """``comment`` if it is at most ``COMMENT_LIMIT`` characters, else one line saying so."""
+    """``comment`` if it is at most ``COMMENT_LIMIT`` characters without control characters (line breaks and tabs
+    aside: an escape sequence in a comment would drive the terminal of whoever runs ``annotate flags``), else one line
+    saying so."""
     if len(comment) > COMMENT_LIMIT:
         raise WorkbenchError(f"{where}: a comment of {len(comment):,} characters; keep it to {COMMENT_LIMIT:,}")
+    if CONTROL.search(comment):
+        raise WorkbenchError(f"{where}: a comment holds a control character ({CONTROL.search(comment)[0]!r}); "
+                             "write it as plain text")  # fmt: skip
     return comment
 
 
@@ -206,11 +214,14 @@ def read_votes(batch: Batch) -> pl.DataFrame:
         | (pl.col("order").list.len() != pl.col("n"))
         | (pl.col("order").list.get(pl.col("shown") - 1, null_on_oob=True) != pl.col("choice"))
         | ~pl.col("flags").list.eval(pl.element().is_in(list(FLAGS))).list.all()
+        | pl.col("comment").str.contains(CONTROL.pattern)
+        | (pl.col("comment").str.len_chars() > COMMENT_LIMIT)
     )
     if wrong.height:
         raise WorkbenchError(
-            f"{batch.votes_path}: {wrong['annotator'][0]!r}'s vote on {wrong['id'][0]!r} is no choice "
-            f"the question showed (choice {wrong['choice'][0]}, shown at {wrong['shown'][0]}); {fix}"
+            f"{batch.votes_path}: {wrong['annotator'][0]!r}'s vote on {wrong['id'][0]!r} is not one the app or an "
+            f"import records (choice {wrong['choice'][0]} shown at {wrong['shown'][0]}: a choice the question showed, "
+            f"where its order put it, known flags, a plain comment of {COMMENT_LIMIT:,} characters at most); {fix}"
         )
     return frame
 
