@@ -315,7 +315,7 @@ def plan_requests(
     probes = _check_probes(probes)
     if not served.is_endpoint(model):
         raise SpecError(f"plan_requests counts what a served model is sent; {model!r} is not an Endpoint or a URL")
-    server = _connect(model, spec)
+    server = _connect(model, spec, listing_only=True)
     pairs, _, _ = _rendered(server, spec, probes, shot_pool)
     if spec.scorer == "generate":
         asked = _question_prompts(pairs)
@@ -338,8 +338,10 @@ def plan_requests(
     )  # fmt: skip
 
 
-def _connect(model: "str | served.Endpoint", spec: ScoreSpec) -> "served.Server":
-    """A served model checked and connected (``workbench.scoring.served``); the settings of a local model refused."""
+def _connect(model: "str | served.Endpoint", spec: ScoreSpec, listing_only: bool = False) -> "served.Server":
+    """A served model checked and connected (``workbench.scoring.served``); the settings of a local model refused.
+    The server's chat template (``/props``) is asked only where a way needs it, and never by a dry run
+    (``listing_only``), which sends nothing but the listing of its models."""
     local = {"control": (spec.control, "none"), "device": (spec.device, None), "dtype": (spec.dtype, "float32"),
              "device_map": (spec.device_map, None)}  # fmt: skip
     clashes = [f"{name}={value!r}" for name, (value, default) in local.items() if value not in (None, default)]
@@ -348,13 +350,16 @@ def _connect(model: "str | served.Endpoint", spec: ScoreSpec) -> "served.Server"
             f"{', '.join(clashes)} place or change a local model's weights, and a served model's are the server's; "
             "leave them out (score a control locally, on the same weights)"
         )
-    server = served.connect(model if isinstance(model, served.Endpoint) else served.Endpoint(str(model)), spec.scorer)
-    if spec.chat_template == "auto" and spec.scorer != "generate" and server.tokenizer is None:
+    endpoint = model if isinstance(model, served.Endpoint) else served.Endpoint(str(model))
+    templated = spec.chat_template == "auto" and spec.scorer != "generate"
+    server = served.connect(endpoint, spec.scorer, template=templated and not listing_only)
+    if templated and server.tokenizer is None:
+        said = ("a dry run sends nothing but the listing of its models, so it cannot ask the server for it (at "
+                "/props)" if listing_only else "which the server does not give (at /props)")  # fmt: skip
         raise WorkbenchError(
-            f"chat_template='auto' for a log-likelihood way needs the chat template of {server.model}, which the "
-            "server does not give (at /props): pass the model's tokenizer (--tokenizer: a folder, hub name or .gguf "
-            "file), or "
-            "ask with --chat-template none, or with --scorer generate (the server applies its own template)"
+            f"chat_template='auto' for a log-likelihood way needs the chat template of {server.model}, {said}: pass "
+            "the model's tokenizer (--tokenizer: a folder, hub name or .gguf file), or ask with --chat-template "
+            "none, or with --scorer generate (the server applies its own template)"
         )
     return server
 
