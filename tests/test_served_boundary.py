@@ -362,3 +362,13 @@ def test_a_url_that_is_no_servers_is_refused_before_anything_is_sent(url, said):
     with pytest.raises(WorkbenchError, match=said) as caught:
         Endpoint(url)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "HOME"])
+def test_a_key_variable_that_is_not_an_api_key_is_never_sent(name):
+    from workbench.errors import SpecError
+    from workbench.scoring.served import Endpoint
+
+    with pytest.raises(SpecError, match="does not end in API_KEY"):
+        Endpoint("http://127.0.0.1:9/v1", key_env=name)
+    assert Endpoint("http://127.0.0.1:9/v1", key_env="TOGETHER_API_KEY").key_env == "TOGETHER_API_KEY"

@@ -129,6 +129,10 @@ class Endpoint:
             )
         if not _ENV_NAME.match(self.key_env):
             raise SpecError(f"key_env={self.key_env!r} is not an environment variable's name; give one like {KEY_ENV}")
+        if not self.key_env.upper().endswith("API_KEY"):  # a grid from someone else names the variable and the URL
+            raise SpecError(f"key_env={self.key_env!r} does not end in API_KEY: only such a variable's value is sent "
+                            "to a server, so that a grid or command cannot send another secret (AWS_SECRET_ACCESS_KEY, "
+                            f"GITHUB_TOKEN) to its URL; put the key in one, e.g. {KEY_ENV}")  # fmt: skip
         if not isinstance(self.concurrency, int) or not 1 <= self.concurrency <= 256:
             raise SpecError(f"concurrency={self.concurrency!r} is out of range; use a whole number from 1 to 256")
         if not isinstance(self.retries, int) or not 0 <= self.retries <= 20:
