@@ -155,6 +155,7 @@ FOLDER_KINDS = {
     "annotation": "an annotation batch (batch.json, questions.parquet, assignments.parquet, votes.sqlite)",
     "label-studio": "a Label Studio project (label_config.xml, tasks.json)",
     "course": "a built course (course.json, index.html, one page per notebook)",
+    "course-cache": "a course's executed notebooks (NOTEBOOK.SIZES.KEY.ipynb, listed in its .workbench.json)",
 }
 """The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
 OWN_MARKER = "cluster_id"
