@@ -214,8 +214,9 @@ def test_a_results_link_that_runs_code_is_refused_in_one_line_before_any_work(tm
     nbformat.write(tiny_notebook("words", "print(N)"), folder / "01_tiny.ipynb")
     args = ["course", "build", "--out", str(tmp_path / "site"), "--sizes", "test", "--notebooks", str(folder)]
     result = CliRunner().invoke(cli, [*args, "--cache", str(tmp_path / "cache"), "--results-link", link])
-    assert result.exit_code != 0 and "--results-link" in result.output and "no link a page may follow" in result.output
-    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert isinstance(result.exception, WorkbenchError), result.output  # printed as one line `error: ...`, exit 2
+    assert "--results-link" in str(result.exception) and "no link a page may follow" in str(result.exception)
+    assert "\n" not in str(result.exception)
     assert not (tmp_path / "site").exists() and not (tmp_path / "cache").exists()  # nothing was executed
 
 
@@ -237,7 +238,8 @@ def test_the_cache_deletes_only_the_runs_its_marker_lists_and_a_users_folder_is_
         nbformat.write(tiny_notebook("mine", "1"), mine / name)
     args = ["course", "build", "--out", str(tmp_path / "site"), "--sizes", "test", "--notebooks", str(folder)]
     result = CliRunner().invoke(cli, [*args, "--cache", str(mine)])
-    assert result.exit_code != 0 and "not a course's executed notebooks" in " ".join(result.output.split())
+    assert isinstance(result.exception, WorkbenchError), result.output
+    assert "not a course's executed notebooks" in str(result.exception) and "\n" not in str(result.exception)
     assert sorted(path.name for path in mine.iterdir()) == theirs and not (tmp_path / "site").exists()
 
     cache = tmp_path / "cache"

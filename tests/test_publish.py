@@ -373,5 +373,7 @@ def test_a_course_link_that_runs_code_or_leaves_the_web_is_refused_in_one_line(h
     preds_file = home / "predictions" / "minilm-similarity.parquet"
     args = ["publish", str(preds_file), "--out", str(tmp_path / "site"), "--course-link", link]
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code != 0 and "--course-link" in result.output and "no link a page may follow" in result.output
+    assert isinstance(result.exception, WorkbenchError), result.output  # printed as one line `error: ...`, exit 2
+    assert "--course-link" in str(result.exception) and "no link a page may follow" in str(result.exception)
+    assert "\n" not in str(result.exception)
     assert not (tmp_path / "site").exists()
