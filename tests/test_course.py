@@ -293,3 +293,20 @@ def test_a_notebook_named_as_markup_or_a_scheme_is_text_and_a_link_to_its_own_pa
 
     assert all((built / unquote(link)).is_file() for link in pages)
     assert "01_&lt;img src=x onerror=alert(1)&gt;.ipynb" in (built / "index.html").read_text()
+
+
+def test_a_cache_marker_made_a_link_to_a_device_or_a_fifo_is_no_marker_and_is_not_read(tmp_path: Path):
+    """A hand-made ``.workbench.json`` that is a link to ``/dev/zero`` (or a FIFO) was read without end: the process
+    grew until it failed with a MemoryError. A marker is a regular file of bounded size, else no marker."""
+    import os
+
+    from workbench.io import MARKER, folder_kind, marked_files
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / MARKER).symlink_to("/dev/zero")
+    assert marked_files(cache, course.CACHE_KIND) is None and folder_kind(cache) is None
+    assert course.check_cache(cache, tmp_path / "site") == cache
+    (cache / MARKER).unlink()
+    os.mkfifo(cache / MARKER)  # opening it to read would wait for a writer for ever
+    assert marked_files(cache, course.CACHE_KIND) is None
