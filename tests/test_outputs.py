@@ -307,3 +307,15 @@ def test_a_folder_is_ours_only_by_the_marker_we_wrote(tmp_path):
     assert folder_kind(folder) == "other"
     (folder / MARKER).write_text('{"kind": "course", "files": ["course.json", "notes.txt"]}')  # not written by us
     assert folder_kind(folder) == "other" and marked_files(folder, "course") is None
+
+
+@pytest.mark.parametrize("label", ["Mini\u202eLM", "<img src=x onerror=alert(1)>" + "x" * 100, "a\nb", ""])
+def test_a_prediction_file_from_outside_passes_the_names_check(files, tmp_path, label):
+    from workbench.errors import WorkbenchError
+    from workbench.io import read_predictions
+
+    path = tmp_path / "theirs.parquet"
+    pl.read_parquet(files / "a.parquet").with_columns(model=pl.lit(label)).write_parquet(path)
+    with pytest.raises(WorkbenchError, match="the model label") as err:
+        read_predictions(path)
+    assert "\n" not in str(err.value)

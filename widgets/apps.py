@@ -164,13 +164,7 @@ def annotate(home: Path | None = None, token: str | None = None) -> w.Widget:
     except WorkbenchError:
         preds = None
     panel = AnnotationPanel(member, preds)
-    app = w.VBox(
-        [
-            header,
-            w.HTML(f"<p class='wb-muted'>{markup.text(member.name)} · batch {markup.text(member.batch.name)}</p>"),
-            panel.widget,
-        ]
-    )
+    app = w.VBox([header, panel.widget])
     app.panels = {"annotate": panel}
     return app
 

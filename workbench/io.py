@@ -326,9 +326,10 @@ def folder_kind(path: str | Path) -> str | None:
     if "batch.json" in names:
         return "annotation" if names <= {"batch.json", "questions.parquet", "assignments.parquet", "votes.sqlite",
                                          "votes.sqlite-wal", "votes.sqlite-shm"} else "other"  # fmt: skip
-    if names and names <= {"label_config.xml", "tasks.json"}:  # ours: tasks made from a batch
-        tasks = _json_record_list(children["tasks.json"]) if "tasks.json" in names else [{"data": {"workbench_id": ""}}]
-        ours = bool(tasks) and all(isinstance(t, dict) and "workbench_id" in (t.get("data") or {}) for t in tasks[:1])
+    if "tasks.json" in names and names <= {"label_config.xml", "tasks.json"}:  # before the marker: ours by content
+        tasks = _json_record_list(children["tasks.json"])
+        ours = bool(tasks) and all(isinstance(task, dict) and isinstance(task.get("data"), dict)
+                                   and isinstance(task["data"].get("workbench_id"), str) for task in tasks)  # fmt: skip
         return "label-studio" if ours else "other"
     if "course.json" in names:
         return "course" if _json_record(children["course.json"]).get("generator") == "workbench course" else "other"
@@ -610,6 +611,10 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
             raise WorkbenchError(
                 f"{path}, row {bad[0] + 1}: {name} ({bad.len()} rows like it); the file is damaged: score again"
             )
+    for label in frame["model"].unique():  # names every page shows: a file from outside passes the names' check
+        check_label(label, f"{path}: the model label")
+    for label in frame.filter(pl.col("asking") != "")["asking"].unique():
+        check_label(label, f"{path}: the way-of-asking label")
     return frame
 
 
