@@ -101,14 +101,14 @@ class AnnotationPanel:
         answers = review(self.member, self.predictions)
         right = answers["right"].mean() if answers.height else 0.0
         models = [name for name in answers.columns if name not in ("id", "question", "yours", "gold", "right")]
-        agree = "".join(
+        agree_html = "".join(
             f"<li>{markup.text(name)}: {(answers[name] == answers['gold']).mean():.0%} right on these questions</li>"
             for name in models
         )
         self.question.children = [
             w.HTML(
                 f"<h3>Thank you: all {self.total:d} answered</h3><p>You picked the gold on {right:.0%} of them."
-                + ("</p><ul>" + agree + "</ul>" if agree else "</p>")
+                + ("</p><ul>" + agree_html + "</ul>" if agree_html else "</p>")
             ),
             w.HTML(table(answers.drop("id"))),
         ]

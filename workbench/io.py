@@ -155,6 +155,7 @@ FOLDER_KINDS = {
     "annotation": "an annotation batch (batch.json, questions.parquet, assignments.parquet, votes.sqlite)",
     "label-studio": "a Label Studio project (label_config.xml, tasks.json)",
     "course": "a built course (course.json, index.html, one page per notebook)",
+    "course-cache": "a course's executed notebooks (NOTEBOOK.SIZES.KEY.ipynb, listed in its .workbench.json)",
 }
 """The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
 OWN_MARKER = "cluster_id"
@@ -267,6 +268,8 @@ MARKDOWN_MARKER = "Table 4, whole sets (ours: the paper preset"
 DISPOSABLE = frozenset({".ipynb_checkpoints", ".DS_Store"})
 """Dot-entries tools leave in any folder, that replacing a folder may take with it."""
 _OURS = re.compile(r"^\..+\.(tmp|lock)$|^\..+\.(staging|old)-.+$")
+RECORD_BYTES = 64 << 20
+"""The largest marker or manifest read (a site's ``site.json`` lists every file it wrote: a few hundred kB)."""
 MARKER = ".workbench.json"
 """The file a writer leaves in a folder it owns, naming the folder's kind and every file it wrote there (issue 60):
 a folder is the workbench's only by this marker, never by its file names, which a user's own files can share."""
@@ -366,8 +369,14 @@ def unlisted_files(folder: str | Path, manifest: str) -> list[str]:
 
 
 def _json_record(file: Path) -> dict:
+    """The JSON object in ``file`` (a marker, a manifest), or {}: a regular file of at most ``RECORD_BYTES`` only, so
+    that a marker made a link to ``/dev/zero`` or a FIFO by hand is no record, not a read without end (issue 60)."""
     try:
-        record = json.loads(file.read_text(encoding="utf-8"))
+        if not file.is_file():
+            return {}
+        with open(file, "rb") as handle:
+            data = handle.read(RECORD_BYTES + 1)
+        record = json.loads(data.decode("utf-8")) if len(data) <= RECORD_BYTES else {}
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}

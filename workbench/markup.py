@@ -11,7 +11,7 @@ from.
 """
 
 import html
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from workbench.errors import WorkbenchError
 
@@ -44,6 +44,13 @@ def link(url: str, option: str = "the link") -> str:
         raise WorkbenchError(f"{option} {url!r} is no link a page may follow ({scheme}: runs code or leaves the "
                              "page); give an http(s) address or a relative path")  # fmt: skip
     return url.strip()
+
+
+def local(name: str) -> str:
+    """A link to the file ``name`` beside the page (a notebook's page), whatever its name: percent-encoded whole, so
+    that a file named ``javascript:alert(1).html``, ``//host.html``, ``a#b.html`` or ``a?b.html`` is that file, never a
+    scheme, another host, a fragment or a query."""
+    return quote(name, safe="")
 
 
 def anchor(url: str, label: object, option: str = "the link") -> str:
