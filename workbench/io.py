@@ -431,6 +431,18 @@ def _jsonl_kind(file: Path) -> str | None:
     return None
 
 
+def check_input(path: str | Path, option: str) -> None:
+    """Refuse, in one line, an input that exists but is no file or folder: a device (``/dev/zero`` is read without
+    end), a FIFO (a read waits for ever for a writer) or a socket (issue 60). A value that names no file (a hub name,
+    a URL, a missing file) passes: the command says what it expected."""
+    try:
+        mode = Path(path).stat().st_mode
+    except (OSError, ValueError):
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise WorkbenchError(f"{option} {path} is a device, socket or pipe, not a file or folder; give a file")
+
+
 def _refuse_special(path: Path) -> None:
     """Devices, sockets and FIFOs are no outputs: the atomic rename would replace them with a regular file."""
     try:
