@@ -147,21 +147,36 @@ def publish(
         raise WorkbenchError(f"two sections share a key among {keys}; give each further section its own key")
     page = _page(parts, title, _headline_html(preds))
     with exclusive(out), staged_folder(out) as staging:
-        (staging / "assets").mkdir()
-        (staging / "assets" / "vega.js").write_text(_vega_bundle(), encoding="utf-8")
-        for name in ASSETS:
-            (staging / "assets" / name).write_text(_asset(name), encoding="utf-8")
-        for section in parts:
-            for name, value in section.files.items():
-                path = staging / "data" / f"{name}.js"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(f"WB.loaded({json.dumps(name)}, {_script_json(value)});\n", encoding="utf-8")
+        _write_assets(staging)
+        _write_data(staging, parts)
         (staging / "index.html").write_text(page, encoding="utf-8")
-        written = sorted(str(path.relative_to(staging)) for path in staging.rglob("*") if path.is_file())
-        manifest = {"generator": "workbench publish", "title": title, "sections": keys, "files": written}
-        manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": metrics.n_questions(preds)}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        _write_manifest(staging, preds, title, keys)
     return out / "index.html"
+
+
+def _write_assets(folder: Path) -> None:
+    """The page's scripts and styles (Vega, Vega-Lite and vega-embed inlined: nothing loads from the internet)."""
+    (folder / "assets").mkdir()
+    (folder / "assets" / "vega.js").write_text(_vega_bundle(), encoding="utf-8")
+    for name in ASSETS:
+        (folder / "assets" / name).write_text(_asset(name), encoding="utf-8")
+
+
+def _write_data(folder: Path, sections: Sequence[Section]) -> None:
+    """Each section's data as a script the page loads on demand (``data/NAME.js``), so the page opens from file://."""
+    for section in sections:
+        for name, value in section.files.items():
+            path = folder / "data" / f"{name}.js"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"WB.loaded({json.dumps(name)}, {_script_json(value)});\n", encoding="utf-8")
+
+
+def _write_manifest(folder: Path, preds: pl.DataFrame, title: str, keys: list[str]) -> None:
+    """``site.json``: what the site holds and every file written, so a later publish knows the user's files."""
+    written = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    manifest = {"generator": "workbench publish", "title": title, "sections": keys, "files": written}
+    manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": metrics.n_questions(preds)}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
 def standard_sections(
