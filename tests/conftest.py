@@ -53,7 +53,22 @@ LONGEST_FIRST = tuple(
 
 LAST = ("tests/test_course.py::",)
 """Modules that read what a long one makes: the course is built from the notebooks test_notebooks executed (their
-shared cache); started early, its worker waited minutes on the other's notebooks (296 s of setup)."""
+shared cache). They run after it on its worker (``SHARED_SCOPES``): on the other worker, the course's setup waited
+minutes on the notebooks (276 s at stop 58)."""
+SHARED_SCOPES = {"tests/test_course.py": "tests/test_notebooks.py"}
+"""Modules handed to ``make test``'s workers as one unit with another (module -> the module it joins)."""
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope``, with the modules of ``SHARED_SCOPES`` joined to the one they read from."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class JoinedScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_SCOPES.get(scope, scope)
+
+    return JoinedScopes(config, log) if config.getvalue("dist") == "loadscope" else None
 
 
 def pytest_collection_modifyitems(items: list) -> None:

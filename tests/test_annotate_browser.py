@@ -177,3 +177,45 @@ def test_three_people_answer_at_once_resume_after_reload_and_lose_nothing_to_a_k
         assert recorded == shown[name]
     assert votes.filter(pl.col("annotator") == "bob").sort("at")["flags"].to_list()[:2] == [[], ["also-right"]]
     assert (votes["order"].list.get(1) == votes["choice"]).all()
+
+
+HOSTILE = "<img src=x onerror=window.pwned=1>"
+
+
+def test_a_batch_named_as_markup_runs_no_script_in_the_annotators_page(tmp_path, browser):
+    """Issue 60: a batch folder (and so its batch.json) named ``<img src=x onerror=...>``, questions and choices
+    holding markup: every annotator's page shows them as text and runs nothing."""
+    from workbench.annotation import add_annotator, create_batch
+    from workbench.cli.serve import free_port
+    from workbench.probes.formats import read_probes
+
+    if not RELEASED.is_file():
+        pytest.skip(f"{RELEASED} is not here (../shared beside the repository)")
+    home = tmp_path / "workspace"
+    probes = read_probes(RELEASED).with_columns(
+        question=pl.lit("<img src=x onerror=window.pwned=2> ") + pl.col("question"),
+        choices=pl.col("choices").list.eval(pl.lit("<img src=x onerror=window.pwned=3> ") + pl.element()),
+    )
+    made = create_batch(probes, home / "annotation" / HOSTILE, 4, per_question=1, annotators=1, seed=3)
+    assert made.name == HOSTILE
+    token = add_annotator(made, "ana")
+    port = free_port()
+    server = start(home, port)
+    context = browser.new_context()
+    page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message) or dialog.dismiss())
+    try:
+        page.goto(f"http://127.0.0.1:{port}/?token={LAB_TOKEN}&annotator={token}", timeout=TIMEOUT_MS)
+        page.wait_for_selector(".wb-annotate-stem", timeout=TIMEOUT_MS)
+        page.locator("button.wb-key-1").click()
+        page.wait_for_selector("text=1 of 4 answered", timeout=TIMEOUT_MS)
+        assert page.evaluate("() => window.pwned") is None and not dialogs  # no script ran
+        assert not page.locator("img[src=x]").count()  # no element was made of the batch's text
+        assert f"ana · batch {HOSTILE}" in page.inner_text("body")  # shown as the text it is
+        assert "<img src=x onerror=window.pwned=2>" in page.locator(".wb-annotate-stem").inner_text()
+        assert "<img src=x onerror=window.pwned=3>" in page.locator("button.wb-key-1").inner_text()
+    finally:
+        context.close()
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)

@@ -291,35 +291,29 @@ def test_a_real_label_studio_export_comes_back_as_votes(tmp_path, hypernymy, cli
     tasks = json.loads((LABEL_STUDIO / "tasks.json").read_text())
     assert [task["data"] for task in tasks] == [task["data"] for task in label_studio_tasks(batch)]
     export = json.loads((LABEL_STUDIO / "export.json").read_text())
-    votes = read_label_studio(batch, LABEL_STUDIO / "export.json")
+    answers = read_label_studio(batch, LABEL_STUDIO / "export.json")
     done = [a for task in export for a in task["annotations"] if not a.get("was_cancelled")]
-    assert votes.height == len(done) == 11 and votes["source"].unique().to_list() == ["label-studio"]
-    assert sorted(votes["annotator"].unique()) == ["label-studio-1", "label-studio-2"]  # alice, bob: ids, not e-mails
-    flagged = votes.filter(pl.col("flags").list.len() > 0)
-    assert (
-        flagged["annotator"].to_list() == ["label-studio-1"] * 2 and flagged["flags"].to_list() == [["also-right"]] * 2
-    )
-    assert "café — unclear?" in votes["comment"].to_list() and 14.236 in votes["seconds"].to_list()
+    assert answers.height == len(done) == 11 and answers["source"].unique().to_list() == ["label-studio"]
+    assert sorted(answers["user"].unique()) == [1, 2]  # Label Studio's user ids: who they are, the batch says
+    flagged = answers.filter(pl.col("flags").list.len() > 0)
+    assert flagged["user"].to_list() == [1, 1] and flagged["flags"].to_list() == [["also-right"]] * 2
+    assert "café — unclear?" in answers["comment"].to_list() and 14.236 in answers["seconds"].to_list()
     by_task = {task["data"]["workbench_id"]: task for task in export}
-    for vote in votes.iter_rows(named=True):  # the choice voted is the text the person picked in Label Studio
+    for vote in answers.iter_rows(named=True):  # the choice voted is the text the person picked in Label Studio
         task = by_task[vote["id"]]
         picked = [r["value"]["choices"][0] for a in task["annotations"] if not a.get("was_cancelled")
-                  for r in a["result"] if r["from_name"] == "answer" and _person(a) == vote["annotator"]]  # fmt: skip
+                  for r in a["result"] if r["from_name"] == "answer" and a["completed_by"] == vote["user"]]  # fmt: skip
         text = batch.questions.filter(pl.col("id") == vote["id"])["choices"][0][vote["choice"]]
         assert picked == [f"{vote['shown']}. {text}"]
-    result = CliRunner().invoke(
-        cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")]
-    )
-    assert result.output.startswith(f"{len(done)} new votes")
-    again = CliRunner().invoke(
-        cli, ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")]
-    )
-    assert again.output.startswith("0 new votes") and read_votes(batch).height == len(done)
-
-
-def _person(annotation: dict) -> str:
-    who = annotation.get("completed_by")
-    return str(who.get("email") or who.get("id")) if isinstance(who, dict) else f"label-studio-{who}"
+    command = ["annotate", "label-studio-import", str(batch.folder), str(LABEL_STUDIO / "export.json")]
+    result = CliRunner().invoke(cli, [*command, "--voter", "1=alice", "--voter", "2=bob"])
+    assert result.output.startswith(f"{len(done)} new votes from 2 people (alice, bob)"), result.output
+    again = CliRunner().invoke(cli, command)  # the batch keeps who each user is
+    assert again.output.startswith("0 new votes from 2 people (alice, bob); 11 held already")
+    votes = read_votes(batch)
+    assert votes.height == len(done) and sorted(votes["annotator"].unique()) == ["alice", "bob"]
+    places = dict(zip(votes["annotator"], votes["place"], strict=True))
+    assert places == {"alice": 0, "bob": 1} and annotator(batch, "bob").place == 1  # places of the batch
 
 
 def test_damaged_batches_and_edited_exports_are_one_line_and_never_a_wrong_vote(tmp_path, hypernymy):
@@ -338,7 +332,7 @@ def test_damaged_batches_and_edited_exports_are_one_line_and_never_a_wrong_vote(
             choices=["0. " + answer["value"]["choices"][0]]
         ),
         "is not the one the batch gave it": lambda: export[0]["data"].update(order=export[0]["data"]["order"][::-1]),
-        "is not a usable name": lambda: first.update(completed_by={"email": "eve\u202egpt-4@lab"}),
+        "completed_by is 'None', not a Label Studio user id": lambda: first.update(completed_by=None),
         "its result is not a list": lambda: first.update(result="dog"),
     }
     for says, edit in edits.items():
@@ -364,21 +358,233 @@ def test_damaged_batches_and_edited_exports_are_one_line_and_never_a_wrong_vote(
     add_annotator(batch, "ana")
     vote_as(batch, "ana", lambda q: q["answer"])
     shutil.copy(other.folder / "questions.parquet", batch.folder / "questions.parquet")  # another batch's questions
+    with pytest.raises(WorkbenchError, match="an assignment names a question questions.parquet does not hold"):
+        open_batch(batch.folder)  # validated whole when opened
+    shutil.copy(other.folder / "assignments.parquet", batch.folder / "assignments.parquet")  # and its assignments
     with pytest.raises(WorkbenchError, match="votes are for questions the batch does not hold"):
         people_predictions(open_batch(batch.folder).questions, read_votes(batch))
     (batch.folder / "questions.parquet").write_bytes(b"PAR1 not parquet")
     with pytest.raises(WorkbenchError, match="questions.parquet cannot be read .* the batch folder is damaged"):
-        open_batch(batch.folder).questions
+        open_batch(batch.folder)
     broken = tmp_path / "annotation" / "broken"
     broken.mkdir()
     (broken / "batch.json").write_text("[]")
     with pytest.raises(WorkbenchError, match="lacks name, per_question"):
         open_batch(broken)
+    create_batch(hypernymy, tmp_path / "annotation" / "good", 6, 2, 2, seed=1)
     with pytest.warns(UserWarning, match="an annotation batch is passed over"):
-        assert [b.name for b in batches(tmp_path)] == ["lsbatch"]  # the others' links still open
+        assert [b.name for b in batches(tmp_path)] == ["good"]  # the others' links still open
 
 
 def read_probes_of(folder: Path):
     from workbench.probes.formats import read_probes
 
     return read_probes(folder / "hypernymy_test.jsonl")
+
+
+def _export_with(tmp_path: Path, edit) -> Path:
+    """The real Label Studio export with ``edit(export, its first completed annotation)`` applied, written as JSON."""
+    export = json.loads((LABEL_STUDIO / "export.json").read_text())
+    edit(export, next(a for a in export[0]["annotations"] if not a.get("was_cancelled")))
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(export))
+    return path
+
+
+@pytest.mark.skipif(not (LABEL_STUDIO / "export.json").is_file(), reason="no Label Studio export fixture")
+def test_a_label_studio_voter_is_who_the_batch_knows_and_every_field_is_bounded(tmp_path, hypernymy):
+    """Issue 60, cause 5: identities from a crowd are not taken on their word."""
+    from workbench.annotation.labelstudio import import_label_studio
+
+    batch = create_batch(hypernymy, tmp_path / "annotation" / "lsbatch", 6, 2, 3, seed=0)
+    export = LABEL_STUDIO / "export.json"
+    with pytest.raises(WorkbenchError, match=r"Label Studio user 1 \(of 2 unknown\) is no voter of lsbatch: say who "
+                                             r"they are with --voter 1=NAME"):  # fmt: skip
+        import_label_studio(batch, export)
+    add_annotator(batch, "ana")  # a person of the app: a Label Studio user may be them
+    done = import_label_studio(batch, export, {1: "ana", 2: "ben"})
+    assert (done.added, done.people) == (11, ["ana", "ben"])
+    assert annotator(batch, "ben").place == 1 and read_votes(batch).group_by("annotator").len().height == 2
+    for voters, says in (({1: "ben"}, "user 1 is ana in this batch"), ({3: "ana"}, "ana is Label Studio user 1"),
+                         ({3: "a\u202eb"}, "give a Label Studio user id and an annotator name"),
+                         ({3: "cy", 4: "cy"}, "one name to two Label Studio users")):  # fmt: skip
+        with pytest.raises(WorkbenchError, match=says):
+            import_label_studio(batch, export, voters)
+    eve = _export_with(tmp_path, lambda e, first: first.update(completed_by={"id": 1, "email": "eve\u202egpt@lab"}))
+    assert import_label_studio(batch, eve).held == 11  # a user object is its id: the e-mail names nobody
+    for edit, says in (
+        (lambda e, a: e[0]["annotations"].append({**a, "completed_by": 9}), "user 9 .* is no voter"),
+        (lambda e, a: [x.pop("completed_by") for t in e for x in t["annotations"]], "completed_by is 'None', not a"),
+        (lambda e, a: a.update(completed_by=True), "completed_by is 'True', not a Label Studio user id"),
+        (lambda e, a: a.update(lead_time=10**400), "its lead_time '1000.* is no time on a task"),
+        (lambda e, a: a.update(lead_time=float("nan")), "its lead_time 'nan' is no time on a task"),
+        (lambda e, a: a.update(lead_time=-3), "its lead_time '-3' is no time"),
+        (lambda e, a: a.update(created_at="yesterday"), "its created_at 'yesterday' is not a date and time"),
+        (lambda e, a: a["result"].append({"from_name": "flags", "value": {"choices": ["mine"]}}), "the flag 'mine'"),
+        (lambda e, a: a["result"].append({"from_name": "comment", "value": {"text": ["x" * 2001]}}), "2,001 char"),
+        (lambda e, a: a["result"][0]["value"].update(choices=[{"x": 1}]), "the answer is not a list of texts"),
+        (lambda e, a: a["result"][0]["value"]["choices"].append("2. x"), "picks 2 answers, not one"),
+        (lambda e, a: e[0].update(id="t\nx", data={**e[0]["data"], "batch": "x"}), r"task #1 \(no id\) is not a q"),
+    ):
+        path = _export_with(tmp_path, edit)
+        with pytest.raises(WorkbenchError, match=says) as err:
+            import_label_studio(batch, path)
+        assert "\n" not in str(err.value)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(WorkbenchError, match="is not a Label Studio JSON export"):
+        import_label_studio(batch, deep)
+    twice = _export_with(tmp_path, lambda e, a: e[0]["annotations"].append({**a, "created_at": "2027-01-01T00:00:00Z"}))
+    with pytest.warns(UserWarning, match="1 repeated answer"):
+        assert import_label_studio(batch, twice).repeated == 1  # the first kept, and said
+    small = create_batch(hypernymy, tmp_path / "one-place" / "lsbatch", 6, 1, 1, seed=0)
+    with pytest.raises(WorkbenchError, match="has 1 annotator places and all are taken, so ben cannot vote"):
+        import_label_studio(small, export, {1: "ana", 2: "ben"})
+    assert read_votes(small).is_empty()  # one transaction: nothing of a refused import is kept
+
+
+def test_a_hand_edited_batch_is_refused_whole_when_opened(batch):
+    """Issue 60, cause 5: ``per_question: 0`` and ``annotators: -5`` were read as valid."""
+    from workbench.annotation import open_batch
+
+    record = json.loads((batch.folder / "batch.json").read_text())
+    for edit, says in (
+        ({"per_question": 0}, "per_question is '0', not 1 to its annotators"),
+        ({"annotators": -5}, "annotators is '-5', not 1 to 10,000"),
+        ({"annotators": 2, "per_question": 3}, "per_question is '3', not 1 to its annotators"),
+        ({"per_question": True}, "lacks per_question"),
+        ({"seed": -1}, "seed is '-1', not 0 to"),
+        ({"draw": "mine"}, "draw is 'mine', not questions or clusters"),
+        ({"created": "soon"}, "created is 'soon', not an ISO date and time"),
+        ({"name": "hyp\u202egpt"}, "the name in .* holds an invisible or format character"),
+        ({"name": "x" * 101}, "the name in .* is 101 characters long"),
+        ({"per_question": 1}, "a question is not assigned to exactly 1 distinct places"),
+        ({"annotators": 2}, r"an assignment's place is outside 0 to 1 \(annotators 2\)"),
+        ({"questions": 31}, "batch.json says 31 questions, questions.parquet holds 30"),
+    ):
+        (batch.folder / "batch.json").write_text(json.dumps({**record, **edit}))
+        with pytest.raises(WorkbenchError, match=says) as err:
+            open_batch(batch.folder)
+        assert "\n" not in str(err.value)
+    (batch.folder / "batch.json").write_text(json.dumps(record))
+    assignments = pl.read_parquet(batch.folder / "assignments.parquet")
+    assignments.with_columns(order=pl.col("order").list.reverse().list.head(2)).write_parquet(
+        batch.folder / "assignments.parquet"
+    )
+    with pytest.raises(WorkbenchError, match="a choice order is not a permutation of its question's choices"):
+        open_batch(batch.folder)
+    with pytest.raises(WorkbenchError, match="--annotators 0: give 1 to 10,000"):
+        create_batch(batch.questions, batch.folder.parent / "none", 3, 1, 0)
+    with pytest.raises(WorkbenchError, match="folder name .* holds a control character"):
+        create_batch(batch.questions, batch.folder.parent / "a\x1bb", 3, 1, 1)
+
+
+def test_status_counts_only_the_votes_of_the_batchs_questions(tmp_path, hypernymy, cli):
+    """Issue 60, cause 5: a batch whose questions were replaced counted the votes of questions it no longer held."""
+    import shutil
+
+    runner = CliRunner(env={"WORKBENCH_HOME": str(tmp_path)})
+    batch = create_batch(hypernymy, tmp_path / "annotation" / "hyp", 6, 1, 1, seed=0)
+    add_annotator(batch, "ana")
+    vote_as(batch, "ana", lambda q: q["answer"])
+    other = create_batch(hypernymy, tmp_path / "other", 6, 1, 1, seed=7)
+    for name in ("questions.parquet", "assignments.parquet"):
+        shutil.copy(other.folder / name, batch.folder / name)
+    held = set(other.questions["id"]) & set(batch.questions["id"])
+    status = runner.invoke(cli, ["annotate", "status", str(batch.folder)])
+    assert f"{len(held)} votes; {len(held)} of 6 questions have all 1 votes" in status.output, status.output
+    assert f"{6 - len(held)} votes are for questions the batch does not hold and are not counted" in status.output
+
+
+def test_a_label_studio_export_writes_only_into_a_folder_it_marked(tmp_path, batch, cli):
+    """Issue 60, cause 4: a folder whose only file was a user's label_config.xml was overwritten."""
+    from workbench.io import MARKER, folder_kind, marked_files
+
+    runner = CliRunner()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "label_config.xml").write_text("<View>my own config</View>")
+    refused = runner.invoke(cli, ["annotate", "label-studio-export", str(batch.folder), "--out", str(theirs)])
+    assert refused.exit_code == 1 and "files the workbench did not write" in str(refused.exception)
+    assert (theirs / "label_config.xml").read_text() == "<View>my own config</View>"
+    (theirs / "tasks.json").write_text(json.dumps([{"data": {"workbench_id": "x"}}, {"data": {"mine": 1}}]))
+    assert folder_kind(theirs) == "other"  # one task not of ours makes it theirs
+    ours = tmp_path / "ls"
+    for _ in range(2):  # written, then written again over its own output
+        written = runner.invoke(cli, ["annotate", "label-studio-export", str(batch.folder), "--out", str(ours)])
+        assert written.exit_code == 0, written.output
+    assert marked_files(ours, "label-studio") == ["label_config.xml", "tasks.json"]
+    assert (ours / "label_config.xml").read_text() == (LABEL_STUDIO / "label_config.xml").read_text()  # as accepted
+    assert folder_kind(ours) == "label-studio"
+    (ours / "notes.txt").write_text("mine")
+    again = runner.invoke(cli, ["annotate", "label-studio-export", str(batch.folder), "--out", str(ours)])
+    assert again.exit_code == 1 and (ours / "notes.txt").read_text() == "mine"
+    (ours / "notes.txt").unlink()
+    (ours / MARKER).unlink()  # an export of before the marker: ours by its tasks' workbench ids
+    assert folder_kind(ours) == "label-studio"
+    (ours / "tasks.json").unlink()
+    assert folder_kind(ours) == "other"  # a label_config.xml alone is anybody's
+
+
+@pytest.mark.skipif(not (LABEL_STUDIO / "export.json").is_file(), reason="no Label Studio export fixture")
+def test_what_the_hostile_pass_tried_beyond_the_issue_is_one_line_or_said(tmp_path, hypernymy):
+    """Issue 60's second pass: a votes database and an export edited in ways the issue did not list."""
+    from workbench.annotation import open_batch
+    from workbench.annotation.labelstudio import import_label_studio, parse_voters
+
+    batch = create_batch(hypernymy, tmp_path / "annotation" / "lsbatch", 6, 2, 3, seed=0)
+    for edit, says in (
+        (lambda e, a: a.update(was_cancelled="false"), "its was_cancelled is 'false', not true or false"),
+        (lambda e, a: e[0]["data"].update(workbench_id=["x"]), "is not a question of the batch lsbatch"),
+        (lambda e, a: a["result"].append({"from_name": "comment", "value": {"text": ["\x1b[2Jok"]}}), "control"),
+    ):
+        with pytest.raises(WorkbenchError, match=says):
+            import_label_studio(batch, _export_with(tmp_path, edit), {1: "ana", 2: "ben"})
+    blank = _export_with(tmp_path, lambda e, a: a.update(result=[]))  # neither skipped nor answered
+    with pytest.warns(UserWarning, match="1 annotation.s. neither skipped nor answered are left out"):
+        assert import_label_studio(batch, blank, {1: "ana", 2: "ben"}).added == 10
+    with pytest.raises(WorkbenchError, match="is not ID=NAME"):
+        parse_voters(["\u0661=ana"])  # an Arabic-Indic one is no Label Studio id
+    ana = annotator(batch, "ana")
+    task = todo(ana).row(0, named=True)
+    vote = Vote("ana", task["id"], task["order"][0], 1, task["order"], comment="fine\x1b]0;owned\x07")
+    with pytest.raises(WorkbenchError, match="a comment holds a control character"):  # from the app, too
+        record_vote(batch, vote)
+    assert record_vote(batch, Vote(**{**vote.__dict__, "comment": "two\nlines\tand a tab"}))
+    question = batch.questions["id"][0]
+    with sqlite3.connect(batch.votes_path) as db:  # a hand-edited database: a vote for no choice shown
+        db.execute("INSERT INTO votes VALUES ('zed', 0, ?, 9, 1, '[0, 1, 2, 3, 4]', '[]', '', NULL, 'z', 'app')",
+                   (question,))  # fmt: skip
+    with pytest.raises(WorkbenchError, match="'zed''s vote on .* is not one the app or an import records"):
+        read_votes(batch)
+    with sqlite3.connect(batch.votes_path) as db:
+        db.execute("INSERT INTO annotators VALUES (2, '<b>x</b>', 'digest', 'now')")
+    with pytest.raises(WorkbenchError, match="the annotator '<b>x</b>' at place 2 is not one `annotate link` gives"):
+        open_batch(batch.folder)
+    import os
+
+    from workbench.annotation import batches
+
+    fifo = tmp_path / "annotation" / "fifo"  # a FIFO in a batch's place hung every app page looking for a batch
+    fifo.mkdir()
+    os.mkfifo(fifo / "batch.json")
+    with pytest.raises(WorkbenchError, match="batch.json is not a regular file"):
+        open_batch(fifo)
+    with pytest.warns(UserWarning, match="passed over"):
+        batches(tmp_path)
+    os.mkfifo(tmp_path / "export.json")
+    with pytest.raises(WorkbenchError, match="export.json is not a regular file"):
+        import_label_studio(create_batch(hypernymy, tmp_path / "b2", 6, 1, 1), tmp_path / "export.json")
+
+
+def test_the_annotation_panel_shows_a_batchs_markup_as_text(tmp_path, hypernymy):
+    """Issue 60, cause 1, without a browser (tests/test_annotate_browser.py checks it in Chromium)."""
+    from widgets.annotate import AnnotationPanel
+
+    hostile = "<img src=x onerror=alert(1)>"
+    probes = hypernymy.with_columns(question=pl.lit(hostile) + pl.col("question"))
+    batch = create_batch(probes, tmp_path / "annotation" / hostile, 3, 1, 1)
+    add_annotator(batch, "ana")
+    panel = AnnotationPanel(annotator(batch, "ana"))
+    for shown in (panel.who.value, panel.stem.value):
+        assert "<img" not in shown and "<bdi>&lt;img src=x onerror=alert(1)&gt;" in shown

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS = [  # bottom to top; a module may import its own layer and the ones before it
     {"workbench", "workbench.errors", "workbench.schema", "workbench.paths", "workbench.io", "workbench.specs",
-     "workbench.progress", "workbench.startup"},
+     "workbench.progress", "workbench.startup", "workbench.markup"},
     {"workbench.knowledge"},
     {"workbench.distractors", "workbench.probes"},
     {"workbench.scoring", "workbench.representations"},

@@ -15,7 +15,7 @@ under animal.n.01.
 import polars as pl
 import pytest
 
-from workbench import charts, metrics
+from workbench import charts, markup, metrics
 from workbench.analysis import atlas
 from workbench.errors import WorkbenchError
 from workbench.knowledge.lookup import hypernym_paths
@@ -178,13 +178,12 @@ def test_panel_zooms_on_a_click_lists_the_concepts_and_opens_a_cluster(wordnet_g
     panel.up.click()
     assert panel.root == "organism.n.01"
     panel.top.click()
-    assert (
-        panel.root == "all" and len(panel.concepts.options) == 6 and "6 concepts below all" in panel.concepts_note.value
-    )
+    assert panel.root == "all" and len(panel.concepts.options) == 6
+    assert f"6 concepts below {markup.text('all')}" in panel.concepts_note.value
     panel.max_concepts = 2
     panel.zoom("animal.n.01")
     assert [value for _, value in panel.concepts.options] == ["cat.n.01", "puppy.n.01"]
-    assert "4 concepts below animal.n.01, the 2 worst known" in panel.concepts_note.value
+    assert f"4 concepts below {markup.text('animal.n.01')}, the 2 worst known" in panel.concepts_note.value
 
 
 def test_report_gives_the_top_nodes_per_model_and_probe_under_the_json_key_taxonomy(monkeypatch):

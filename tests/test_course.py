@@ -201,3 +201,112 @@ def test_results_published_beside_the_course_link_to_it_and_back(tmp_path: Path,
     assert 'href="results/index.html"' in (site / "index.html").read_text()
     results = (site / course.RESULTS / "index.html").read_text()
     assert 'href="../index.html"' in results and "Accuracy by probe × hops and distractors" in results
+
+
+@pytest.mark.parametrize("link", ["javascript:alert(document.cookie)", " JavaScript:alert(1)", "data:text/html,<b>x"])
+def test_a_results_link_that_runs_code_is_refused_in_one_line_before_any_work(tmp_path: Path, cli, link: str):
+    """Issue 60: ``--results-link 'javascript:...'`` was written into the course's first page and ran on a click
+    (``publish --course-link`` refused the same): one check, ``markup.link``, for both."""
+    from typer.testing import CliRunner
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    nbformat.write(tiny_notebook("words", "print(N)"), folder / "01_tiny.ipynb")
+    args = ["course", "build", "--out", str(tmp_path / "site"), "--sizes", "test", "--notebooks", str(folder)]
+    result = CliRunner().invoke(cli, [*args, "--cache", str(tmp_path / "cache"), "--results-link", link])
+    assert isinstance(result.exception, WorkbenchError), result.output  # printed as one line `error: ...`, exit 2
+    assert "--results-link" in str(result.exception) and "no link a page may follow" in str(result.exception)
+    assert "\n" not in str(result.exception)
+    assert not (tmp_path / "site").exists() and not (tmp_path / "cache").exists()  # nothing was executed
+
+
+def test_the_cache_deletes_only_the_runs_its_marker_lists_and_a_users_folder_is_refused(tmp_path: Path, cli):
+    """Issue 60: ``course build --cache DIR`` deleted a user's notebooks in DIR by their names (``--cache`` was
+    declared as read). The cache is an output (``course-cache``): a folder holding anything it did not write is
+    refused before any work; in its own folder it deletes only the earlier runs its marker lists."""
+    from typer.testing import CliRunner
+
+    from workbench.io import MARKER, folder_kind, marked_files
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    nbformat.write(tiny_notebook("words", "print(N)"), folder / "01_tiny.ipynb")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    theirs = ["01_tiny.test.draft.ipynb", "analysis.ipynb"]  # the first has the shape of a kept run's name
+    for name in theirs:
+        nbformat.write(tiny_notebook("mine", "1"), mine / name)
+    args = ["course", "build", "--out", str(tmp_path / "site"), "--sizes", "test", "--notebooks", str(folder)]
+    result = CliRunner().invoke(cli, [*args, "--cache", str(mine)])
+    assert isinstance(result.exception, WorkbenchError), result.output
+    assert "not a course's executed notebooks" in str(result.exception) and "\n" not in str(result.exception)
+    assert sorted(path.name for path in mine.iterdir()) == theirs and not (tmp_path / "site").exists()
+
+    cache = tmp_path / "cache"
+    first = course.execute(folder / "01_tiny.ipynb", "test", cache)
+    kept = [path.name for path in cache.glob("01_tiny.test.*.ipynb")]
+    assert folder_kind(cache) == "course-cache" and marked_files(cache, "course-cache") == kept and first.record
+    (draft := cache / "01_tiny.test.draft.ipynb").write_text("a user's file of a run's name, put in the cache")
+    nbformat.write(tiny_notebook("words", "print(N + 1)"), folder / "01_tiny.ipynb")  # the code changed
+    course.execute(folder / "01_tiny.ipynb", "test", cache)
+    runs = sorted(path.name for path in cache.glob("01_tiny.test.*.ipynb"))
+    assert draft.read_text().startswith("a user's") and len(runs) == 2  # the old run went, the user's file stayed
+    assert marked_files(cache, "course-cache") == [name for name in runs if name != draft.name]
+    assert folder_kind(cache) == "other" and (cache / MARKER).is_file()  # so a build refuses the folder now
+    with pytest.raises(WorkbenchError, match="not a course's executed notebooks"):
+        course.build_course(tmp_path / "site", "test", [folder / "01_tiny.ipynb"], cache)
+    with pytest.raises(WorkbenchError, match="overlap"):
+        course.build_course(tmp_path / "site", "test", [folder / "01_tiny.ipynb"], tmp_path / "site" / "cache")
+
+
+def test_a_notebook_named_as_markup_or_a_scheme_is_text_and_a_link_to_its_own_page(tmp_path: Path):
+    """A notebook's file name and heading reach the course's pages as text, and its page's link stays a file:
+    ``01_<img ...>.ipynb`` shows its name, ``javascript:x.ipynb`` links ``javascript%3Ax.html``."""
+    from html.parser import HTMLParser
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    names = ["01_<img src=x onerror=alert(1)>.ipynb", "javascript:alert(1).ipynb"]
+    for name in names:
+        nbformat.write(tiny_notebook("words", "print(N)"), folder / name)
+    built = course.build_course(tmp_path / "site", "test", course.course_notebooks(folder), tmp_path / "cache").parent
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.links = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self.links += [value for key, value in attrs if key == "href" and tag == "a"]
+
+    for page in ["index.html", "api.html", *(Path(name).with_suffix(".html").name for name in names)]:
+        parsed = Tags()
+        parsed.feed((built / page).read_text())
+        assert "img" not in parsed.tags, page
+        assert not any(link.lower().startswith(("javascript:", "data:")) for link in parsed.links), page
+    index = Tags()
+    index.feed((built / "index.html").read_text())
+    pages = [link for link in index.links if link.endswith(".html") and link != "api.html"]
+    assert pages == ["01_%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.html", "javascript%3Aalert%281%29.html"]
+    from urllib.parse import unquote
+
+    assert all((built / unquote(link)).is_file() for link in pages)
+    assert "01_&lt;img src=x onerror=alert(1)&gt;.ipynb" in (built / "index.html").read_text()
+
+
+def test_a_cache_marker_made_a_link_to_a_device_or_a_fifo_is_no_marker_and_is_not_read(tmp_path: Path):
+    """A hand-made ``.workbench.json`` that is a link to ``/dev/zero`` (or a FIFO) was read without end: the process
+    grew until it failed with a MemoryError. A marker is a regular file of bounded size, else no marker."""
+    import os
+
+    from workbench.io import MARKER, folder_kind, marked_files
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / MARKER).symlink_to("/dev/zero")
+    assert marked_files(cache, course.CACHE_KIND) is None and folder_kind(cache) is None
+    assert course.check_cache(cache, tmp_path / "site") == cache
+    (cache / MARKER).unlink()
+    os.mkfifo(cache / MARKER)  # opening it to read would wait for a writer for ever
+    assert marked_files(cache, course.CACHE_KIND) is None

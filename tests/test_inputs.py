@@ -263,3 +263,15 @@ def test_a_file_of_two_probes_is_never_read_as_one(released_dir, tmp_path):
         ProbeFormatError, match=r"line 1: notes.probe is 'hyponymy', but the file's name says hypernymy"
     ):
         read_probes(_jsonl(tmp_path, *ours))
+
+
+def test_lm_eval_samples_in_a_folder_named_as_markup_or_with_a_bidi_override_are_refused(logged, tmp_path):
+    """The default label is the folder lm-eval wrote into: a name from outside passes the names' check (issue 60)."""
+    for name in ("Mini\u202eLM", "x" * 101):
+        folder = tmp_path / name
+        folder.mkdir()
+        refused(workbench("import", "lm-eval", _logged(folder, logged), "--out", tmp_path / "lm.parquet"),
+                "the model label (from the folder")  # fmt: skip
+    code, _, err = workbench("import", "lm-eval", _logged(folder, logged), "--out", tmp_path / "lm.parquet",
+                             "--name", "smollm2")  # fmt: skip
+    assert code == 0, err

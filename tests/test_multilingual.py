@@ -422,3 +422,20 @@ def test_crosslingual_comparison_pairs_concepts_across_languages(tiny_multilingu
         assert overall["a_only"] == int((both["correct_a"] & ~both["correct_b"]).sum())
         assert overall["b_only"] == int((both["correct_b"] & ~both["correct_a"]).sum())
         assert overall["accuracy_b"] == pytest.approx(both["correct_b"].mean())
+
+
+def test_a_hand_edited_omw_folder_with_a_pipe_or_a_reordering_name_is_one_line(tmp_path):
+    """Issue 60: a FIFO named like a wordnet is no wordnet file (never read); the header's name, shown beside every
+    probe set built from the file, passes the names' check."""
+    from workbench.errors import WorkbenchError
+
+    fifo = tmp_path / "fifo" / "wn-data-fra.tab"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    with pytest.raises(WorkbenchError, match="no OMW wordnet file at"):
+        read_omw(str(fifo))
+    lines = (OMW / "fra" / "wn-data-fra.tab").read_text(encoding="utf-8").splitlines()[:50]
+    named = tmp_path / "wn-data-fra.tab"
+    named.write_text("\n".join([lines[0].replace("WOLF", "WOLF\u202eFLOW", 1), *lines[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(WorkbenchError, match="line 1: the wordnet's name .* invisible or format character"):
+        read_omw(str(named))

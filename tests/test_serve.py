@@ -184,3 +184,43 @@ def test_an_installed_wheel_serves_refuses_foreign_hosts_caps_culls_and_stops_on
         if process.poll() is None:  # a failed check: stop it as a user would (Voila runs in a session of its own)
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
+
+
+def test_the_servers_log_masks_the_lab_token_and_personal_links(tmp_path):
+    """Issue 60: the log wrote the full URL of 403, 404 and 503 answers, the lab's token and a person's annotation
+    link in it (a person opening their link when the app is full). Every log line the apps' server writes masks
+    them; the answers themselves are logged still."""
+    from workbench.cli.serve import free_port, stage_app, voila_command, voila_environment
+    from workbench.cli.voila_server import HIDDEN
+
+    lab, personal = "lab-token-" + "L" * 24, "personal-" + "P" * 24
+    port, home = free_port(), tmp_path / "home"
+    notebook = stage_app("annotate", home)
+    command = voila_command(notebook, port, max_kernels=0, cull_idle=0)  # the app is full: every visitor a 503
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=notebook.parent, env=voila_environment(lab), stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                request(port, "/favicon.ico")
+                break
+            except OSError:
+                assert process.poll() is None and time.time() < deadline, log.read_text()[-2000:]
+                time.sleep(0.3)
+        link = f"/?token={lab}&annotator={personal}"
+        assert request(port, link)[0] == 503  # the app is full
+        assert request(port, link, host="rebound.example.com")[0] == 403
+        assert request(port, f"/voila/templates/x?token={lab}&annotator={personal}")[0] == 404
+        assert request(port, f"/?token=wrong-{lab}&annotator={personal}")[0] in (302, 403)  # a wrong lab token
+        assert request(port, f"/login?next=%2F%3Ftoken%3D{lab}%26annotator%3D{personal}")[0] in (200, 302, 404)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    written = log.read_text()
+    assert lab not in written and personal not in written, written[-3000:]
+    for status in ("503", "403", "404"):
+        assert re.search(rf"{status} GET /\S*\?token={re.escape(HIDDEN)}&annotator={re.escape(HIDDEN)}", written), (
+            status, written[-3000:])  # fmt: skip

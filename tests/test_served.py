@@ -228,12 +228,12 @@ def test_a_chat_template_for_log_likelihoods_comes_from_the_tokenizer_or_the_ser
     with misbehaving("props") as (url, _):
         from workbench.scoring import served
 
-        given = served.connect(Endpoint(url), "causal")
+        given = served.connect(Endpoint(url), "causal", template=True)
         messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "A dog is a kind of"}]
         assert given.tokenizer.apply_chat_template(messages) == local.apply_chat_template(
             messages, tokenize=False, add_generation_prompt=True
         )
-        assert "chat_template" in given.identity
+        assert set(given.identity) == {"host", "model", "owned_by", "created"}  # the prompts carry the template
 
 
 @pytest.mark.wordnet
@@ -249,3 +249,37 @@ def test_the_explorer_shows_a_served_models_picks_as_a_local_ones(server, few, w
     shown = served.filter(pl.col("concept") == few["concept"][0])
     assert f"{int(shown['correct'].sum())}/{shown.height}" in browser.summary.value
     assert browser.body.value.count("wb-question") == shown.height
+
+
+def test_a_served_model_sweeps_from_the_command_line_in_every_documented_form(server, few, cli, tmp_path):
+    import textwrap
+    import tomllib
+    from pathlib import Path
+
+    probes = _file(few.head(2), tmp_path)
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "SCORING.md").read_text()
+    block = textwrap.dedent(docs.split("**A sweep**")[1].split("```toml\n")[1].split("```")[0])
+    assert tomllib.loads(block)["models"]["smollm2"]["path"] == "http://127.0.0.1:8000/v1"  # the docs' grid parses
+    table = block.split("[models.smollm2]")[1].split("\n\n")[0]  # its served model as written, on our server
+    table = table.replace("http://127.0.0.1:8000/v1", server).replace(', "cloze/5-shot/plain"', "")
+    grid = tmp_path / "grid.toml"
+    grid.write_text(f'[models.smollm2]{table}\n\n[probes]\nfew = "{probes}"\n')
+    plain = tmp_path / "plain.toml"  # a plain URL as a model's path
+    plain.write_text(f'scorers = ["generate"]\n\n[models]\nsmollm2 = "{server}"\n\n[probes]\nfew = "{probes}"\n')
+    forms = {
+        "grid": ["--grid", str(grid)],
+        "plain": ["--grid", str(plain)],
+        "option": ["--model", f"smollm2={server}", "--scorers", "generate", "--probes", f"few={probes}"],
+    }
+    for form, arguments in forms.items():
+        out = tmp_path / f"sweep-{form}"
+        result = CliRunner().invoke(cli, ["sweep", *arguments, "--out", str(out)])
+        assert result.exit_code == 0, (form, result.output, result.exception)
+        assert "scored" in result.output and "1 units (0 done)" in result.output, result.output
+        written = pl.read_parquet(next((out / "predictions").glob("*.parquet")))
+        assert written.height == 2 and json.loads(written["served"][0])["model"] == "smollm2"
+        again = CliRunner().invoke(cli, ["sweep", *arguments, "--out", str(out), "--dry-run"])
+        assert "1 units (1 done)" in again.output, again.output  # the key the same when the grid is read again
+    result = CliRunner().invoke(cli, ["sweep", "--model", f"smollm2={server}", "--probes", f"few={probes}",
+                                      "--out", str(tmp_path / "similarity")])  # fmt: skip
+    assert "answers the scorers ['causal', 'generate'], not ['similarity']" in str(result.exception)

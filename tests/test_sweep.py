@@ -454,3 +454,14 @@ def test_population_members_are_identities_not_labels(inputs, tmp_path):
     code, out, err = workbench("population", "--predictions", file, "--out", tmp_path / "p.parquet")
     assert code == 0 and "1 models" in out, err  # the README's command (was ColumnNotFoundError "trial")
     assert pl.read_parquet(tmp_path / "p.parquet")["unit"].to_list() == ["m [similarity, cosine, none]"]
+
+
+def test_a_grid_read_again_reads_the_same_served_model_included(inputs):
+    served = {"path": "http://127.0.0.1:9/v1", "scorers": ["generate"], "bos": "<s>", "concurrency": 2, "timeout": 30}
+    grid = {**_grid(inputs), "models": {"tiny1": inputs["tiny1"], "served": served}}
+    once = read_grid(grid)
+    assert read_grid(once) == once and once["models"]["served"]["timeout"] == 30
+    with pytest.raises(SpecError, match=r"model 'served': a served model answers the scorers .*not \['mcqa'\]"):
+        read_grid({**grid, "models": {"served": {**served, "scorers": ["mcqa"]}}})
+    with pytest.raises(SpecError, match=r"model 'served': timeout='30' is out of range"):
+        read_grid({**grid, "models": {"served": {**served, "timeout": "30"}}})

@@ -3,7 +3,6 @@
 Each test sets widget values as a visitor would and checks the shared session and the other panels.
 """
 
-import html
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ from app_workspace import add_inoculation_inputs, make_app_workspace
 
 from widgets import ClusterBrowser, ConceptPicker, ProbeControls, ResultsDashboard, Session
 from widgets.files import load_probes, prediction_files
-from workbench import metrics
+from workbench import markup, metrics
 from workbench.inoculation import load_run
 from workbench.probes.formats import read_probes
 from workbench.probes.select import ProbeFilter, cluster_of, select
@@ -93,7 +92,7 @@ def test_a_question_people_flagged_says_so_in_the_cluster_browser(session, tmp_p
     session.concept = "dog.n.01"
     picked = dog.filter(pl.col("id") == task["id"])["choices"][0][wrong]
     assert browser.body.value.count("wb-flag") == 1
-    assert f"people: another choice is also right (1 of 1 votes; picked {picked}" in html.unescape(browser.body.value)
+    assert f"people: another choice is also right (1 of 1 votes; picked {markup.text(picked)}" in browser.body.value
 
 
 def test_moving_the_hop_slider_updates_the_counts_the_preview_and_the_dashboard(session):

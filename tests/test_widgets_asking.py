@@ -16,7 +16,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from widgets import ClusterBrowser, Session
 from widgets.render import PROMPT_TAIL
-from workbench import metrics
+from workbench import markup, metrics
 from workbench.analysis.comparison import compare
 from workbench.analysis.ways import way_difference, ways_of_asking
 from workbench.io import write_parquet
@@ -95,7 +95,7 @@ def test_the_explorer_shows_the_text_each_way_saw_and_its_scores_or_free_answer(
     assert "earlier lines" in detail and escape(letters["prompt"].split("\n")[0]) in detail  # the shots, folded
     assert all(f"{score:.3f}" in detail for score in letters["scores"])
     free = asked["free"].filter(pl.col("id") == question["id"]).row(0, named=True)
-    assert f"free answer: <b>{escape(free['generated'])}</b>" in detail
+    assert f"free answer: <b>{markup.text(free['generated'])}</b>" in detail  # escaped and isolated
     assert f"· match <b>{free['match']}</b>" in detail
     other = browser.question.options[-1][1]
     browser.question.value = other

@@ -1,17 +1,18 @@
 """Annotation panel: one question at a time for one person of a batch, the gold hidden, their own choice order;
 a click or a key (1-5) answers, flags and a comment ride along; after the last answer, their answers beside the
-gold and the models' (``workbench.annotation`` records and reads every vote).
+gold and the models' (``workbench.annotation`` records and reads every vote). Every text of the batch (its name, a
+person's, a question, a model's label) reaches the page through ``workbench.markup`` (issue 60).
 
 >>> AnnotationPanel(annotator(open_batch("annotation/hyp"), "alice")).widget  # doctest: +SKIP
 """
 
 import time
-from html import escape
 
 import ipywidgets as w
 import polars as pl
 
 from widgets.render import STYLE, table
+from workbench import markup
 from workbench.annotation import FLAGS, Vote, record_vote, review, todo
 from workbench.annotation.votes import Annotator
 from workbench.errors import WorkbenchError
@@ -31,6 +32,9 @@ class AnnotationPanel:
         self.questions = {row["id"]: row for row in member.batch.questions.iter_rows(named=True)}
         self.total = member.batch.assignments.filter(pl.col("place") == member.place).height
         self.progress = w.IntProgress(min=0, max=max(self.total, 1), description="done")
+        self.who = w.HTML(
+            f"<p class='wb-muted'>{markup.text(member.name)} · batch {markup.text(member.batch.name)}</p>"
+        )
         self.counter = w.HTML()
         self.stem = w.HTML()
         self.choices = w.VBox()
@@ -38,8 +42,8 @@ class AnnotationPanel:
         self.comment = w.Textarea(placeholder="A comment (optional)", layout=w.Layout(width="95%", height="3.5em"))
         self.status = w.HTML()
         self.question = w.VBox([self.stem, self.choices, w.HBox(self.flags), self.comment])
-        self.widget = w.VBox([w.HTML(STYLE + CHOICE_STYLE), w.HBox([self.progress, self.counter]), self.question,
-                              self.status])  # fmt: skip
+        self.widget = w.VBox([w.HTML(STYLE + CHOICE_STYLE), self.who, w.HBox([self.progress, self.counter]),
+                              self.question, self.status])  # fmt: skip
         self.current: dict | None = None
         self.shown_at = 0.0
         self.layout = w.Layout(width="95%", height="auto")  # one layout for every choice button
@@ -49,14 +53,14 @@ class AnnotationPanel:
         remaining = todo(self.member)
         done = self.total - remaining.height
         self.progress.value = done
-        self.counter.value = f"<span class='wb-muted'>{done} of {self.total} answered</span>"
+        self.counter.value = f"<span class='wb-muted'>{done:d} of {self.total:d} answered</span>"
         if remaining.is_empty():
             self.current = None
             self._finish()
             return
         self.current = remaining.row(0, named=True)
         row = self.questions[self.current["id"]]
-        self.stem.value = f"<p class='wb-annotate-stem' dir='auto'><b>{escape(row['question'])}</b></p>"
+        self.stem.value = f"<p class='wb-annotate-stem' dir='auto'><b>{markup.text(row['question'])}</b></p>"
         buttons = []
         for shown, index in enumerate(self.current["order"], start=1):
             button = w.Button(
@@ -88,7 +92,7 @@ class AnnotationPanel:
         try:
             record_vote(self.member.batch, vote)
         except WorkbenchError as err:  # a locked or damaged database: say so, keep the question on screen
-            self.status.value = f"<span class='wb-wrong'>not saved: {escape(str(err))} (try again)</span>"
+            self.status.value = f"<span class='wb-wrong'>not saved: {markup.text(err)} (try again)</span>"
             return
         self.status.value = ""
         self._next()
@@ -97,14 +101,14 @@ class AnnotationPanel:
         answers = review(self.member, self.predictions)
         right = answers["right"].mean() if answers.height else 0.0
         models = [name for name in answers.columns if name not in ("id", "question", "yours", "gold", "right")]
-        agree = "".join(
-            f"<li>{escape(name)}: {(answers[name] == answers['gold']).mean():.0%} right on these questions</li>"
+        agree_html = "".join(
+            f"<li>{markup.text(name)}: {(answers[name] == answers['gold']).mean():.0%} right on these questions</li>"
             for name in models
         )
         self.question.children = [
             w.HTML(
-                f"<h3>Thank you: all {self.total} answered</h3><p>You picked the gold on {right:.0%} of them."
-                + (f"</p><ul>{agree}</ul>" if agree else "</p>")
+                f"<h3>Thank you: all {self.total:d} answered</h3><p>You picked the gold on {right:.0%} of them."
+                + ("</p><ul>" + agree_html + "</ul>" if agree_html else "</p>")
             ),
             w.HTML(table(answers.drop("id"))),
         ]

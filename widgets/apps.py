@@ -27,6 +27,7 @@ from widgets.runs import RunCurves
 from widgets.state import Session
 from widgets.toggles import ProbeControls
 from widgets.ways import WaysOfAsking
+from workbench import markup
 from workbench.annotation import workspace_flags
 from workbench.io import read_predictions
 from workbench.knowledge import load_graph
@@ -39,7 +40,7 @@ NO_PROBES = (
 
 
 def _header(title: str, what: str) -> w.HTML:
-    return w.HTML(f"<h2 class='wb-app-title'>{title}</h2><p>{what}</p>")
+    return w.HTML(f"<h2 class='wb-app-title'>{markup.text(title)}</h2><p>{markup.text(what)}</p>")
 
 
 def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
@@ -163,7 +164,7 @@ def annotate(home: Path | None = None, token: str | None = None) -> w.Widget:
     except WorkbenchError:
         preds = None
     panel = AnnotationPanel(member, preds)
-    app = w.VBox([header, w.HTML(f"<p class='wb-muted'>{member.name} · batch {member.batch.name}</p>"), panel.widget])
+    app = w.VBox([header, panel.widget])
     app.panels = {"annotate": panel}
     return app
 

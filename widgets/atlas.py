@@ -6,7 +6,7 @@ so the cluster browser shows its cluster. The numbers come from ``workbench.anal
 the rectangles from ``workbench.views.taxonomy_layout``.
 """
 
-from html import escape
+import html
 
 import altair as alt
 import ipywidgets as w
@@ -15,7 +15,7 @@ import polars as pl
 from widgets.dashboard import EMBED, offline_charts
 from widgets.render import readable_labels
 from widgets.state import Session
-from workbench import charts
+from workbench import charts, markup
 from workbench.analysis import atlas
 from workbench.errors import WorkbenchError
 from workbench.probes.select import select
@@ -90,7 +90,7 @@ class TaxonomyAtlas:
                     self._graph = atlas.wordnet_graph(self.session.graph)
                 table = atlas.taxonomy_accuracy(shown, self._graph, min_clusters=self.min_clusters, n_boot=self.n_boot)
             except WorkbenchError as err:
-                self._blank(f"<i>{escape(str(err))}</i>")
+                self._blank(f"<i>{html.escape(str(err))}</i>")
                 return
             placed = atlas.wordnet_rows(shown, self._graph)["cluster_id"].n_unique()
             self._memo[where] = (shown, table, placed)
@@ -99,7 +99,8 @@ class TaxonomyAtlas:
         total = shown["cluster_id"].n_unique()
         left = f"; {total - placed:,} without a WordNet concept (GCIDE senses) are left out" if placed < total else ""
         self.message.value = (
-            f"<span class='wb-atlas-summary'>{placed:,} clusters placed in WordNet{escape(left)}. Width: clusters; "
+            f"<span class='wb-atlas-summary'>{placed:,} clusters placed in WordNet{html.escape(left)}. "
+            "Width: clusters; "
             "colour: strict cluster accuracy. Click a node to zoom in.</span>"
         )
         self.zoom(self.root if self.root in table["node"] else atlas.ROOT)
@@ -116,7 +117,7 @@ class TaxonomyAtlas:
         while parent is not None:
             trail.insert(0, parent)
             parent = self._parent(parent)
-        self.path.value = f"<span class='wb-atlas-path'>{' › '.join(escape(name) for name in trail)}</span>"
+        self.path.value = f"<span class='wb-atlas-path'>{' › '.join(markup.text(name) for name in trail)}</span>"
         self.up.disabled = self.top.disabled = node == atlas.ROOT
         below = atlas.concepts_under(self._shown, node, self._graph)
         self.concepts.options = [
@@ -126,7 +127,8 @@ class TaxonomyAtlas:
         self.concepts.value = None
         shown = f"the {self.max_concepts} worst known" if below.height > self.max_concepts else "the worst known first"
         self.concepts_note.value = (
-            f"<span class='wb-muted wb-atlas-concepts'>{below.height:,} concepts below {escape(node)}, {shown} "
+            f"<span class='wb-muted wb-atlas-concepts'>{below.height:,} concepts below {markup.text(node)}, "
+            f"{html.escape(shown)} "
             "(pick one to open its cluster):</span>"
         )
 

@@ -7,7 +7,7 @@ import polars as pl
 
 from widgets.render import STYLE, offer, prompt_block, readable_labels
 from widgets.state import Session
-from workbench import metrics
+from workbench import markup, metrics
 from workbench.annotation import FLAGS
 from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
 
@@ -83,23 +83,23 @@ class ClusterBrowser:
             return
         n_clusters = frame["cluster_id"].n_unique()
         questions = frame.unique("id", maintain_order=True)
-        verdicts = ""
+        verdicts_html = ""
         if preds is not None:
             frame = self._label_of(frame)
             self._frame = frame
             rows = self._label_of(cluster_verdicts(frame)).iter_rows(named=True)
-            verdicts = " ".join(
-                f"<span class='{'wb-right' if row['all_right'] else 'wb-wrong'}'>{escape(row['label'])}: "
-                f"{row['n_correct']}/{row['n']} {'all right' if row['all_right'] else 'not all right'}</span>"
+            verdicts_html = " ".join(
+                f"<span class='{'wb-right' if row['all_right'] else 'wb-wrong'}'>{markup.text(row['label'])}: "
+                f"{row['n_correct']:d}/{row['n']:d} {'all right' if row['all_right'] else 'not all right'}</span>"
                 for row in rows
             )
         self.summary.value = (
-            f"{STYLE}<span class='wb-cluster-summary'><b>{escape(concept)}</b>: {questions.height} questions in "
-            f"{n_clusters} cluster(s)</span> {verdicts}"
+            f"{STYLE}<span class='wb-cluster-summary'><b>{markup.text(concept)}</b>: {questions.height:,} questions in "
+            f"{n_clusters:,} cluster(s)</span> {verdicts_html}"
         )
         shown = questions.head(self.max_questions)
         self.body.value = STYLE + "".join(
-            self._question(row, frame if preds is not None else None) for row in shown.iter_rows(named=True)
+            self._question_html(row, frame if preds is not None else None) for row in shown.iter_rows(named=True)
         )
         self._questions([(_short(row["question"]), row["id"]) for row in shown.iter_rows(named=True)])
 
@@ -118,44 +118,46 @@ class ClusterBrowser:
             self.detail.value = ""
             return
         rows = self._frame.filter(pl.col("id") == self.question.value)
-        self.detail.value = STYLE + "".join(_as_seen(row) for row in rows.iter_rows(named=True))
+        self.detail.value = STYLE + "".join(_as_seen_html(row) for row in rows.iter_rows(named=True))
 
-    def _question(self, row: dict, preds: pl.DataFrame | None) -> str:
+    def _question_html(self, row: dict, preds: pl.DataFrame | None) -> str:
         picks = list(preds.filter(pl.col("id") == row["id"]).iter_rows(named=True)) if preds is not None else []
-        head = "".join(f"<th>{escape(p['label'])}</th>" for p in picks)
-        lines = []
+        head_html = "".join(f"<th>{markup.text(p['label'])}</th>" for p in picks)
+        lines_html = []
         for index, choice in enumerate(row["choices"]):
             gold = index == row["answer"]
-            cells = "".join(
+            cells_html = "".join(
                 f"<td class='"
                 f"{'wb-right' if p['pred'] == index and p['correct'] else 'wb-wrong' if p['pred'] == index else ''}'>"
-                f"{_score(p, index)}{' ◀' if p['pred'] == index else ''}</td>"
+                f"{_score_html(p, index)}{' ◀' if p['pred'] == index else ''}</td>"
                 for p in picks
             )
-            lines.append(f"<tr><td>{'✔' if gold else ''}</td><td>{escape(choice)}</td>{cells}</tr>")
+            lines_html.append(f"<tr><td>{'✔' if gold else ''}</td><td>{escape(choice)}</td>{cells_html}</tr>")
         family = row["distractor_family"] + (f" {row['distractor_depth']}" if row["distractor_depth"] else "")
-        marks = " ".join(
+        marks_html = " ".join(
             "<span class='wb-right'>right</span>" if p["correct"] else "<span class='wb-wrong'>wrong</span>"
             for p in picks
         )
         return (
             f"<div class='wb-question'><p dir='auto'><b dir='auto'>{escape(row['question'])}</b><br>"
-            f"<span class='wb-muted'>hops {row['hops']} · "
-            f"distractors {escape(family)} · {escape(row['split'])} · {escape(row['cluster_id'])}</span> {marks}"
-            f"{self._flags(row['id'])}</p>"
-            f"<table class='wb-table'><thead><tr><th>gold</th><th>choice</th>{head}</tr></thead>"
-            f"<tbody>{''.join(lines)}</tbody></table></div>"
+            f"<span class='wb-muted'>hops {row['hops']:d} · "
+            f"distractors {escape(family)} · {escape(row['split'])} · {escape(row['cluster_id'])}</span> {marks_html}"
+            f"{self._flags_html(row['id'])}</p>"
+            f"<table class='wb-table'><thead><tr><th>gold</th><th>choice</th>{head_html}</tr></thead>"
+            f"<tbody>{''.join(lines_html)}</tbody></table></div>"
         )
 
-    def _flags(self, question: str) -> str:
+    def _flags_html(self, question: str) -> str:
         """What people flagged on ``question`` in the workspace's annotation batches (docs/ANNOTATION.md)."""
         flags = self.session.flags
         if flags is None:
             return ""
         rows = flags.filter(pl.col("id") == question).iter_rows(named=True)
         return "".join(
-            f"<br><span class='wb-wrong wb-flag'>people: {escape(FLAGS[row['flag']])} ({row['raised']} of "
-            f"{row['votes']} votes; picked {escape(' | '.join(row['picked']))}; batch {escape(row['batch'])})</span>"
+            f"<br><span class='wb-wrong wb-flag'>people: {escape(FLAGS[row['flag']])} ({row['raised']:d} of "
+            f"{row['votes']:d} votes; picked {markup.text(' | '.join(row['picked']))}; "
+            f"batch {markup.text(row['batch'])})"
+            "</span>"
             for row in rows
         )
 
@@ -164,34 +166,36 @@ def _short(text: str, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _score(pick: dict, index: int) -> str:
+def _score_html(pick: dict, index: int) -> str:
     """A choice's cell: its score, or for a free answer (``generate``: 1 for the choice it names) nothing."""
     return "" if pick["scorer"] == "generate" else f"{pick['scores'][index]:.3f}"
 
 
-def _as_seen(pick: dict) -> str:
+def _as_seen_html(pick: dict) -> str:
     """One model's view of the picked question: the prompt it saw, its per-choice scores or its free answer."""
-    verdict = "<span class='wb-right'>right</span>" if pick["correct"] else "<span class='wb-wrong'>wrong</span>"
+    verdict_html = "<span class='wb-right'>right</span>" if pick["correct"] else "<span class='wb-wrong'>wrong</span>"
     if pick["scorer"] == "generate":
-        matched = escape(pick.get("matched") or "") or "<i>nothing</i>"
-        answer = (
-            f"<p class='wb-free-answer'>free answer: <b>{escape(pick.get('generated') or '')}</b> · matched {matched} "
+        matched_html = markup.text(pick["matched"]) if pick.get("matched") else "<i>nothing</i>"
+        answer_html = (
+            f"<p class='wb-free-answer'>free answer: <b>{markup.text(pick.get('generated') or '')}</b> · matched "
+            f"{matched_html} "
             f"· match <b>{escape(pick.get('match') or '')}</b></p>"
         )
     else:
-        rows = "".join(
+        rows_html = "".join(
             f"<tr><td>{escape(choice)}</td><td>{pick['scores'][index]:.3f}{' ◀' if pick['pred'] == index else ''}"
             f"</td></tr>"
             for index, choice in enumerate(pick["choices"])
         )
-        answer = "<table class='wb-table wb-choice-scores'><thead><tr><th>choice</th><th>score</th></tr></thead>"
-        answer += f"<tbody>{rows}</tbody></table>"
-    seen = (
+        answer_html = "<table class='wb-table wb-choice-scores'><thead><tr><th>choice</th><th>score</th></tr></thead>"
+        answer_html += f"<tbody>{rows_html}</tbody></table>"
+    seen_html = (
         prompt_block(pick["prompt"])
         if pick.get("prompt") is not None
         else "<p class='wb-muted'>no prompt: this scorer reads the question without one</p>"
     )
     return (
-        f"<div class='wb-as-seen'><p><b>{escape(pick['label'])}</b> {verdict} "
-        f"<span class='wb-muted'>{escape(pick['scorer'])} · {escape(pick['rule'])}</span></p>{seen}{answer}</div>"
+        f"<div class='wb-as-seen'><p><b>{markup.text(pick['label'])}</b> {verdict_html} "
+        f"<span class='wb-muted'>{markup.text(pick['scorer'])} · {markup.text(pick['rule'])}</span></p>"
+        f"{seen_html}{answer_html}</div>"
     )

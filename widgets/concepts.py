@@ -62,21 +62,23 @@ class ConceptPicker:
         except KeyError:
             self.card.value = f"<i>{escape(name)} is not in {escape(self.session.graph.source)}.</i>"
             return
-        tree = "<br>".join(
+        tree_html = "<br>".join(
             "&nbsp;&nbsp;" * depth + ("└ " if depth else "") + escape(node)
             for depth, node in tree_lines(hypernym_paths(self.session.graph, name))
         )
-        examples = "".join(f"<li>{escape(text)}</li>" for text in card.examples) or "<li class='wb-muted'>none</li>"
+        examples_html = (
+            "".join(f"<li>{escape(text)}</li>" for text in card.examples) or "<li class='wb-muted'>none</li>"
+        )
         self.card.value = (
             f"{STYLE}<div class='wb-card'><b class='wb-concept-name'>{escape(card.name)}</b> "
             f"<span class='wb-muted'>({escape(POS_NAMES.get(card.pos, card.pos))})</span>"
             f"<p class='wb-gloss'>{escape(card.gloss)}</p>"
-            f"<p><b>lemmas</b>: {escape(', '.join(card.lemmas))}</p>{self._languages(name)}"
-            f"<b>examples</b><ul>{examples}</ul>"
-            f"<b>hypernym paths</b><div class='wb-tree'>{tree}</div></div>"
+            f"<p><b>lemmas</b>: {escape(', '.join(card.lemmas))}</p>{self._languages_html(name)}"
+            f"<b>examples</b><ul>{examples_html}</ul>"
+            f"<b>hypernym paths</b><div class='wb-tree'>{tree_html}</div></div>"
         )
 
-    def _languages(self, name: str) -> str:
+    def _languages_html(self, name: str) -> str:
         """The concept's words in each loaded language (``session.languages``), a row each; '' when none is loaded."""
         languages = tuple(self.session.languages)
         if not languages or self.session.graph.source != "wordnet":
@@ -84,9 +86,10 @@ class ConceptPicker:
         if languages not in self._across:
             self._across[languages] = lemmas_across(languages, self.session.graph)
         words = words_across(name, languages, self.session.graph, self._across[languages]).slice(1)
-        rows = "".join(
+        rows_html = "".join(
             f"<tr><th>{escape(row['language'])}</th>"
-            f"<td>{escape(', '.join(row['lemmas'])) or '<span class=wb-muted>no word</span>'}</td></tr>"
+            f"<td>{escape(', '.join(row['lemmas'])) if row['lemmas'] else '<span class=wb-muted>no word</span>'}"
+            "</td></tr>"
             for row in words.iter_rows(named=True)
         )
-        return f"<table class='wb-languages'><caption>in other languages</caption>{rows}</table>"
+        return f"<table class='wb-languages'><caption>in other languages</caption>{rows_html}</table>"

@@ -28,7 +28,7 @@ import polars as pl
 
 from widgets.render import readable_labels, table
 from widgets.state import Session
-from workbench import charts, metrics
+from workbench import charts, markup, metrics
 from workbench.analysis import difficulty
 from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
@@ -222,9 +222,9 @@ class ResultsDashboard:
         where = self.session.where
         cells = self._memo(("heat", where), lambda: heatmap_data(preds))
         models = cells["label"].unique(maintain_order=True).to_list()
-        names = escape(", ".join(models))
+        names_html = ", ".join(markup.text(model) for model in models)  # each isolated: a bidi control stays inside
         self.message.value = (
-            f"<span class='wb-models'>{preds.height:,} scored questions · {names}</span><br>"
+            f"<span class='wb-models'>{preds.height:,} scored questions · {names_html}</span><br>"
             f"<span class='wb-population'>{escape(population_line(preds))}</span>"
         )
         # new cells: no old click applies, and a new chart starts with no selection
@@ -253,7 +253,7 @@ class ResultsDashboard:
         else:
             self.intervals.value = (
                 "<span class='wb-muted wb-intervals-pending'>bars: point estimates; "
-                f"{self.n_boot} bootstrap resamples under way ...</span>"
+                f"{self.n_boot:,} bootstrap resamples under way ...</span>"
             )
         if done is None or not extras:
             self.pending = self._pool.submit(self._background, preds, where, generation, done is None, not extras)
@@ -366,18 +366,18 @@ class ResultsDashboard:
                 return
             self.difficulty.chart = charts.coefficient_plot(coefficients)
             self.difficulty.layout.display = None
-            readings = [
-                f"<b>{escape(label)}</b>: " + "; ".join(escape(line) for line in difficulty.reading(part))
+            readings_html = [
+                f"<b>{markup.text(label)}</b>: " + "; ".join(escape(line) for line in difficulty.reading(part))
                 for (label,), part in coefficients.group_by("label", maintain_order=True)
             ]
-            self.difficulty_note.value = "<span class='wb-difficulty-note'>" + "<br>".join(readings) + "</span>"
+            self.difficulty_note.value = "<span class='wb-difficulty-note'>" + "<br>".join(readings_html) + "</span>"
 
         return self._pool.submit(fit)
 
     def _interval_note(self) -> str:
         return (
             "<span class='wb-muted wb-intervals-done'>bars: 95% percentile intervals from "
-            f"{self.n_boot} bootstrap resamples of whole clusters</span>"
+            f"{self.n_boot:,} bootstrap resamples of whole clusters</span>"
         )
 
     def _memo(self, key: Hashable, compute: Callable[[], pl.DataFrame] | None = None) -> pl.DataFrame | None:
@@ -419,7 +419,7 @@ class ResultsDashboard:
         where = "; ".join(f"{r} × {c}" for r, c in cells) or "all cells (click a heat-map cell to filter)"
         self.drill_title.value = (
             f"<b class='wb-drill-title'>{preds['id'].n_unique():,} questions in {escape(where)}</b>"
-            f" <span class='wb-muted'>(first {self.max_rows}, most often wrong first)</span>"
+            f" <span class='wb-muted'>(first {self.max_rows:,}, most often wrong first)</span>"
         )
         shown = first_questions(preds, self.max_rows, labels)
         self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
@@ -430,9 +430,8 @@ def _marks_note(cells: pl.DataFrame) -> str:
     compared = cells.filter(pl.col("p_holm").is_not_null())
     if compared.is_empty():
         return ""
-    reference = escape(compared["reference"][0])
     count = int(compared["significant"].sum())
     return (
-        f"<span class='wb-muted wb-marks'>* differs from {reference} on the same questions "
-        f"(exact McNemar per cell, Holm across cells, p &lt; 0.05): {count} of {compared.height} cells</span>"
+        f"<span class='wb-muted wb-marks'>* differs from {markup.text(compared['reference'][0])} on the same questions "
+        f"(exact McNemar per cell, Holm across cells, p &lt; 0.05): {count:,} of {compared.height:,} cells</span>"
     )

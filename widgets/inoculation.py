@@ -111,7 +111,9 @@ class InoculationLauncher:
         running = self.thread is not None and self.thread.is_alive()
         self.start.disabled = bool(missing) or running
         if missing:
-            self.status.value = "<b class='wb-missing'>Missing</b>: " + "; ".join(missing) + "."
+            self.status.value = (
+                "<b class='wb-missing'>Missing</b>: " + "; ".join(escape(what) for what in missing) + "."
+            )
         elif "wb-missing" in self.status.value:
             self.status.value = ""
 
@@ -147,7 +149,8 @@ class InoculationLauncher:
             )  # fmt: skip
             word = "cancelled (resumable)" if self.stop.is_set() else "finished"
             self.status.value = (
-                f"<span class='wb-run-done'>{word}</span>: <code>{escape(str(self.out))}</code>" + table(summary)
+                f"<span class='wb-run-done'>{escape(word)}</span>: <code>{escape(str(self.out))}</code>"
+                + table(summary)
             )
         except Exception as err:  # a failed run is reported on the page, never raised into it
             self.status.value = f"<span class='wb-wrong'>the run stopped: {escape(str(err))}</span>"

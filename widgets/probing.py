@@ -17,6 +17,7 @@ import polars as pl
 from widgets.dashboard import EMBED, offline_charts
 from widgets.files import edge_result_folders, olmpics_curve_files
 from widgets.render import readable_labels, table
+from workbench import markup
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
@@ -136,5 +137,5 @@ class ProbingResults:
         self.charts = {name: alt.JupyterChart(chart, embed_options=EMBED) for name, chart in charts.items()}
         self.plots.children = tuple(self.charts.values())
         kind = "edge probing" if path.is_dir() else "oLMpics learning curves"
-        self.message.value = f"<span class='wb-probing-name'>{escape(path.name)}</span>: {kind}"
+        self.message.value = f"<span class='wb-probing-name'>{markup.text(path.name)}</span>: {escape(kind)}"
         self.tables.value = "".join(f"<p><b>{escape(title)}</b></p>{table(frame)}" for title, frame in tables.items())

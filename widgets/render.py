@@ -19,12 +19,13 @@ STYLE = (
 def table(frame: pl.DataFrame, columns: list[str] | None = None, css_class: str = "wb-table") -> str:
     """``frame`` (or its ``columns``) as an escaped HTML table."""
     columns = columns or frame.columns
-    head = "".join(f"<th>{escape(name)}</th>" for name in columns)
-    body = "".join(
+    head_html = "".join(f"<th>{escape(name)}</th>" for name in columns)
+    body_html = "".join(
         "<tr>" + "".join(f"<td>{escape(_text(row[name]))}</td>" for name in columns) + "</tr>"
         for row in frame.select(columns).iter_rows(named=True)
     )
-    return f'{STYLE}<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    head_html = f"<thead><tr>{head_html}</tr></thead>"
+    return f'{STYLE}<table class="{escape(css_class)}">{head_html}<tbody>{body_html}</tbody></table>'
 
 
 def _text(value) -> str:
@@ -65,14 +66,14 @@ def prompt_block(text: str, tail: int = PROMPT_TAIL) -> str:
     shows its last ``tail`` and folds the earlier ones (instruction, shots, chat turns) under a summary to open."""
     lines = text.split("\n")
     last = "\n".join(lines[-tail:])
-    shown = f"<pre class='wb-prompt'>{escape(last)}</pre>"
+    shown_html = f"<pre class='wb-prompt'>{escape(last)}</pre>"
     if len(lines) <= tail:
-        return shown
+        return shown_html
     earlier = "\n".join(lines[:-tail])
     return (
-        f"<details class='wb-prompt-fold'><summary class='wb-muted'>{len(lines) - tail} earlier lines "
+        f"<details class='wb-prompt-fold'><summary class='wb-muted'>{len(lines) - tail:,} earlier lines "
         f"({len(earlier):,} characters: instruction, shots, template)</summary>"
-        f"<pre class='wb-prompt'>{escape(earlier)}</pre></details>{shown}"
+        f"<pre class='wb-prompt'>{escape(earlier)}</pre></details>{shown_html}"
     )
 
 

@@ -16,6 +16,7 @@ from widgets.dashboard import EMBED, offline_charts
 from widgets.files import run_folders
 from widgets.render import readable_labels, table
 from widgets.state import Session
+from workbench import markup
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
 from workbench.inoculation import learning_curve
 from workbench.paths import workspace
@@ -107,8 +108,9 @@ class RunCurves:
             curve, control=control, human=HUMAN_ACCURACY.get(probe or ""), title=folder.name
         )
         self.chart.layout.display = None
-        self.message.value = f"<span class='wb-run-name'>{escape(folder.name)}</span>: {trials.height} trials" + (
-            f" on {escape(probe)}" if probe else ""
+        self.message.value = (
+            f"<span class='wb-run-name'>{markup.text(folder.name)}</span>: {trials.height:,} trials"
+            + (f" on {escape(probe)}" if probe else "")
         )
         self.summary.value = (
             "<b>per k: the trial M* selected on dev, its probe score on dev and test, and the inoculation cost "

@@ -92,7 +92,9 @@ class SourceTrainer:
                 progress=False, stop=self.stop, on_step=self._step,
             )  # fmt: skip
             accuracy = ", ".join(f"{name} {value:.1%}" for name, value in metrics.items())
-            self.status.value = f"<span class='wb-run-done'>saved</span> <code>{escape(str(out))}</code>: {accuracy}"
+            self.status.value = (
+                f"<span class='wb-run-done'>saved</span> <code>{escape(str(out))}</code>: {escape(accuracy)}"
+            )
             if self.on_done is not None:
                 self.on_done(out)
         except Cancelled:

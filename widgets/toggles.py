@@ -116,7 +116,8 @@ class ProbeControls:
             + "<b>examples</b><ol class='wb-examples'>"
             + "".join(
                 f"<li>{escape(row['question'])} <span class='wb-muted'>→ {escape(row['choices'][row['answer']])} "
-                f"(hops {row['hops']}, {escape(row['distractor_family'])} {row['distractor_depth']})</span></li>"
+                f"(hops {row['hops']:d}, {escape(row['distractor_family'])} {escape(str(row['distractor_depth']))})"
+                "</span></li>"
                 for row in sample.iter_rows(named=True)
             )
             + "</ol>"
@@ -129,4 +130,4 @@ class ProbeControls:
         except Exception as err:  # shown to the visitor, never raised into the page
             self.status.value = f"<span class='wb-wrong'>not written: {escape(str(err))}</span>"
             return
-        self.status.value = f"wrote {len(paths)} files to <code>{escape(str(folder))}</code>"
+        self.status.value = f"wrote {len(paths):,} files to <code>{escape(str(folder))}</code>"

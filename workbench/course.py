@@ -35,8 +35,9 @@ import polars as pl
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 
+from workbench import markup
 from workbench.errors import WorkbenchError
-from workbench.io import exclusive, staged_folder, write_text
+from workbench.io import MARKER, exclusive, mark_folder, marked_files, staged_folder, write_text
 from workbench.paths import cache_dir
 from workbench.reports import script_json
 
@@ -54,6 +55,8 @@ LIVE_NOTE = (
     "in JupyterLab (<code>jupyter lab {path}</code>) or open the Voilà apps (<code>workbench serve explorer</code>, "
     "<code>workbench serve dashboard</code>, <code>workbench serve inoculation</code>)."
 )
+CACHE_KIND = "course-cache"
+"""The ``io.FOLDER_KINDS`` kind of a folder of executed notebooks (``execute``'s ``cache``)."""
 RESULTS = "results"
 """The folder of a course's results site (``workbench publish``), when predictions are published beside it."""
 KERNEL_SETUP = (
@@ -183,12 +186,40 @@ def execute(
         if kept.is_file():
             return Executed(path, _with_prose(nb, nbformat.read(kept, as_version=4)), sizes, cached=True)
         ran = _run(nb, path, sizes, timeout)
+        _keep(folder, kept, f"{path.stem}.{sizes}.")
         write_text(nbformat.writes(ran), kept)
-        for old in folder.glob(f"{path.stem}.{sizes}.*.ipynb"):  # one kept run per notebook and sizes
-            if old != kept:
-                old.unlink(missing_ok=True)
-                (old.parent / f".{old.name}.lock").unlink(missing_ok=True)
     return Executed(path, ran, sizes, cached=False)
+
+
+def check_cache(cache: str | Path, out: str | Path) -> Path:
+    """``cache`` if the course may keep executed notebooks there: a new or empty folder, or one whose marker lists
+    every file in it (``io.mark_folder``), apart from the course's folder ``out``; a folder holding anything else (a
+    user's notebooks) is refused in one line, before any work, since the cache deletes the runs it replaces."""
+    from workbench.io import check_output
+
+    cache, real, built = Path(cache), Path(os.path.realpath(cache)), Path(os.path.realpath(out))
+    if real == built or built in real.parents or real in built.parents:
+        raise WorkbenchError(f"the cache {cache} and the course's folder {out} overlap (building replaces the course "
+                             "whole, and the cache keeps only its own files); give them separate folders")  # fmt: skip
+    return check_output(cache, kind=CACHE_KIND)
+
+
+def _keep(folder: Path, kept: Path, prefix: str) -> None:
+    """List ``kept`` in the cache's marker and delete the earlier runs of the same notebook and sizes, but only those
+    the marker lists: a file the cache did not write is never deleted by its name (issue 60: a user's
+    ``01_quickstart.test.mine.ipynb`` was)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with exclusive(folder / MARKER, wait=True):  # one read-modify-write of the list at a time
+        listed = marked_files(folder, CACHE_KIND) or []
+        old = [
+            name
+            for name in listed  # a run is a file of the folder itself: a hand-edited list reaches no further
+            if name.startswith(prefix) and name.endswith(".ipynb") and "/" not in name and name != kept.name
+        ]
+        mark_folder(folder, CACHE_KIND, [*(name for name in listed if name not in old), kept.name])
+        for name in old:  # one kept run per notebook and sizes
+            (folder / name).unlink(missing_ok=True)
+            (folder / f".{name}.lock").unlink(missing_ok=True)
 
 
 def _run(nb: NotebookNode, path: Path, sizes: str, timeout: int) -> NotebookNode:
@@ -337,6 +368,10 @@ def build_course(
     """
     out = Path(out)
     _check_replaceable(out)
+    if cache is not None:
+        check_cache(cache, out)
+    if results_link is not None:
+        results_link = markup.link(results_link, "--results-link")
     paths = [Path(p) for p in notebooks] if notebooks is not None else course_notebooks()
     runs = [execute(path, sizes, cache, cell_timeout) for path in paths]
     pages = [f"{run.path.stem}.html" for run in runs]
@@ -348,8 +383,8 @@ def build_course(
         if results is not None:
             from workbench.site import Section, publish
 
-            text = f'<p>How these results are made, step by step: <a href="../index.html">{html.escape(title)}</a>.</p>'
-            back = Section("course", "The course", text)
+            back_html = f"<p>How these results are made, step by step: {markup.anchor('../index.html', title)}.</p>"
+            back = Section("course", "The course", back_html)
             publish(results, staging / RESULTS, probes, sections=[back])
         (staging / "assets").mkdir()
         (staging / "assets" / "vega.js").write_text(_vega_bundle(), encoding="utf-8")
@@ -395,24 +430,25 @@ def _shown_path(path: Path) -> str:
 def _page_header(run: Executed, called: Sequence[str], neighbours: tuple, title: str) -> str:
     record, path = run.record, _shown_path(run.path)
     before, after = neighbours
-    nav = [f'<a href="index.html">{html.escape(title)}</a>']
-    nav += [f'<a href="{before}">← previous</a>'] if before else []
-    nav += [f'<a href="{after}">next →</a>'] if after else []
+    nav_html = [markup.anchor("index.html", title)]
+    nav_html += [f'<a href="{markup.attr(markup.local(before))}">← previous</a>'] if before else []
+    nav_html += [f'<a href="{markup.attr(markup.local(after))}">next →</a>'] if after else []
     params = _parameters(run.notebook)
-    rows = "".join(
+    rows_html = "".join(
         f"<tr><td><code>{html.escape(name)}</code></td><td><code>{html.escape(value)}</code></td>"
         f"<td>{html.escape(note)}</td></tr>"
         for name, value, note in params
     )
     papermill = " ".join(f"-p {name} VALUE" for name, *_ in params[:2])
     sizes = "the suite's test sizes (workbench.test_parameters)" if record["sizes"] == "test" else "student sizes"
-    links = " · ".join(
-        f'<a href="api.html#{html.escape(name)}"><code>{html.escape(_short(name))}</code></a>' for name in called
+    reused = "; cached runs are reused until the code changes" if run.cached else ""
+    links_html = " · ".join(
+        f'<a href="api.html#{markup.attr(name)}"><code>{html.escape(_short(name))}</code></a>' for name in called
     )
-    return f"""<nav class="wb-course-nav">{" · ".join(nav)}</nav>
+    return f"""<nav class="wb-course-nav">{" · ".join(nav_html)}</nav>
 <aside class="wb-course-about">
 <p class="wb-course-executed">Executed {html.escape(record["at"])} on {html.escape(record["machine"])} in
-{record["seconds"]:,} s, at {sizes}{"; cached runs are reused until the code changes" if run.cached else ""}.</p>
+{record["seconds"]:,} s, at {html.escape(sizes)}{html.escape(reused)}.</p>
 <details><summary>Run it yourself</summary>
 <pre>jupyter lab {html.escape(path)}                  # step through it
 jupyter nbconvert --to notebook --execute {html.escape(path)} --output run.ipynb
@@ -420,9 +456,9 @@ papermill {html.escape(path)} run.ipynb {html.escape(papermill)}   # other sizes
 workbench course build --only {html.escape(run.path.stem)} --out page/   # this page alone</pre>
 <p>Its parameters (the first code cell, tagged <code>parameters</code>):</p>
 <table class="wb-course-params"><thead><tr><th>name</th><th>value</th><th></th></tr></thead>
-<tbody>{rows}</tbody></table>
+<tbody>{rows_html}</tbody></table>
 </details>
-{f'<p class="wb-course-calls">Functions it calls: {links}</p>' if links else ""}
+{f'<p class="wb-course-calls">Functions it calls: {links_html}</p>' if links_html else ""}
 </aside>"""
 
 
@@ -452,30 +488,31 @@ def _short(dotted: str) -> str:
 
 
 def _index_page(runs: Sequence[Executed], pages: Sequence[str], title: str, results: str | None) -> str:
-    items = []
+    items_html = []
     for run, page in zip(runs, pages, strict=True):
         heading, intro = _title_and_intro(run.notebook, run.path.stem)
         record = run.record
-        items.append(
-            f'<li><a href="{page}">{html.escape(heading)}</a> <span class="wb-course-file">{run.path.name}</span>'
+        items_html.append(
+            f"<li>{markup.anchor(markup.local(page), heading)} "
+            f'<span class="wb-course-file">{markup.text(run.path.name)}</span>'
             f'<p>{html.escape(intro)}</p><p class="wb-course-executed">executed {html.escape(record["at"])}, '
             f"{record['seconds']:,} s</p></li>"
         )
     machines = sorted({run.record["machine"] for run in runs})
     total = sum(run.record["seconds"] for run in runs)
-    link = (
-        f'<p class="wb-course-results">Results of this lab\'s models: <a href="{html.escape(str(results))}">'
-        "the published results site</a>.</p>"
+    link_html = (
+        f'<p class="wb-course-results">Results of this lab\'s models: '
+        f"{markup.anchor(results, 'the published results site', '--results-link')}.</p>"
         if results is not None
         else ""
     )
     return _PAGE.format(
         title=html.escape(title),
-        body=f"<h1>{html.escape(title)}</h1>\n{link}"
+        body=f"<h1>{html.escape(title)}</h1>\n{link_html}"
         f"<p>The teaching notebooks, executed top to bottom on the offline data (WordNet, GCIDE, all-MiniLM-L6-v2) "
         f"and shown with their outputs; the charts are live (hover, click). Step through them in order. Executed on "
         f'{html.escape("; ".join(machines))}, {total:,.0f} s in all. <a href="api.html">The functions they call'
-        f'</a>.</p>\n<ol class="wb-course-toc">{"".join(items)}</ol>',
+        f'</a>.</p>\n<ol class="wb-course-toc">{"".join(items_html)}</ol>',
     )
 
 
@@ -494,7 +531,7 @@ def _api_page(called: dict[str, list[str]], title: str) -> str:
         for name in names:
             users.setdefault(name, []).append(stem)
     root = Path(__file__).resolve().parents[1]
-    entries = []
+    entries_html = []
     for name in sorted(users):
         obj = _documented(name)
         try:
@@ -503,15 +540,15 @@ def _api_page(called: dict[str, list[str]], title: str) -> str:
             signature = "(...)"
         source = inspect.getsourcefile(obj) or ""
         where = str(Path(source).relative_to(root)) if source.startswith(str(root)) else source
-        pages = ", ".join(f'<a href="{stem}.html">{stem}</a>' for stem in users[name])
-        entries.append(
-            f'<section id="{html.escape(name)}"><h2><code>{html.escape(name)}{html.escape(signature)}</code></h2>'
+        pages_html = ", ".join(markup.anchor(markup.local(f"{stem}.html"), stem) for stem in users[name])
+        entries_html.append(
+            f'<section id="{markup.attr(name)}"><h2><code>{html.escape(name)}{html.escape(signature)}</code></h2>'
             f"<pre>{html.escape(inspect.getdoc(obj) or '(no docstring)')}</pre>"
-            f'<p class="wb-course-file">{html.escape(where)}; called in {pages}</p></section>'
+            f'<p class="wb-course-file">{html.escape(where)}; called in {pages_html}</p></section>'
         )
-    body = f'<nav class="wb-course-nav"><a href="index.html">{html.escape(title)}</a></nav>'
-    body += "<h1>Functions the notebooks call</h1>"
-    return _PAGE.format(title=f"Functions · {html.escape(title)}", body=body + "\n".join(entries))
+    body_html = f'<nav class="wb-course-nav">{markup.anchor("index.html", title)}</nav>'
+    body_html += "<h1>Functions the notebooks call</h1>"
+    return _PAGE.format(title=f"Functions · {html.escape(title)}", body=body_html + "\n".join(entries_html))
 
 
 def _check_replaceable(out: Path) -> None:
@@ -577,13 +614,13 @@ class WidgetSnapshots(Preprocessor):
             if model.get("state", {}).get("spec"):
                 shown = chart_html(model["state"]["spec"])
             else:
-                note = LIVE_NOTE.format(path=html.escape(self.live_path))
-                snapshot = self._snapshot(view.get("model_id"))
-                shown = f'<div class="wb-course-panel"><p class="wb-course-live">{note}</p>{snapshot}</div>'
+                note_html = LIVE_NOTE.format(path=html.escape(self.live_path))
+                snapshot_html = self._snapshot_html(view.get("model_id"))
+                shown = f'<div class="wb-course-panel"><p class="wb-course-live">{note_html}</p>{snapshot_html}</div>'
             output.data = {"text/html": shown, "text/plain": output.data.get("text/plain", "")}
         return cell, resources
 
-    def _snapshot(self, model_id: str | None, depth: int = 0) -> str:
+    def _snapshot_html(self, model_id: str | None, depth: int = 0) -> str:
         """What the widget ``model_id`` showed: its children, text, values and charts, read from its stored state."""
         model = self.state.get(model_id or "", {})
         state = model.get("state", {})
@@ -592,21 +629,24 @@ class WidgetSnapshots(Preprocessor):
         if state.get("spec"):
             return chart_html(state["spec"])
         if "children" in state:
-            kids = "".join(self._snapshot(child.removeprefix("IPY_MODEL_"), depth + 1) for child in state["children"])
-            return f'<div class="wb-course-box">{kids}</div>'
+            kids_html = "".join(
+                self._snapshot_html(child.removeprefix("IPY_MODEL_"), depth + 1) for child in state["children"]
+            )
+            return f'<div class="wb-course-box">{kids_html}</div>'
         if "outputs" in state:  # an Output widget
             return "".join(_output_html(out) for out in state["outputs"])
-        label = html.escape(str(state.get("description", "")))
+        label_html = html.escape(str(state.get("description", "")))
         name = model.get("model_name", "")
-        if name in ("HTMLModel", "HTMLMathModel"):
-            return f"<div>{state.get('value', '')}</div>"
+        if name in ("HTMLModel", "HTMLMathModel"):  # the panel's own markup, made by the rule of tests/test_markup.py
+            value_html = str(state.get("value", ""))
+            return f"<div>{value_html}</div>"
         if name == "ButtonModel":
-            return f"<button disabled>{label}</button>"
+            return f"<button disabled>{label_html}</button>"
         if "value" in state and not isinstance(state["value"], dict):
             value = state["value"]
             if "options" in state and "index" in state and isinstance(state.get("_options_labels"), list):
                 value = state["_options_labels"][state["index"]] if isinstance(state["index"], int) else value
-            return f'<div class="wb-course-control">{label} <b>{html.escape(str(value))}</b></div>'
+            return f'<div class="wb-course-control">{label_html} <b>{html.escape(str(value))}</b></div>'
         return ""
 
 

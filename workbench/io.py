@@ -155,6 +155,7 @@ FOLDER_KINDS = {
     "annotation": "an annotation batch (batch.json, questions.parquet, assignments.parquet, votes.sqlite)",
     "label-studio": "a Label Studio project (label_config.xml, tasks.json)",
     "course": "a built course (course.json, index.html, one page per notebook)",
+    "course-cache": "a course's executed notebooks (NOTEBOOK.SIZES.KEY.ipynb, listed in its .workbench.json)",
     "irt": "an IRT fit (fit.json, items.parquet, members.parquet, effects.parquet)",
 }
 """The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
@@ -268,13 +269,44 @@ MARKDOWN_MARKER = "Table 4, whole sets (ours: the paper preset"
 DISPOSABLE = frozenset({".ipynb_checkpoints", ".DS_Store"})
 """Dot-entries tools leave in any folder, that replacing a folder may take with it."""
 _OURS = re.compile(r"^\..+\.(tmp|lock)$|^\..+\.(staging|old)-.+$")
+RECORD_BYTES = 64 << 20
+"""The largest marker or manifest read (a site's ``site.json`` lists every file it wrote: a few hundred kB)."""
+MARKER = ".workbench.json"
+"""The file a writer leaves in a folder it owns, naming the folder's kind and every file it wrote there (issue 60):
+a folder is the workbench's only by this marker, never by its file names, which a user's own files can share."""
 
 
 def hidden_but_ours(name: str) -> bool:
     """Whether a folder's entry is a dot-entry the workbench itself leaves (a temporary file, a lock, a staging
     folder of a killed writer) or a tool's cache: what a folder replaced whole may lose. A user's other dot-files
     (``.git``, ``.notes``) are theirs, and make the folder foreign (issue 53: they were deleted without a word)."""
-    return name.startswith(".") and (name in DISPOSABLE or bool(_OURS.match(name)))
+    return name.startswith(".") and (name in DISPOSABLE or name == MARKER or bool(_OURS.match(name)))
+
+
+def mark_folder(folder: str | Path, kind: str, files: list[str]) -> Path:
+    """Write ``folder``'s marker: it is the workbench's, of ``kind``, holding ``files`` (paths relative to it).
+    Hold the folder's lock (``exclusive``) while a read-modify-write of the list is under way."""
+    record = {"generator": "Probe Workbench", "kind": kind, "files": sorted(set(files))}
+    return write_text(json.dumps(record, indent=1) + "\n", Path(folder) / MARKER)
+
+
+def marked_files(folder: str | Path, kind: str) -> list[str] | None:
+    """The files ``folder``'s marker says the workbench wrote there as ``kind``; None where it has no marker of that
+    kind (a folder without one is never the workbench's to delete from)."""
+    record = _json_record(Path(folder) / MARKER)
+    files = record.get("files")
+    if record.get("generator") != "Probe Workbench" or record.get("kind") != kind or not isinstance(files, list):
+        return None
+    return [name for name in files if isinstance(name, str)]
+
+
+def _marked_kind(folder: Path) -> str:
+    """The kind a folder's marker names when every file in it is one the marker lists, else ``other``."""
+    record = _json_record(folder / MARKER)
+    kind = record.get("kind")
+    if kind not in FOLDER_KINDS or marked_files(folder, kind) is None:
+        return "other"
+    return "other" if unlisted_files(folder, MARKER) else kind
 
 
 def folder_kind(path: str | Path) -> str | None:
@@ -283,6 +315,8 @@ def folder_kind(path: str | Path) -> str | None:
     path = Path(path)
     if not path.is_dir():
         return None
+    if (path / MARKER).is_file():
+        return _marked_kind(path)
     children = {child.name: child for child in path.iterdir() if not hidden_but_ours(child.name)}
     names = set(children)
     if not names:
@@ -293,9 +327,10 @@ def folder_kind(path: str | Path) -> str | None:
     if "batch.json" in names:
         return "annotation" if names <= {"batch.json", "questions.parquet", "assignments.parquet", "votes.sqlite",
                                          "votes.sqlite-wal", "votes.sqlite-shm"} else "other"  # fmt: skip
-    if names and names <= {"label_config.xml", "tasks.json"}:  # ours: tasks made from a batch
-        tasks = _json_record_list(children["tasks.json"]) if "tasks.json" in names else [{"data": {"workbench_id": ""}}]
-        ours = bool(tasks) and all(isinstance(t, dict) and "workbench_id" in (t.get("data") or {}) for t in tasks[:1])
+    if "tasks.json" in names and names <= {"label_config.xml", "tasks.json"}:  # before the marker: ours by content
+        tasks = _json_record_list(children["tasks.json"])
+        ours = bool(tasks) and all(isinstance(task, dict) and isinstance(task.get("data"), dict)
+                                   and isinstance(task["data"].get("workbench_id"), str) for task in tasks)  # fmt: skip
         return "label-studio" if ours else "other"
     if "course.json" in names:
         return "course" if _json_record(children["course.json"]).get("generator") == "workbench course" else "other"
@@ -338,8 +373,14 @@ def unlisted_files(folder: str | Path, manifest: str) -> list[str]:
 
 
 def _json_record(file: Path) -> dict:
+    """The JSON object in ``file`` (a marker, a manifest), or {}: a regular file of at most ``RECORD_BYTES`` only, so
+    that a marker made a link to ``/dev/zero`` or a FIFO by hand is no record, not a read without end (issue 60)."""
     try:
-        record = json.loads(file.read_text(encoding="utf-8"))
+        if not file.is_file():
+            return {}
+        with open(file, "rb") as handle:
+            data = handle.read(RECORD_BYTES + 1)
+        record = json.loads(data.decode("utf-8")) if len(data) <= RECORD_BYTES else {}
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
@@ -392,6 +433,18 @@ def _jsonl_kind(file: Path) -> str | None:
     if "statement" in record or "masked" in record:
         return "olmpics"
     return None
+
+
+def check_input(path: str | Path, option: str) -> None:
+    """Refuse, in one line, an input that exists but is no file or folder: a device (``/dev/zero`` is read without
+    end), a FIFO (a read waits for ever for a writer) or a socket (issue 60). A value that names no file (a hub name,
+    a URL, a missing file) passes: the command says what it expected."""
+    try:
+        mode = Path(path).stat().st_mode
+    except (OSError, ValueError):
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise WorkbenchError(f"{option} {path} is a device, socket or pipe, not a file or folder; give a file")
 
 
 def _refuse_special(path: Path) -> None:
@@ -574,6 +627,10 @@ def _checked_predictions(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
             raise WorkbenchError(
                 f"{path}, row {bad[0] + 1}: {name} ({bad.len()} rows like it); the file is damaged: score again"
             )
+    for label in frame["model"].unique():  # names every page shows: a file from outside passes the names' check
+        check_label(label, f"{path}: the model label")
+    for label in frame.filter(pl.col("asking") != "")["asking"].unique():
+        check_label(label, f"{path}: the way-of-asking label")
     return frame
 
 

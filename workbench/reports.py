@@ -16,7 +16,7 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from workbench import charts, metrics
+from workbench import charts, markup, metrics
 from workbench.analysis import atlas, difficulty, recall
 from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
@@ -177,10 +177,10 @@ def html_report(
         ("Accuracy by probe x hops and distractors (click a cell to list its questions)", charts.dashboard(preds)),
         ("Instance vs strict cluster accuracy", charts.cluster_bars(preds, n_boot=n_boot, seed=seed)),
     ]
-    body = [
+    body_html = [
         f"<h1>{html.escape(title)}</h1>",
-        f"<p>{html.escape(_headline(preds))}</p>",
-        f'<p class="population">{html.escape(population_line(preds))}</p>',
+        f"<p>{_headline_html(preds)}</p>",
+        f'<p class="population">{markup.text(population_line(preds))}</p>',
         *(
             f'<p class="warning"><b>{html.escape(w)}</b></p>'
             for w in [metrics.partial_cluster_warning(preds, probes)]
@@ -188,46 +188,49 @@ def html_report(
         ),
         "<h2>Summary</h2>",
         f"<p>Accuracy in %; gap = strict cluster minus instance accuracy, in points; {html.escape(_CI_NOTE)}.</p>",
-        _html_table(tables["summary"]),
+        _table_html(tables["summary"]),
         "<h2>By probe</h2>",
-        _html_table(tables["by_probe"]),
+        _table_html(tables["by_probe"]),
     ]
     notes = rule_notes(preds)
     if notes:
-        items = "".join(f"<li><b>{html.escape(rule)}</b>: {html.escape(note)}</li>" for rule, note in notes.items())
-        body += ["<h2>Scoring rules</h2>", f"<ul>{items}</ul>"]
+        items_html = "".join(
+            f"<li><b>{markup.text(rule)}</b>: {html.escape(note)}</li>" for rule, note in notes.items()
+        )
+        body_html += ["<h2>Scoring rules</h2>", f"<ul>{items_html}</ul>"]
     coefficients, note = difficulty.fit_models(preds)
     if coefficients is not None:
         specs.append((_DIFFICULTY_TITLE, charts.coefficient_plot(coefficients)))
-    scripts = []
+    scripts_html = []
     for index, (heading, chart) in enumerate(specs):
         spec = script_json(chart.to_dict(), sort_keys=True)
-        body += [f"<h2>{html.escape(heading)}</h2>", f'<div id="chart-{index}"></div>']
-        scripts.append(f'vegaEmbed("#chart-{index}", {spec}, {{"actions": false}}).catch(console.error);')
-    body.append("<h2>Accuracy % (questions) per cell</h2>")
+        body_html += [f"<h2>{html.escape(heading)}</h2>", f'<div id="chart-{index:d}"></div>']
+        scripts_html.append(f'vegaEmbed("#chart-{index}", {spec}, {{"actions": false}}).catch(console.error);')
+    body_html.append("<h2>Accuracy % (questions) per cell</h2>")
     for heading, cells in tables["cells"]:
-        body += [f"<h3>{html.escape(heading)}</h3>", _html_table(cells)]
+        body_html += [f"<h3>{markup.text(heading)}</h3>", _table_html(cells)]
     if coefficients is None:
-        body += [f"<h2>{html.escape(_DIFFICULTY_TITLE)}</h2>", f"<p>{html.escape(note)}</p>"]
+        body_html += [f"<h2>{html.escape(_DIFFICULTY_TITLE)}</h2>", f"<p>{html.escape(note)}</p>"]
     else:  # the table and the reading under the coefficient plot
-        readings = "".join(
-            f"<li><b>{html.escape(label)}</b>: {html.escape(line)}</li>"
+        readings_html = "".join(
+            f"<li><b>{markup.text(label)}</b>: {html.escape(line)}</li>"
             for label, lines in _difficulty_readings(coefficients)
             for line in lines
         )
-        at = body.index(f'<div id="chart-{len(specs) - 1}"></div>') + 1
-        body[at:at] = [
+        at = body_html.index(f'<div id="chart-{len(specs) - 1:d}"></div>') + 1
+        body_html[at:at] = [
             f"<p>{html.escape(_DIFFICULTY_NOTE)}</p>",
-            _html_table(_difficulty_table(coefficients)),
-            f"<ul>{readings}</ul>",
+            _table_html(_difficulty_table(coefficients)),
+            f"<ul>{readings_html}</ul>",
         ]
     bundle = vl_convert.javascript_bundle(vl_version="_".join(alt.SCHEMA_VERSION.split(".")[:2]))
+    bundle_html = bundle.replace("</script", "<\\/script")
     return _PAGE.format(
         marker=REPORT_MARKER,
         title=html.escape(title),
-        bundle=bundle.replace("</script", "<\\/script"),
-        body="\n".join(body),
-        scripts="\n".join(scripts),
+        bundle=bundle_html,
+        body="\n".join(body_html),
+        scripts="\n".join(scripts_html),
     )
 
 
@@ -328,6 +331,18 @@ def rule_notes(preds: pl.DataFrame) -> dict[str, str]:
     """One line per scoring rule the predictions use (``workbench.schema.RULE_NOTES``), in order of appearance."""
     rules = preds["rule"].unique(maintain_order=True).to_list() if "rule" in preds.columns else []
     return {rule: RULE_NOTES[rule] for rule in rules if rule in RULE_NOTES}
+
+
+def _headline_html(preds: pl.DataFrame) -> str:
+    """``_headline`` for a page: each probe name and model label escaped and isolated (``markup.text``), so that a
+    label holding a bidi control reorders itself at most, never the line around it (issue 60)."""
+    labels = metrics.model_labels(preds)["label"].to_list()
+    probes = sorted(preds["probe"].unique().to_list())
+    return (
+        f"{metrics.n_questions(preds):,} questions in {preds['cluster_id'].n_unique():,} clusters "
+        f"({', '.join(markup.text(probe) for probe in probes)}); {len(labels)} model{'s' if len(labels) != 1 else ''}: "
+        f"{', '.join(markup.text(label) for label in labels)}"
+    )
 
 
 def _headline(preds: pl.DataFrame) -> str:
@@ -446,11 +461,13 @@ def _text_table(frame: pl.DataFrame, left: int) -> str:
     return "\n".join([header.item().rstrip(), rule, *(line.rstrip() for line in body.to_series())])
 
 
-def _html_table(frame: pl.DataFrame) -> str:
+def _table_html(frame: pl.DataFrame) -> str:
     """An HTML table of a string frame, every cell escaped."""
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in frame.rows())
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    head_html = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
+    rows_html = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in frame.rows()
+    )
+    return f"<table><thead><tr>{head_html}</tr></thead><tbody>{rows_html}</tbody></table>"
 
 
 _PAGE = """<!DOCTYPE html>

@@ -27,7 +27,7 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from workbench import charts, metrics, views
+from workbench import charts, markup, metrics, views
 from workbench.analysis import atlas
 from workbench.analysis.crosslingual import language_report
 from workbench.charts.atlas import LEVEL_HEIGHT
@@ -87,17 +87,15 @@ def chart_section(key: str, title: str, chart: object, note: str = "") -> Sectio
     >>> extra = chart_section("calibration", "Calibration", charts.reliability_diagram(preds))
     >>> publish(preds, "site", sections=[extra])  # doctest: +SKIP
     """
-    intro = f"<p>{html.escape(note)}</p>" if note else ""
-    return Section(key, title, f'{intro}<div id="{key}-chart" class="wb-chart"></div>', charts={f"{key}-chart": chart})
+    intro_html = f"<p>{html.escape(note)}</p>" if note else ""
+    chart_html = f'{intro_html}<div id="{markup.attr(key)}-chart" class="wb-chart"></div>'
+    return Section(key, title, chart_html, charts={f"{key}-chart": chart})
 
 
-def link_section(key: str, title: str, url: str, text: str) -> Section:
-    """A section holding one link (``text`` around it, escaped): how a site points to another (the course's)."""
-    from urllib.parse import urlsplit
-
-    if urlsplit(url).scheme not in ("", "http", "https"):
-        raise WorkbenchError(f"{url!r} is no link a page can follow; give an http(s) address or a relative path")
-    return Section(key, title, f'<p>{html.escape(text)} <a href="{html.escape(url)}">{html.escape(url)}</a></p>')
+def link_section(key: str, title: str, url: str, text: str, option: str = "the link") -> Section:
+    """A section holding one link (``text`` around it, escaped): how a site points to another (the course's).
+    ``url`` passes ``markup.link`` (http(s) or relative), else a one-line error naming ``option``."""
+    return Section(key, title, f"<p>{html.escape(text)} {markup.anchor(url, url, option)}</p>")
 
 
 def publish(
@@ -147,23 +145,38 @@ def publish(
     keys = [section.key for section in parts]
     if len(set(keys)) != len(keys):
         raise WorkbenchError(f"two sections share a key among {keys}; give each further section its own key")
-    page = _page(parts, title, _headline(preds))
+    page = _page(parts, title, _headline_html(preds))
     with exclusive(out), staged_folder(out) as staging:
-        (staging / "assets").mkdir()
-        (staging / "assets" / "vega.js").write_text(_vega_bundle(), encoding="utf-8")
-        for name in ASSETS:
-            (staging / "assets" / name).write_text(_asset(name), encoding="utf-8")
-        for section in parts:
-            for name, value in section.files.items():
-                path = staging / "data" / f"{name}.js"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(f"WB.loaded({json.dumps(name)}, {_json(value)});\n", encoding="utf-8")
+        _write_assets(staging)
+        _write_data(staging, parts)
         (staging / "index.html").write_text(page, encoding="utf-8")
-        written = sorted(str(path.relative_to(staging)) for path in staging.rglob("*") if path.is_file())
-        manifest = {"generator": "workbench publish", "title": title, "sections": keys, "files": written}
-        manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": metrics.n_questions(preds)}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        _write_manifest(staging, preds, title, keys)
     return out / "index.html"
+
+
+def _write_assets(folder: Path) -> None:
+    """The page's scripts and styles (Vega, Vega-Lite and vega-embed inlined: nothing loads from the internet)."""
+    (folder / "assets").mkdir()
+    (folder / "assets" / "vega.js").write_text(_vega_bundle(), encoding="utf-8")
+    for name in ASSETS:
+        (folder / "assets" / name).write_text(_asset(name), encoding="utf-8")
+
+
+def _write_data(folder: Path, sections: Sequence[Section]) -> None:
+    """Each section's data as a script the page loads on demand (``data/NAME.js``), so the page opens from file://."""
+    for section in sections:
+        for name, value in section.files.items():
+            path = folder / "data" / f"{name}.js"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"WB.loaded({json.dumps(name)}, {_script_json(value)});\n", encoding="utf-8")
+
+
+def _write_manifest(folder: Path, preds: pl.DataFrame, title: str, keys: list[str]) -> None:
+    """``site.json``: what the site holds and every file written, so a later publish knows the user's files."""
+    written = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+    manifest = {"generator": "workbench publish", "title": title, "sections": keys, "files": written}
+    manifest |= {"models": metrics.model_labels(preds)["label"].to_list(), "questions": metrics.n_questions(preds)}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
 def standard_sections(
@@ -231,9 +244,9 @@ def cluster_section(preds: pl.DataFrame, n_boot: int, seed: int) -> Section:
     )
     text = (
         f"<p>Strict cluster accuracy counts a concept's cluster right only if every one of its questions is; "
-        f"95% bootstrap intervals ({n_boot} resamples of whole clusters, for instance and cluster accuracy alike); "
+        f"95% bootstrap intervals ({n_boot:,} resamples of whole clusters, for instance and cluster accuracy alike); "
         "n is questions or clusters.</p>"
-        f'<div id="wb-bars" class="wb-chart"></div>{_html_table(table)}'
+        f'<div id="wb-bars" class="wb-chart"></div>{_table_html(table)}'
     )
     chart = charts.cluster_bars(preds, n_boot=n_boot, seed=seed)
     return Section("clusters", "Instance vs strict cluster accuracy", text, {"wb-bars": chart})
@@ -265,8 +278,8 @@ def language_section(preds: pl.DataFrame, n_boot: int = 1000) -> Section | None:
     text = (
         "<p>The same questions (concept, gold, hops, distractor synsets, answer position) asked in English and in "
         "another language: strict cluster accuracy in each, the difference in question accuracy (other − English) "
-        f"with its 95% cluster-bootstrap interval ({n_boot} resamples) and McNemar's exact p.</p>"
-        f'<div id="wb-languages" class="wb-chart"></div>{_html_table(table)}'
+        f"with its 95% cluster-bootstrap interval ({n_boot:,} resamples) and McNemar's exact p.</p>"
+        f'<div id="wb-languages" class="wb-chart"></div>{_table_html(table)}'
     )
     return Section(
         "languages", "English and other languages", text, {"wb-languages": language_chart(summary, concepts)}
@@ -317,8 +330,8 @@ def atlas_section(preds: pl.DataFrame, n_boot: int = 1000, seed: int = 0) -> Sec
     notes += [f"{left:,} clusters without a WordNet concept (GCIDE senses) are left out"] if left else []
     text = (
         "<p>Strict cluster accuracy over the WordNet hierarchy: each node holds the clusters at and below it "
-        f"(width: clusters; colour: strict cluster accuracy{''.join('; ' + note for note in notes)}). "
-        f"Click a node to zoom in and list the concepts below it, the worst known first; intervals of {boot} "
+        f"(width: clusters; colour: strict cluster accuracy{''.join('; ' + html.escape(note) for note in notes)}). "
+        f"Click a node to zoom in and list the concepts below it, the worst known first; intervals of {boot:,} "
         "bootstrap resamples of clusters in the tooltips.</p>"
         '<p><button id="wb-atlas-up" type="button" disabled>up</button> '
         '<button id="wb-atlas-top" type="button" disabled>top</button> '
@@ -401,16 +414,16 @@ def statistics_section(preds: pl.DataFrame, probes: pl.DataFrame | None) -> Sect
     warning = metrics.partial_cluster_warning(preds, probes)
     text = "".join([
         f'<p class="wb-warning"><b>{html.escape(warning)}</b></p>' if warning else "",
-        f"<p>Of {source}: {frame.height} questions.</p>",
+        f"<p>Of {html.escape(source)}: {frame.height:,} questions.</p>",
         "<h3>Per probe</h3>",
-        _html_table(table4(frame)),
+        _table_html(table4(frame)),
         "<h3>Questions per probe × hops (rows) and distractor family × depth</h3>",
-        _html_table(hops_by_family(frame)),
+        _table_html(hops_by_family(frame)),
     ])  # fmt: skip
     return Section("statistics", "Probe statistics", text)
 
 
-def _page(sections: Sequence[Section], title: str, headline: str) -> str:
+def _page(sections: Sequence[Section], title: str, headline_html: str) -> str:
     """The page: navigation, the sections, the page data (charts as Vega-Lite specs) and the scripts."""
     specs = {}
     data: dict[str, object] = {}
@@ -419,25 +432,30 @@ def _page(sections: Sequence[Section], title: str, headline: str) -> str:
         for element, chart in section.charts.items():
             spec = chart if isinstance(chart, dict) else chart.to_dict()
             specs[element] = {key: value for key, value in spec.items() if key != "$schema"}  # a URL; mode is given
-    nav = "".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>' for s in sections)
-    body = "\n".join(f'<section id="{s.key}"><h2>{html.escape(s.title)}</h2>\n{s.html}\n</section>' for s in sections)
+    nav_html = "".join(f'<a href="#{markup.attr(s.key)}">{html.escape(s.title)}</a>' for s in sections)
+    body_html = "\n".join(
+        f'<section id="{markup.attr(s.key)}"><h2>{html.escape(s.title)}</h2>\n{s.html}\n</section>' for s in sections
+    )  # a section's html is markup its builder made by the same rule (tests/test_markup.py)
     return _PAGE.format(
         title=html.escape(title),
-        headline=html.escape(headline),
-        nav=nav,
-        body=body,
-        page=_json({"charts": specs, **data}),
+        headline=headline_html,
+        nav=nav_html,
+        body=body_html,
+        page=_script_json({"charts": specs, **data}),
     )
 
 
-def _headline(preds: pl.DataFrame) -> str:
+def _headline_html(preds: pl.DataFrame) -> str:
+    """Questions, clusters, the models and the population, each model's label isolated (``markup.text``): a label
+    holding a bidi control reorders itself at most, never the line (issue 60)."""
     labels = metrics.model_labels(preds)["label"].to_list()
-    models = f"{len(labels)} model{'s' if len(labels) != 1 else ''}: {', '.join(labels)}"
+    models = ", ".join(markup.text(label) for label in labels)
     counts = f"{metrics.n_questions(preds):,} questions in {preds['cluster_id'].n_unique():,} clusters"
-    return f"{counts}; {models}. {population_line(preds)}"
+    several = "s" if len(labels) != 1 else ""
+    return f"{counts}; {len(labels)} model{several}: {models}. {markup.text(population_line(preds))}"
 
 
-def _json(value: object) -> str:
+def _script_json(value: object) -> str:
     """Compact JSON, ASCII only (the data files are read whatever encoding a host declares), that no text can break
     out of a ``<script>`` (``reports.script_json``)."""
     return script_json(value, separators=(",", ":"), allow_nan=False)
@@ -447,12 +465,14 @@ def _percent(column: str) -> pl.Expr:
     return (pl.col(column) * 100).round(1).cast(pl.String) + "%"
 
 
-def _html_table(frame: pl.DataFrame) -> str:
+def _table_html(frame: pl.DataFrame) -> str:
     """An HTML table of ``frame`` (every cell escaped; floats with two decimals)."""
     shown = frame.with_columns(pl.col(pl.Float64).round(2)).cast(pl.String).fill_null("")
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in shown.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in shown.rows())
-    return f'<table class="wb-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    head_html = "".join(f"<th>{html.escape(name)}</th>" for name in shown.columns)
+    rows_html = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in shown.rows()
+    )
+    return f'<table class="wb-table"><thead><tr>{head_html}</tr></thead><tbody>{rows_html}</tbody></table>'
 
 
 def _asset(name: str) -> str:

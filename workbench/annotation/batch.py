@@ -20,15 +20,30 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from workbench.annotation.store import create_store
+from workbench.annotation.store import NAME, connect, create_store
 from workbench.errors import WorkbenchError
-from workbench.io import check_output, hidden_but_ours, read_parquet, staged_folder, write_parquet, write_text
+from workbench.io import (
+    check_label,
+    check_output,
+    hidden_but_ours,
+    read_parquet,
+    staged_folder,
+    write_parquet,
+    write_text,
+)
 from workbench.schema import PROBE_SCHEMA, conform
 
 BATCH_FILE = "batch.json"
 QUESTIONS = "questions.parquet"
 ASSIGNMENTS = "assignments.parquet"
 VOTES = "votes.sqlite"
+ANNOTATORS_LIMIT = 10_000
+"""The most annotator places a batch may have (``--annotators``)."""
+SEED_LIMIT = 2**32
+"""Seeds are below this: numpy's and polars' generators take them whole."""
+SOURCE_LIMIT = 4096
+BATCH_LIMIT = 1 << 20
+"""The largest ``batch.json`` read (bytes)."""
 ASSIGNMENT_SCHEMA = {"place": pl.Int64, "id": pl.String, "position": pl.Int64, "order": pl.List(pl.Int64)}
 
 
@@ -58,7 +73,7 @@ class Batch:
 
     def _read(self, name: str) -> pl.DataFrame:
         try:
-            return read_parquet(self.folder / name)
+            return read_parquet(_plain_file(self.folder / name))
         except (OSError, pl.exceptions.PolarsError) as err:
             raise WorkbenchError(
                 f"{self.folder / name} cannot be read ({' '.join(str(err).split())[:200]}); the batch folder is "
@@ -68,6 +83,16 @@ class Batch:
     @property
     def votes_path(self) -> Path:
         return self.folder / VOTES
+
+
+def _plain_file(path: Path, limit: int | None = None) -> Path:
+    """``path`` if it is a regular file (of ``limit`` bytes at most), else an ``OSError`` saying what it is: a FIFO
+    put in a batch's place would hang every app page that looks for its batch, a huge file fill the memory."""
+    if path.exists() and not path.is_file():
+        raise OSError(f"{path.name} is not a regular file")
+    if limit is not None and path.is_file() and path.stat().st_size > limit:
+        raise OSError(f"{path.name} is over {limit:,} bytes; a batch's is a few hundred")
+    return path
 
 
 def draw_sample(probes: pl.DataFrame, questions: int, seed: int = 0, clusters: bool = False) -> pl.DataFrame:
@@ -134,6 +159,11 @@ def create_batch(
     ``workbench annotate link``; ``clusters``: draw whole clusters rather than random questions.
     """
     out = Path(out)
+    check_label(out.name, "the batch's folder name (its name, shown to every annotator)", file_name=True)
+    if not 1 <= annotators <= ANNOTATORS_LIMIT:
+        raise WorkbenchError(f"--annotators {annotators}: give 1 to {ANNOTATORS_LIMIT:,} places")
+    if not 0 <= seed < SEED_LIMIT:
+        raise WorkbenchError(f"--seed {seed}: give a seed from 0 to {SEED_LIMIT - 1}")
     if out.exists() and any(not hidden_but_ours(child.name) for child in out.iterdir()):
         raise WorkbenchError(f"{out} is not empty; an annotation batch is written into a new (or empty) folder")
     check_output(out, folder=True)
@@ -159,26 +189,100 @@ def create_batch(
 
 
 def open_batch(folder: str | Path) -> Batch:
-    """The batch in ``folder`` (written by ``create_batch``)."""
+    """The batch in ``folder`` (written by ``create_batch``), validated whole before any use: ``batch.json``'s
+    fields (typed and bounded), its questions, its assignments (each question to ``per_question`` distinct places
+    below ``annotators``, each order a permutation of the question's choices) and its people. A hand-edited or
+    damaged batch is refused in one line naming the field and the fix (issue 60: ``per_question: 0`` was read)."""
     folder = Path(folder)
     try:
-        record = json.loads((folder / BATCH_FILE).read_text())
+        record = json.loads(_plain_file(folder / BATCH_FILE, BATCH_LIMIT).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise WorkbenchError(
             f"{folder} is not an annotation batch (no {BATCH_FILE}); make one with `workbench annotate sample`"
         ) from None
-    except (OSError, ValueError) as err:
-        raise WorkbenchError(f"{folder / BATCH_FILE} cannot be read ({err}); the batch folder is damaged") from err
+    except (OSError, ValueError, RecursionError) as err:
+        raise WorkbenchError(
+            f"{folder / BATCH_FILE} cannot be read ({' '.join(str(err).split())[:200]}); the batch folder is damaged"
+        ) from err
+    batch = Batch(folder=folder, **_fields(record, folder / BATCH_FILE))
+    _check_files(batch, record.get("questions"))
+    return batch
+
+
+def _fields(record: object, file: Path) -> dict:
+    """``batch.json``'s fields, each of its type and within its bounds, else one line naming the first that is not."""
     kinds = {"name": str, "per_question": int, "annotators": int, "seed": int, "draw": str, "source": str,
              "created": str}  # fmt: skip
     record = record if isinstance(record, dict) else {}
-    wrong = [key for key, kind in kinds.items() if not isinstance(record.get(key), kind)]
+    wrong = [key for key, kind in kinds.items() if type(record.get(key)) is not kind]  # a bool is no count
     if wrong:
         raise WorkbenchError(
-            f"{folder / BATCH_FILE} lacks {', '.join(wrong)} (or holds another kind of value): the batch folder is "
+            f"{file} lacks {', '.join(wrong)} (or holds another kind of value): the batch folder is "
             "damaged; restore batch.json from a copy"
         )
-    return Batch(folder=folder, **{key: record[key] for key in kinds})
+    fields = {key: record[key] for key in kinds}
+    check_label(fields["name"], f"the name in {file}")
+    bounds = {
+        "annotators": (1 <= fields["annotators"] <= ANNOTATORS_LIMIT, f"1 to {ANNOTATORS_LIMIT:,}"),
+        "per_question": (1 <= fields["per_question"] <= fields["annotators"], "1 to its annotators"),
+        "seed": (0 <= fields["seed"] < SEED_LIMIT, f"0 to {SEED_LIMIT - 1}"),
+        "draw": (fields["draw"] in ("questions", "clusters"), "questions or clusters"),
+        "source": (len(fields["source"]) <= SOURCE_LIMIT, f"a path of {SOURCE_LIMIT:,} characters at most"),
+        "created": (_timestamp(fields["created"]), "an ISO date and time"),
+    }
+    for key, (held, allowed) in bounds.items():
+        if not held:
+            raise WorkbenchError(f"{file}: {key} is {str(fields[key])[:80]!r}, not {allowed}: the batch was edited "
+                                 "by hand or damaged; restore batch.json from a copy")  # fmt: skip
+    return fields
+
+
+def _timestamp(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_files(batch: Batch, count: object) -> None:
+    """Refuse a batch whose questions and assignments do not agree with each other or with ``batch.json``."""
+    questions, table = batch.questions, batch.assignments
+    where = f"{batch.folder}: the batch's files disagree"
+    fix = "restore the batch folder from a copy (its votes are in votes.sqlite)"
+    if questions.is_empty() or questions["id"].n_unique() != questions.height:
+        raise WorkbenchError(f"{where}: {QUESTIONS} is empty or holds a question id twice; {fix}")
+    if type(count) is int and count != questions.height:
+        raise WorkbenchError(f"{where}: {BATCH_FILE} says {count:,} questions, {QUESTIONS} holds "
+                             f"{questions.height:,}; {fix}")  # fmt: skip
+    sizes = questions.select("id", n=pl.col("choices").list.len())
+    joined = table.join(sizes, on="id", how="left")
+    per_question = table.group_by("id").agg(places=pl.col("place").n_unique(), rows=pl.len())
+    problems = {
+        f"an assignment names a question {QUESTIONS} does not hold": joined["n"].null_count() > 0,
+        f"an assignment's place is outside 0 to {batch.annotators - 1} (annotators {batch.annotators})": (
+            table.filter(~pl.col("place").is_between(0, batch.annotators - 1)).height > 0
+        ),
+        f"a question is not assigned to exactly {batch.per_question} distinct places (per_question)": (
+            per_question.height != questions.height
+            or per_question.filter((pl.col("places") != batch.per_question) | (pl.col("rows") != pl.col("places")))
+            .height > 0
+        ),
+        "a choice order is not a permutation of its question's choices": (
+            joined.drop_nulls("n")
+            .filter(pl.col("order").list.sort() != pl.int_ranges(0, pl.col("n"), dtype=pl.Int64))
+            .height > 0
+        ),
+    }  # fmt: skip
+    for problem, found in problems.items():
+        if found:
+            raise WorkbenchError(f"{where}: {problem}; {fix}")
+    with connect(batch.votes_path) as db:
+        people = db.execute("SELECT place, name FROM annotators").fetchall()
+    for place, name in people:  # a person's name reaches pages and terminals: held to what `annotate link` takes
+        if type(place) is not int or not 0 <= place < batch.annotators or not NAME.fullmatch(str(name)):
+            raise WorkbenchError(f"{batch.votes_path}: the annotator {str(name)[:64]!r} at place {place} is not one "
+                                 f"`annotate link` gives (annotators {batch.annotators}); {fix}")  # fmt: skip
 
 
 def batches(home: Path | None = None) -> list[Batch]:

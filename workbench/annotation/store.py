@@ -1,17 +1,23 @@
 """The SQLite file of an annotation batch (``votes.sqlite``): its tables, and connections that wait for each other.
 
+``label_studio_users`` maps a Label Studio user id to the batch's annotator it is (``annotate label-studio-import
+--voter ID=NAME``), once and for good: an import never names voters on the export's word.
+
 Many visitors' kernels write at once: the database is in WAL mode, each vote is one transaction committed with
 ``synchronous=FULL`` (a submitted vote survives a ``kill -9`` of the server or the browser), and triggers refuse
 every update or deletion of a vote.
 """
 
 import contextlib
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
 
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+"""An annotator's name: what ``annotate link`` and ``--voter`` take (no markup, no control or bidi character)."""
 BUSY_TIMEOUT_MS = 10_000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotators (
@@ -22,6 +28,9 @@ CREATE TABLE IF NOT EXISTS votes (
     shown INTEGER NOT NULL, choice_order TEXT NOT NULL, flags TEXT NOT NULL, comment TEXT NOT NULL,
     seconds REAL, at TEXT NOT NULL, source TEXT NOT NULL,
     PRIMARY KEY (annotator, question)
+);
+CREATE TABLE IF NOT EXISTS label_studio_users (
+    user_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE REFERENCES annotators (name), created TEXT NOT NULL
 );
 CREATE TRIGGER IF NOT EXISTS votes_no_update BEFORE UPDATE ON votes
 BEGIN SELECT RAISE(ABORT, 'votes are append-only'); END;

@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.annotation.batch import Batch, batches
-from workbench.annotation.store import connect
+from workbench.annotation.store import NAME, connect
 from workbench.errors import WorkbenchError
 
 FLAGS = {
@@ -31,7 +31,10 @@ FLAGS = {
     "unclear": "the question is unclear",
 }
 """The flags an annotator may raise on a question, by key."""
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+COMMENT_LIMIT = 2000
+"""The most characters of a vote's comment (from the app or an import)."""
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""The control characters a comment may not hold: all but line breaks and tabs."""
 VOTE_SCHEMA = {
     "annotator": pl.String, "place": pl.Int64, "id": pl.String, "choice": pl.Int64, "shown": pl.Int64,
     "order": pl.List(pl.Int64), "flags": pl.List(pl.String), "comment": pl.String, "seconds": pl.Float64,
@@ -65,7 +68,7 @@ class Vote:
     source: str = "library"
 
 
-def _digest(token: str) -> str:
+def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -85,7 +88,7 @@ def add_annotator(batch: Batch, name: str) -> str:
         try:
             known = db.execute("SELECT place FROM annotators WHERE name = ?", (name,)).fetchone()
             if known:
-                db.execute("UPDATE annotators SET token_sha256 = ? WHERE name = ?", (_digest(token), name))
+                db.execute("UPDATE annotators SET token_sha256 = ? WHERE name = ?", (digest(token), name))
             else:
                 taken = db.execute("SELECT COUNT(*) FROM annotators").fetchone()[0]
                 if taken >= batch.annotators:
@@ -93,7 +96,7 @@ def add_annotator(batch: Batch, name: str) -> str:
                         f"the batch {batch.name} has {batch.annotators} annotator places and all are taken; "
                         "draw a batch with more --annotators, or give a new link to a name already in it"
                     )
-                db.execute("INSERT INTO annotators VALUES (?, ?, ?, ?)", (taken, name, _digest(token), now))
+                db.execute("INSERT INTO annotators VALUES (?, ?, ?, ?)", (taken, name, digest(token), now))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -112,11 +115,11 @@ def find_annotator(token: str, home: Path | None = None) -> Annotator | None:
     """The annotator whose personal token is ``token``, in any batch of the workspace (None if none)."""
     if not token:
         return None
-    digest = _digest(token)
+    held = digest(token)
     for batch in batches(home):
         try:
             with connect(batch.votes_path) as db:
-                row = db.execute("SELECT place, name FROM annotators WHERE token_sha256 = ?", (digest,)).fetchone()
+                row = db.execute("SELECT place, name FROM annotators WHERE token_sha256 = ?", (held,)).fetchone()
         except WorkbenchError as err:  # one damaged batch must not close every other batch's links
             warnings.warn(f"an annotation batch is passed over: {err}", stacklevel=2)
             continue
@@ -146,11 +149,24 @@ def annotator(batch: Batch, name: str) -> Annotator:
     return Annotator(batch, row[0], name)
 
 
+def check_comment(comment: str, where: str = "the comment") -> str:
+    """``comment`` if it is at most ``COMMENT_LIMIT`` characters without control characters (line breaks and tabs
+    aside: an escape sequence in a comment would drive the terminal of whoever runs ``annotate flags``), else one line
+    saying so."""
+    if len(comment) > COMMENT_LIMIT:
+        raise WorkbenchError(f"{where}: a comment of {len(comment):,} characters; keep it to {COMMENT_LIMIT:,}")
+    if CONTROL.search(comment):
+        raise WorkbenchError(f"{where}: a comment holds a control character ({CONTROL.search(comment)[0]!r}); "
+                             "write it as plain text")  # fmt: skip
+    return comment
+
+
 def record_vote(batch: Batch, vote: Vote) -> bool:
     """Store ``vote`` for good; False if the person had already answered the question (the first vote stands)."""
     unknown = sorted(set(vote.flags) - set(FLAGS))
     if unknown:
         raise WorkbenchError(f"unknown flags {unknown}; use any of {sorted(FLAGS)}")
+    check_comment(vote.comment)
     with connect(batch.votes_path) as db:  # one connection: the person, then the vote
         row = db.execute("SELECT place FROM annotators WHERE name = ?", (vote.annotator,)).fetchone()
         if row is None:
@@ -175,18 +191,39 @@ def record_vote(batch: Batch, vote: Vote) -> bool:
 
 
 def read_votes(batch: Batch) -> pl.DataFrame:
-    """Every vote of ``batch`` in the order they were cast (``VOTE_SCHEMA``)."""
+    """Every vote of ``batch`` in the order they were cast (``VOTE_SCHEMA``), each held to its question: a choice
+    among its choices, clicked where the order it saw puts it, flags of ``FLAGS``. A database edited by hand is
+    refused in one line (a vote for choice 9 of five was an unexpected error in the app's review)."""
     with connect(batch.votes_path) as db:
         rows = db.execute("SELECT * FROM votes ORDER BY at, rowid").fetchall()
-    frame = pl.DataFrame(
-        rows, orient="row",
-        schema=["annotator", "place", "id", "choice", "shown", "order", "flags", "comment", "seconds", "at", "source"],
-    )  # fmt: skip
+    if not rows:
+        return pl.DataFrame(schema=VOTE_SCHEMA)
     decode = {name: pl.col(name).str.json_decode(dtype) for name, dtype in (("order", VOTE_SCHEMA["order"]),
                                                                           ("flags", VOTE_SCHEMA["flags"]))}  # fmt: skip
-    if frame.is_empty():
-        return pl.DataFrame(schema=VOTE_SCHEMA)
-    return frame.with_columns(**decode).cast(VOTE_SCHEMA)
+    fix = "the database was edited; restore votes.sqlite from a copy"
+    try:
+        frame = pl.DataFrame(rows, orient="row", schema=list(VOTE_SCHEMA), infer_schema_length=None)
+        frame = frame.with_columns(**decode).cast(VOTE_SCHEMA)
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as err:
+        raise WorkbenchError(f"{batch.votes_path} holds a vote of another shape ({' '.join(str(err).split())[:120]}); "
+                             f"{fix}") from err  # fmt: skip
+    sizes = batch.questions.select("id", n=pl.col("choices").list.len())
+    wrong = frame.join(sizes, on="id", how="inner").filter(
+        ~pl.col("choice").is_between(0, pl.col("n") - 1)
+        | ~pl.col("shown").is_between(1, pl.col("n"))
+        | (pl.col("order").list.len() != pl.col("n"))
+        | (pl.col("order").list.get(pl.col("shown") - 1, null_on_oob=True) != pl.col("choice"))
+        | ~pl.col("flags").list.eval(pl.element().is_in(list(FLAGS))).list.all()
+        | pl.col("comment").str.contains(CONTROL.pattern)
+        | (pl.col("comment").str.len_chars() > COMMENT_LIMIT)
+    )
+    if wrong.height:
+        raise WorkbenchError(
+            f"{batch.votes_path}: {wrong['annotator'][0]!r}'s vote on {wrong['id'][0]!r} is not one the app or an "
+            f"import records (choice {wrong['choice'][0]} shown at {wrong['shown'][0]}: a choice the question showed, "
+            f"where its order put it, known flags, a plain comment of {COMMENT_LIMIT:,} characters at most); {fix}"
+        )
+    return frame
 
 
 def todo(member: Annotator) -> pl.DataFrame:
@@ -218,26 +255,6 @@ def export_votes(batch: Batch, path: str | Path) -> Path:
         else:
             frame.write_parquet(tmp)
     return path
-
-
-def add_votes(batch: Batch, votes: pl.DataFrame) -> int:
-    """Store votes cast elsewhere (``VOTE_SCHEMA``: a Label Studio export, another tool) in one transaction;
-    returns how many were new (a person's vote on a question already held is not taken twice)."""
-    known = set(batch.questions["id"])
-    strangers = sorted(set(votes["id"]) - known)
-    if strangers:
-        raise WorkbenchError(f"{len(strangers)} voted question(s) are not in {batch.name} ({strangers[:3]}...)")
-    rows = [
-        (row["annotator"], row["place"], row["id"], row["choice"], row["shown"], json.dumps(row["order"]),
-         json.dumps(sorted(row["flags"])), row["comment"], row["seconds"], row["at"], row["source"])
-        for row in votes.iter_rows(named=True)
-    ]  # fmt: skip
-    with connect(batch.votes_path) as db:
-        before = db.execute("SELECT COUNT(*) FROM votes").fetchone()[0]
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT OR IGNORE INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        db.execute("COMMIT")
-        return db.execute("SELECT COUNT(*) FROM votes").fetchone()[0] - before
 
 
 def review(member: Annotator, predictions: pl.DataFrame | None = None) -> pl.DataFrame:

@@ -26,10 +26,10 @@ def sample(
     ),
     questions: int = typer.Option(2000, min=1, help="Questions to draw (the paper drew about 2,000)."),
     per_question: int = typer.Option(3, min=1, help="Votes each question gets, from distinct people."),
-    annotators: int = typer.Option(3, min=1, help="Annotator places (people who will get a link)."),
+    annotators: int = typer.Option(3, min=1, max=10_000, help="Annotator places (people who will get a link)."),
     clusters: bool = typer.Option(False, "--clusters", help="Draw whole clusters rather than random questions."),
     split: str | None = typer.Option(None, help="Draw from this split only (train, dev, test)."),
-    seed: int = typer.Option(0, help="Seed of the draw, the assignment and each person's choice order."),
+    seed: int = typer.Option(0, min=0, help="Seed of the draw, the assignment and each person's choice order."),
 ) -> None:
     """Draw a reproducible sample of a probe set and assign each question to --per-question of the --annotators
     places, balanced, none twice to one person."""
@@ -58,7 +58,7 @@ def sample(
 
 
 @annotate_app.command("link")
-@declares(batch=Reads(), name=Label())
+@declares(batch=Writes("annotation"), name=Label())
 def link(
     batch: Path = typer.Argument(..., help="The batch folder."),
     name: str = typer.Argument(..., help="The person's name (letters, digits, '.', '_', '-', '@')."),
@@ -99,7 +99,8 @@ def status(batch: Path = typer.Argument(..., help="The batch folder.")) -> None:
     from workbench.annotation import annotators, open_batch, read_votes
 
     opened = open_batch(batch)
-    votes, people = read_votes(opened), annotators(opened)
+    cast, people = read_votes(opened), annotators(opened)
+    votes = cast.filter(pl.col("id").is_in(opened.questions["id"].implode()))  # the batch's questions only
     loads = opened.assignments.group_by("place").agg(assigned=pl.len())
     done = votes.group_by("annotator").agg(answered=pl.len(), flagged=(pl.col("flags").list.len() > 0).sum())
     table = (
@@ -113,6 +114,9 @@ def status(batch: Path = typer.Argument(..., help="The batch folder.")) -> None:
     typer.echo(markdown(table) if table.height else "nobody has a link yet: workbench annotate link BATCH NAME")
     typer.echo(f"\n{votes.height:,} votes; {complete:,} of {opened.questions.height:,} questions have all "
                f"{opened.per_question} votes")  # fmt: skip
+    if strangers := cast.height - votes.height:
+        typer.echo(f"{strangers:,} votes are for questions the batch does not hold and are not counted: its "
+                   "questions.parquet was replaced; restore the batch folder from a copy")  # fmt: skip
 
 
 @annotate_app.command("export")
@@ -236,26 +240,31 @@ def label_studio_export(
     from workbench.annotation import open_batch
     from workbench.annotation.labelstudio import label_studio_project
 
-    written = label_studio_project(open_batch(batch), out)
+    written = label_studio_project(open_batch(batch), out)  # marked as ours: a user's folder is never replaced
     typer.echo("wrote " + ", ".join(map(str, written)))
 
 
 @annotate_app.command("label-studio-import")
-@declares(batch=Reads(), export=Reads())
+@declares(batch=Writes("annotation"), export=Reads(), voter=Label())
 def label_studio_import(
     batch: Path = typer.Argument(..., help="The batch folder the Label Studio project was made from."),
     export: Path = typer.Argument(..., help="Label Studio's JSON export of that project."),
+    voter: list[str] = typer.Option(
+        [],
+        "--voter",
+        help="ID=NAME: Label Studio user ID is the batch's annotator NAME (a new name takes a free "
+        "place); once given, the batch keeps it. Repeat for each user.",
+    ),
 ) -> None:
-    """Take a Label Studio project's answers as votes of the batch (each once, however often imported)."""
+    """Take a Label Studio project's answers as votes of the batch (each once, however often imported); each Label
+    Studio user is the annotator --voter names, never who the export says."""
     from workbench.annotation import open_batch
-    from workbench.annotation.labelstudio import read_label_studio
-    from workbench.annotation.votes import add_votes
+    from workbench.annotation.labelstudio import import_label_studio, parse_voters
 
-    opened = open_batch(batch)
-    votes = read_label_studio(opened, export)
-    added = add_votes(opened, votes)
+    done = import_label_studio(open_batch(batch), export, parse_voters(voter))  # what it leaves out: a warning
     typer.echo(
-        f"{added:,} new votes from {votes['annotator'].n_unique()} people ({votes.height - added:,} held already)"
+        f"{done.added:,} new votes from {len(done.people)} people ({', '.join(done.people)}); {done.held:,} held "
+        "already"
     )
 
 

@@ -10,7 +10,7 @@ app = typer.Typer(help="The teaching notebooks as a course: executed on the offl
 
 
 @app.command("build")
-@declares(results=Reads(), probes=Reads(), notebooks=Reads(), cache=Reads(), out=Writes("course"))
+@declares(results=Reads(), probes=Reads(), notebooks=Reads(), cache=Writes("course-cache"), out=Writes("course"))
 def build(
     out: Path = typer.Option(Path("course"), "--out", help="The course's folder (new, or one built before: replaced)."),
     sizes: str = typer.Option("student", help="student: each notebook's parameters cell; test: the suite's sizes."),
@@ -21,7 +21,10 @@ def build(
     probes: Path | None = typer.Option(None, help="The probe set of --results (as `workbench publish --probes`)."),
     results_link: str | None = typer.Option(None, help="Or link a results site published elsewhere (URL or path)."),
     notebooks: Path | None = typer.Option(None, help="The notebooks' folder (default: this checkout's notebooks/)."),
-    cache: Path | None = typer.Option(None, help="Where executed notebooks are kept (default: WORKSPACE/course)."),
+    cache: Path | None = typer.Option(
+        None,
+        help="Where executed notebooks are kept (default: WORKSPACE/course): new, or a folder the course wrote.",
+    ),
     cell_timeout: int = typer.Option(3600, min=1, help="Seconds one cell may run before the build stops, naming it."),
 ) -> None:
     """Execute every teaching notebook top to bottom (or take it from the cache when its code, parameters and the
@@ -42,8 +45,9 @@ def build(
 
         frame = read_predictions(*results)
         probe_set = read_probes(probes) if probes is not None else None
-    page = build_course(out, sizes, paths, cache, results=frame, probes=probe_set, results_link=results_link,
-                        cell_timeout=cell_timeout)
+    page = build_course(
+        out, sizes, paths, cache, results=frame, probes=probe_set, results_link=results_link, cell_timeout=cell_timeout
+    )
     typer.echo(f"wrote {page.parent}/ (open {page} in a browser, or copy the folder to any static host)", err=True)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import SpecError
-from workbench.io import FOLDER_KINDS, OUTPUT_SUFFIXES, check_label, check_output
+from workbench.io import FOLDER_KINDS, OUTPUT_SUFFIXES, check_input, check_label, check_output
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ def guard(declared: dict[str, Declaration], values: dict) -> None:
                 if what.pairs:
                     label, _, value = str(value).partition("=")
                     check_label(label, f"the name of {option}", file_name=True)
+                check_input(value, option)
                 inputs.append(Path(value))
     for name, what in declared.items():
         if isinstance(what, Writes) and values[name] is not None:

@@ -44,7 +44,7 @@ def publish(
         from workbench.site import link_section
 
         text = "How these results are made, step by step, with every notebook's outputs:"
-        sections.append(link_section("course", "The course", course_link, text))
+        sections.append(link_section("course", "The course", course_link, text, "--course-link"))
     page = publish_site(frame, out, probe_set, title=title, n_boot=n_boot, seed=seed, sections=sections)
     typer.echo(f"wrote {page.parent}/ (open {page} in a browser, or copy the folder to any static host)", err=True)
 

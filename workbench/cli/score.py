@@ -74,6 +74,9 @@ BOS = typer.Option(
     help="A served model: text put before every prompt (the model's BOS token, e.g. '<|im_start|>'), for servers "
     "whose echoed log-probabilities line up only after one (llama-cpp-python).",
 )
+TIMEOUT = typer.Option(
+    120.0, min=1, max=3600, help="A served model: seconds each request may take, its retries included."
+)
 
 
 class Control(str, Enum):
@@ -157,6 +160,7 @@ def score(
     tokenizer: str | None = TOKENIZER,
     concurrency: int = CONCURRENCY,
     bos: str | None = BOS,
+    timeout: float = TIMEOUT,
     dry_run: bool = typer.Option(
         False, help="A served model: print the requests and prompt tokens the run would send, and send none."
     ),
@@ -187,7 +191,7 @@ def score(
         if frame.is_empty():
             raise WorkbenchError(f"{probes} has no questions in split {split!r}; its splits are {available}")
     frame = sample_clusters(frame, max_questions, seed)
-    endpoint = _endpoint(model, served_model, api_key_env, tokenizer, concurrency, bos)
+    endpoint = _endpoint(model, served_model, api_key_env, tokenizer, concurrency, bos, timeout)
     local = {} if endpoint is None else {"dtype": None}
     if dry_run:
         from workbench.scoring import plan_requests
@@ -265,17 +269,18 @@ def score(
     )
 
 
-def _endpoint(model: str, served_model, api_key_env: str, tokenizer, concurrency: int, bos):
+def _endpoint(model: str, served_model, api_key_env: str, tokenizer, concurrency: int, bos, timeout: float = 120.0):
     """The ``Endpoint`` a URL ``--model`` names with the served-model options, or None for a local model (the
     served-model options are then refused)."""
     from workbench.errors import SpecError
     from workbench.scoring.served import KEY_ENV, Endpoint, is_endpoint
 
     if is_endpoint(model):
-        return Endpoint(model, served_model, api_key_env, tokenizer, concurrency, bos or "")
+        return Endpoint(model, served_model, api_key_env, tokenizer, concurrency, bos or "", timeout)
     given = {"--served-model": served_model, "--tokenizer": tokenizer, "--bos": bos,
              "--api-key-env": None if api_key_env == KEY_ENV else api_key_env,
-             "--concurrency": None if concurrency == 8 else concurrency}  # fmt: skip
+             "--concurrency": None if concurrency == 8 else concurrency,
+             "--timeout": None if timeout == 120.0 else timeout}  # fmt: skip
     named = [option for option, value in given.items() if value is not None]
     if named:
         raise SpecError(f"{', '.join(named)} are for a served model (--model http://HOST:PORT/v1), not {model}; "

@@ -27,7 +27,9 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
 def sweep(
     grid: Path | None = typer.Option(None, help="A grid file (TOML, YAML or JSON; see docs/SWEEP.md)."),
     out: Path = typer.Option(..., help="The sweep folder: predictions/, units/; a killed sweep resumes from it."),
-    model: list[str] = typer.Option([], help="NAME=PATH of a model (folder, GGUF file or hub name); repeatable."),
+    model: list[str] = typer.Option(
+        [], help="NAME=PATH of a model (folder, GGUF file, hub name or a served model's URL); repeatable."
+    ),
     probes: list[str] = typer.Option([], help="NAME=PATH of a probe file or folder; repeatable."),
     orig: list[str] = typer.Option([], help="NAME=PATH of a science QA folder (the original task); repeatable."),
     run: list[Path] = typer.Option([], help="An inoculation run whose kept checkpoints are units too; repeatable."),
@@ -67,7 +69,7 @@ def sweep(
     from workbench.cli.inoculate import _numbers
     from workbench.cli.score import _whole
     from workbench.errors import SpecError
-    from workbench.sweep import SweepSpec, plan_sweep, read_grid, run_sweep
+    from workbench.sweep import SweepSpec, plan_sweep, run_sweep
     from workbench.sweep.grid import _load, shaped
 
     raw = shaped(_load(grid), str(grid)) if grid is not None else {}
@@ -89,7 +91,7 @@ def sweep(
         device=device, cache=cache, backend=backend.value, address=address, workers=workers, threads=threads,
         trial_gpus=trial_gpus, trial_cpus=trial_cpus,
     )  # fmt: skip
-    plan = plan_sweep(read_grid(raw), spec)
+    plan = plan_sweep(raw, spec)  # read once, there
     if where is not None:
         try:
             plan = plan.filter(pl.sql_expr(where))

@@ -7,6 +7,7 @@ line, where other users of the machine could read it; removed from the environme
 """
 
 import html
+import logging
 import os
 import re
 import sys
@@ -22,14 +23,49 @@ from voila.tornado.handler import TornadoVoilaHandler
 
 TOKEN_ENV = "WORKBENCH_SERVE_TOKEN"
 RETRY_AFTER_S = 120
+SECRET_PARAMETERS = ("token", "annotator", "xsrf", "auth", "key", "secret", "password")
+"""What the name of a query parameter that carries a secret holds: the lab's token, a person's annotation link
+(``annotator``), the XSRF value, and the usual others (``access_token``, ``api_key``)."""
+_SECRET = re.compile(
+    r"(?i)(?<![\w.-])([\w.-]*(?:"
+    + "|".join(SECRET_PARAMETERS)
+    + r")[\w.-]*)(=|%3D|%253D)(?:(?!%26|%2526)[^&\s\"'#<>])+"
+)
+HIDDEN = "[hidden]"
 
 
-def page(title: str, text: str) -> str:
+def masked(text: str) -> str:
+    """``text`` with the value of every secret query parameter (``SECRET_PARAMETERS``, also percent-encoded inside
+    a ``next=`` address) replaced by ``HIDDEN``."""
+    return _SECRET.sub(lambda found: f"{found[1]}{found[2]}{HIDDEN}", text)
+
+
+def mask_logs() -> None:
+    """Mask secrets in every log record this process makes, whichever logger and handler writes it (issue 60:
+    tornado's access log wrote the full URL of 403, 404 and 503 answers, the lab's token and a person's
+    annotation link in it, as when a person opens their link while the app is full). The record factory is the
+    one place every record passes through; a handler or a logger added later is covered too."""
+    make = logging.getLogRecordFactory()
+
+    def record(*args, **kwargs) -> logging.LogRecord:
+        made = make(*args, **kwargs)
+        try:
+            message = made.getMessage()
+        except Exception:  # noqa: BLE001 (a malformed record: logging reports it where it is written)
+            return made
+        if (clean := masked(message)) != message:
+            made.msg, made.args = clean, None
+        return made
+
+    logging.setLogRecordFactory(record)
+
+
+def page(title: str, text_html: str) -> str:
     """A small self-contained HTML page (no script, no asset) telling a visitor why the app is not there."""
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
         "<style>body{font-family:sans-serif;max-width:40em;margin:4em auto;line-height:1.5;color:#222}</style>"
-        "</head><body><h1>" + html.escape(title) + "</h1><p>" + text + "</p></body></html>"
+        "</head><body><h1>" + html.escape(title) + "</h1><p>" + text_html + "</p></body></html>"
     )
 
 
@@ -191,4 +227,5 @@ class WorkbenchVoila(Voila):
 
 
 if __name__ == "__main__":
+    mask_logs()
     sys.exit(WorkbenchVoila.launch_instance())

@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import DataSourceError
-from workbench.io import IGNORABLE, write_parquet
+from workbench.io import IGNORABLE, check_label, write_parquet
 from workbench.knowledge.graph import EXAMPLES_SCHEMA, LEMMAS_SCHEMA, Graph
 from workbench.knowledge.omw_facts import FACTS_SCHEMA, POS, OmwWordnet
 from workbench.paths import cache_dir, workspace
@@ -121,7 +121,7 @@ def read_omw(language: str) -> OmwWordnet:
     ).filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
     return OmwWordnet(
         language=code,
-        name=header[0].strip() if header else path.stem,
+        name=check_label(header[0].strip() if header else path.stem, f"{path} line 1: the wordnet's name"),
         licence=header[3].strip() if len(header) > 3 else "",
         path=path,
         checksum=hashlib.sha256(data).hexdigest()[:16],

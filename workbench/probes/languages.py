@@ -96,7 +96,7 @@ def language_code(language: str) -> str:
     code = path.stem.removeprefix("wn-data-")
     if not re.fullmatch(r"[a-z]{3}", code):
         raise SpecError(
-            f"--language {language}: the file's name does not say its language (wn-data-<code>.tab); pass its "
+            f"--language {language}: the file's name does not say its language (wn-data-CODE.tab); pass its "
             "question templates with --templates (as workbench/probes/templates/fra.json is written)"
         )
     return code

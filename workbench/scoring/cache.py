@@ -123,6 +123,17 @@ class PredictionCache:
         return self._use(lambda db: db.execute("SELECT COUNT(*) FROM checked").fetchone()[0])
 
 
+def open_cache(cache: "bool | str | Path | PredictionCache") -> "PredictionCache | None":
+    """The cache a ``cache=`` argument names: True the workspace's, a path another SQLite file, False none."""
+    if isinstance(cache, PredictionCache):
+        return cache
+    if cache is True:
+        return PredictionCache()
+    if cache is False:
+        return None
+    return PredictionCache(cache)
+
+
 def _digest(fingerprint: str, item: str, value: bytes) -> bytes:
     """What ties a stored value to its key: 16 bytes of BLAKE2b over fingerprint, item and value."""
     return hashlib.blake2b(f"{fingerprint}\x1f{item}\x1f".encode() + value, digest_size=16).digest()

@@ -50,7 +50,7 @@ def question_scores(
     said = generate_answers(model, prompts, max_new_tokens, batch_size, cache, progress)
     broken = pl.Series([text is None for text in said])
     frame = answered(probes, prompts, [text or "" for text in said], letters)
-    # a decoding that met a NaN logit scores NaN: the run is refused as any damaged model's (scoring._check_finite)
+    # a decoding that met a NaN logit scores NaN: the run is refused as any damaged model's (questions.check_finite)
     return frame.with_columns(
         scores=pl.when(broken).then(pl.col("scores").list.eval(pl.element() * float("nan"))).otherwise("scores")
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.io import inside, write_text
+from workbench.io import check_label, inside, write_text
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
 from workbench.scoring.asking import LETTERS, SHOT_DELIMITER, TURN, Asking, Shots, turn
 from workbench.scoring.prompts import PromptTemplates, load_prompts
@@ -223,7 +223,8 @@ def import_lm_eval(samples: str | Path, name: str | None = None) -> pl.DataFrame
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, ValueError) as err:
         raise WorkbenchError(f"cannot read lm-eval samples from {path}: {err}; pass a samples_*.jsonl file") from err
-    label = name or model_label(path.parent.name)
+    label = check_label(name or model_label(path.parent.name), f"the model label (from the folder {path.parent.name!r}"
+                        " lm-eval wrote into; or give --name)")  # fmt: skip
     rows, seen = [], {}
     for number, line in enumerate(lines, 1):
         if line.strip():

@@ -4,8 +4,11 @@ An ``Endpoint`` names the server as lm-eval's ``local-completions`` and Inspect'
 (``http://127.0.0.1:8000/v1``), the served model's name (``model``; the server's only one by default), the
 *name* of the environment variable holding the key (never the key itself) and, for ways that need the model's chat
 template, its tokenizer. ``connect`` checks the server before any work: it answers within ``CONNECT_TIMEOUT_S``,
-accepts the key and serves the model; what ``/v1/models`` reports of it is its identity (``Server.identity``),
-which names it in the prediction rows (``served`` column) and in the fingerprint.
+accepts the key and serves the model; chosen fields of what ``/v1/models`` reports of it, checked where they enter,
+are its identity (``Server.identity``), which names it in the prediction rows (``served`` column) and in the
+fingerprint. Every request goes through one HTTP client (``workbench.scoring.http``: credentials never across
+origins, bounded bodies, a deadline per request), and every answer is checked against what the API and the prompt
+require before it is cached or scored (``Unlike``).
 
 The ways of asking map onto the API as the harnesses do:
 
@@ -25,6 +28,7 @@ asking again. Figures and the servers verified: docs/SCORING.md, "Served models"
 
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -38,6 +42,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from workbench.errors import SpecError, WorkbenchError
+from workbench.io import check_label
 from workbench.progress import ProgressBar
 from workbench.scoring.cache import PredictionCache, item_key
 
@@ -58,11 +63,19 @@ echo is off by nats."""
 SCORERS = ("causal", "generate")
 GENERATION_WAYS = "score it with the generation ways instead (--scorer generate, with --format cloze or letters)"
 KINDS = {"echo": "served-echo", "chat": "served-chat", "text": "served-text"}
+TIMEOUT_HINT = "raise --timeout (a sweep grid's timeout) if it is slow"
+LOGPROB_SLACK = 1e-4
+"""Nats above 0 a log-probability may show from rounding; more is no log-probability, and the answer is refused."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class NoLogprobs(ValueError):
     """The server answered an echo request without prompt log-probabilities."""
+
+
+class Unlike(ValueError):
+    """An answer the API or the prompt rules out: log-probabilities above 0 or not numbers, echoed tokens that do
+    not spell the prompt sent. Never cached, never scored."""
 
 
 def is_endpoint(model: object) -> bool:
@@ -76,8 +89,8 @@ class Endpoint:
     (None: the only one it serves), ``key_env`` the environment variable holding the key (unset: none sent),
     ``tokenizer`` the model's tokenizer (a folder, hub name or ``.gguf`` file) for chat templates and token counts,
     ``concurrency`` requests in flight, ``bos`` text put before every prompt that does not start with it (a BOS
-    token, for servers whose echo lines up only after one: llama-cpp-python), ``timeout`` seconds per request,
-    ``retries`` per request (429, 5xx, timeouts; with backoff).
+    token, for servers whose echo lines up only after one: llama-cpp-python), ``timeout`` seconds per request, its
+    retries included, ``retries`` per request (429, 5xx, timeouts; with backoff).
 
     >>> Endpoint("http://127.0.0.1:8000/v1", model="smollm2").host
     '127.0.0.1:8000'
@@ -93,21 +106,38 @@ class Endpoint:
     retries: int = 5
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.url)
+        texts = {"url": self.url, "model": self.model, "key_env": self.key_env, "tokenizer": self.tokenizer,
+                 "bos": self.bos}  # fmt: skip
+        for name, value in texts.items():
+            if not isinstance(value, str | None) or (value is None and name in ("url", "key_env", "bos")):
+                raise SpecError(f"{name}={value!r:.60} is not a text; give one")
+        if any(not char.isprintable() or char.isspace() for char in self.url):
+            raise SpecError(f"{self.url!r} holds a space, a line break or a character that cannot be printed; give "
+                            "the server's base URL, e.g. http://127.0.0.1:8000/v1")  # fmt: skip
+        try:
+            parts = urlsplit(self.url)
+            parts.port, (parts.hostname or "").encode("idna")  # a port out of range, a host no DNS name spells
+        except (ValueError, UnicodeError) as err:
+            raise SpecError(f"{self.url!r} is not a server's URL ({err}); give its base URL, e.g. "
+                            "http://127.0.0.1:8000/v1") from None  # fmt: skip
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise SpecError(f"{self.url!r} is not a server's URL; give its base URL, e.g. http://127.0.0.1:8000/v1")
-        if parts.username or parts.password or parts.query:
+        if parts.username or parts.password or parts.query or parts.fragment:
             raise SpecError(
-                f"the URL of {self.host} holds a user, password or query; give the base URL alone and the key in "
-                f"an environment variable (--api-key-env, default {KEY_ENV})"
+                f"the URL of {self.host} holds a user, password, query or fragment; give the base URL alone and the "
+                f"key in an environment variable (--api-key-env, default {KEY_ENV})"
             )
         if not _ENV_NAME.match(self.key_env):
             raise SpecError(f"key_env={self.key_env!r} is not an environment variable's name; give one like {KEY_ENV}")
+        if not self.key_env.upper().endswith("API_KEY"):  # a grid from someone else names the variable and the URL
+            raise SpecError(f"key_env={self.key_env!r} does not end in API_KEY: only such a variable's value is sent "
+                            "to a server, so that a grid or command cannot send another secret (AWS_SECRET_ACCESS_KEY, "
+                            f"GITHUB_TOKEN) to its URL; put the key in one, e.g. {KEY_ENV}")  # fmt: skip
         if not isinstance(self.concurrency, int) or not 1 <= self.concurrency <= 256:
             raise SpecError(f"concurrency={self.concurrency!r} is out of range; use a whole number from 1 to 256")
         if not isinstance(self.retries, int) or not 0 <= self.retries <= 20:
             raise SpecError(f"retries={self.retries!r} is out of range; use a whole number from 0 to 20")
-        if not 1 <= self.timeout <= 3600:
+        if not isinstance(self.timeout, int | float) or isinstance(self.timeout, bool) or not 1 <= self.timeout <= 3600:
             raise SpecError(f"timeout={self.timeout!r} is out of range; use 1 to 3600 seconds")
 
     @property
@@ -162,9 +192,13 @@ class Traffic:
                 f"{self.errors:,} errors; {self.cached:,} answers from the cache")  # fmt: skip
 
 
-def connect(endpoint: Endpoint, scorer: str = "causal") -> Server:
-    """``endpoint`` checked and named: reachable, the key accepted, the model served (each failure one line)."""
+def connect(endpoint: Endpoint, scorer: str = "causal", template: bool = False) -> Server:
+    """``endpoint`` checked and named: reachable, the key accepted, the model served (each failure one line).
+    ``template``: also ask the server for its chat template (``server_template``), for a log-likelihood way with
+    the chat template and no tokenizer; otherwise only the listing of its models is sent."""
     import openai
+
+    from workbench.scoring import http
 
     if scorer not in SCORERS:
         raise SpecError(
@@ -179,49 +213,88 @@ def connect(endpoint: Endpoint, scorer: str = "causal") -> Server:
             with traffic.lock:
                 traffic.errors += 1
 
+    wire = http.client(event_hooks={"response": [count_errors]})
     client = openai.OpenAI(
         base_url=endpoint.url.rstrip("/"),
         api_key=key,
         max_retries=endpoint.retries,
         timeout=openai.Timeout(endpoint.timeout, connect=CONNECT_TIMEOUT_S),
-        http_client=openai.DefaultHttpxClient(event_hooks={"response": [count_errors]}),
+        http_client=wire,
     )
     try:
-        listed = client.with_options(max_retries=0, timeout=CONNECT_TIMEOUT_S * 2).models.list().data
+        with http.deadline(LISTING_S, "is it running and reachable?"):
+            listing = client.with_options(max_retries=0).models.with_raw_response.list().http_response.json()
+        listed = _listed(listing)
     except Exception as err:
-        raise failure(err, endpoint, key, "listing its models") from None
-    names = [entry.id for entry in listed]
+        raise failure(err, endpoint, key, "listing its models", listing=True) from None
+    names = list(listed)
     if endpoint.model is None and len(names) != 1:
         raise SpecError(f"{endpoint.host} serves {len(names)} models {names[:10]}; name one (--served-model)")
     name = endpoint.model or names[0]
-    if name not in names:
+    if name not in listed:
         raise WorkbenchError(f"{endpoint.host} does not serve {name!r}; it serves {names[:10]}: pass one of them "
                              "(--served-model)")  # fmt: skip
-    entry = listed[names.index(name)]
-    reported = {key: value for key, value in entry.model_dump().items() if key not in ("id", "object", "permissions")}
-    identity = {"host": endpoint.host, "model": name, **_scalars(reported)}
+    identity = {"host": endpoint.host, "model": name, **_reported(name, listed[name], endpoint.host)}
     if endpoint.bos:
         identity["bos"] = endpoint.bos
-    tokenizer = load_tokenizer(endpoint.tokenizer) or server_template(endpoint, key)
-    if isinstance(tokenizer, ServerTemplate):  # the template is part of what the server serves
-        identity["chat_template"] = hashlib.sha256(tokenizer.chat_template.encode()).hexdigest()[:16]
+    tokenizer = load_tokenizer(endpoint.tokenizer)
+    if tokenizer is None and template:
+        tokenizer = server_template(endpoint, key, wire)
     fingerprint = hashlib.sha256(("served\x1f" + json.dumps(identity, sort_keys=True)).encode()).hexdigest()
     context = identity.get("max_model_len")
     return Server(
         endpoint, client, name, identity, fingerprint, scorer, tokenizer,
-        max_length=int(context) if isinstance(context, int) else 0, sent=traffic,
+        max_length=context if isinstance(context, int) else 0, sent=traffic,
     )  # fmt: skip
 
 
-def _scalars(reported: dict) -> dict:
-    """What a server reports of a model, flattened to JSON scalars (llama.cpp's ``meta``, vLLM's ``max_model_len``)."""
-    flat = {}
-    for key, value in reported.items():
-        if isinstance(value, dict):
-            flat.update({f"{key}.{inner}": item for inner, item in _scalars(value).items()})
-        elif isinstance(value, str | int | float | bool):
-            flat[key] = value
-    return flat
+LISTING_S = 2 * CONNECT_TIMEOUT_S
+"""The listing of a server's models ends within this long."""
+LISTED_LIMIT = 10_000
+"""Models one listing may name (OpenRouter's names about 300)."""
+REPORTED = {"owned_by": str, "created": int, "max_model_len": int}
+"""What the identity keeps of what ``/v1/models`` reports of a model, besides its id: these fields where they have
+these types, and llama.cpp's ``meta`` numbers (``META``); nothing else a server says of itself is kept."""
+META = ("vocab_type", "n_vocab", "n_ctx_train", "n_embd", "n_params", "size")
+
+
+def _listed(listing: object) -> dict[str, dict]:
+    """Each model a ``/v1/models`` answer names, by id; a listing of another shape, or naming a model twice (which
+    of the two would it be?), is refused."""
+    data = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
+        raise ValueError(f'a listing of models must be {{"data": [{{"id": ...}}, ...]}}, not {str(listing)[:80]!r}')
+    if len(data) > LISTED_LIMIT:
+        raise ValueError(f"a listing of {len(data):,} models, more than {LISTED_LIMIT:,}")
+    listed = {}
+    for entry in data:
+        if not isinstance(entry.get("id"), str):
+            raise ValueError(f"a model's id must be a text, not {entry.get('id')!r:.60}")
+        if entry["id"] in listed:
+            raise ValueError(f"a listing that names the model {entry['id']!r:.60} twice")
+        listed[entry["id"]] = entry
+    return listed
+
+
+def _reported(name: str, entry: dict, host: str) -> dict:
+    """What the identity keeps of the served model's entry (``REPORTED``, ``META``): its id and ``owned_by`` pass
+    ``io.check_label`` (a bidi override, a control character, over 100 characters: refused in one line, as
+    ``--name``), as does the id's last part, the model's label; numbers are whole (or finite) and below 2**53."""
+    check_label(name, f"the model id listed by {host}")
+    check_label(name.rsplit("/", 1)[-1], f"the model id listed by {host} ({name!r}), after its last /,")
+    kept = {}
+    for field_name, kind in REPORTED.items():
+        value = entry.get(field_name)
+        if kind is str and isinstance(value, str):
+            kept[field_name] = check_label(value, f"the {field_name} reported by {host}")
+        elif kind is int and _whole(value) and 0 <= value < 2**53:
+            kept[field_name] = value
+    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    return kept | {f"meta.{key}": meta[key] for key in META if _number(meta.get(key)) and abs(meta[key]) < 2**53}
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True)
@@ -242,23 +315,40 @@ class ServerTemplate:
         return rendered[0]
 
 
-def server_template(endpoint: Endpoint, key: str) -> ServerTemplate | None:
+TEMPLATE_LIMIT = 64 * 1024
+"""Characters of a chat template from a server (the longest in the hub's models is about 12 KB)."""
+TOKEN_LIMIT = 64
+"""Characters of a BOS or EOS token from a server."""
+
+
+def server_template(endpoint: Endpoint, key: str, client=None) -> ServerTemplate | None:
     """The chat template the server exposes at ``/props`` (llama.cpp's ``llama-server``), or None where it gives
-    none (most servers: vLLM, llama-cpp-python, Ollama, APIs)."""
-    import urllib.error
-    import urllib.request
+    none (most servers: vLLM, llama-cpp-python, Ollama, APIs). Asked through the one client (``http.client``; the
+    ``openai`` client's own, where given), within ``CONNECT_TIMEOUT_S``; only the template and the two tokens are
+    read, each bounded."""
+    import httpx2
+
+    from workbench.scoring import http
 
     root = endpoint.url.rstrip("/").removesuffix("/v1")
-    request = urllib.request.Request(f"{root}/props", headers={"Authorization": f"Bearer {key}"})
+    own = client is None
+    client = http.client() if own else client
     try:
-        with urllib.request.urlopen(request, timeout=CONNECT_TIMEOUT_S) as response:
-            props = json.loads(response.read())
-    except (OSError, ValueError, urllib.error.URLError):
+        with http.deadline(CONNECT_TIMEOUT_S, "it gives no chat template in time"):
+            response = client.get(f"{root}/props", headers={"Authorization": f"Bearer {key}"})
+            props = response.json() if response.status_code == 200 else None
+    except (httpx2.HTTPError, http.Refused, ValueError):
         return None
-    template = props.get("chat_template") if isinstance(props, dict) else None
-    if not isinstance(template, str) or not template.strip():
+    finally:
+        if own:
+            client.close()
+    props = props if isinstance(props, dict) else {}
+    template = props.get("chat_template")
+    if not isinstance(template, str) or not template.strip() or len(template) > TEMPLATE_LIMIT:
         return None
-    return ServerTemplate(template, str(props.get("bos_token") or ""), str(props.get("eos_token") or ""))
+    tokens = [props.get(name) for name in ("bos_token", "eos_token")]
+    bos, eos = (value if isinstance(value, str) and len(value) <= TOKEN_LIMIT else "" for value in tokens)
+    return ServerTemplate(template, bos, eos)
 
 
 def load_tokenizer(source: str | None):
@@ -284,12 +374,26 @@ def load_tokenizer(source: str | None):
         ) from None
 
 
-def failure(err: Exception, endpoint: Endpoint, key: str, doing: str, kept: str = "") -> WorkbenchError:
-    """A one-line error for what the server (or the way to it) did, the key never in it."""
+def failure(
+    err: Exception, endpoint: Endpoint, key: str, doing: str, kept: str = "", listing: bool = False
+) -> WorkbenchError:
+    """A one-line error for what the server (or the way to it) did, the key never in it; ``listing``: the error
+    came from the listing of its models (within ``LISTING_S``), else from a request (within ``endpoint.timeout``)."""
     import openai
 
+    from workbench.scoring import http
+
     where = f"{endpoint.url} ({doing})"
-    if isinstance(err, openai.APITimeoutError | openai.APIConnectionError):
+    cause = err if isinstance(err, http.Refused) else err.__cause__
+    if isinstance(cause, http.Refused):
+        message = f"the server at {where} {cause}"
+    elif isinstance(err, openai.APITimeoutError) and listing:
+        message = f"the server at {where} did not answer within {LISTING_S:g} s: is it running and reachable?"
+    elif isinstance(err, openai.APITimeoutError):
+        message = f"the server at {where} did not answer within {endpoint.timeout:g} s: {TIMEOUT_HINT}"
+    elif isinstance(err, openai.APIConnectionError) and type(cause).__name__ == "TooManyRedirects":
+        message = f"the server at {where} redirects in a loop (past 20 redirects): give the URL it serves at"
+    elif isinstance(err, openai.APIConnectionError):
         message = f"the server at {where} did not answer: is it running and reachable?"
     elif isinstance(err, openai.AuthenticationError | openai.PermissionDeniedError):
         message = (f"the server at {where} refused the key ({err.status_code}): set the key it expects in "
@@ -307,7 +411,10 @@ def failure(err: Exception, endpoint: Endpoint, key: str, doing: str, kept: str 
                    f"the server at {where} refused the request ({said})")  # fmt: skip
     elif isinstance(err, openai.APIStatusError):
         message = f"the server at {where} failed ({err.status_code}: {_said(err)}) after {endpoint.retries} retries"
-    elif isinstance(err, openai.APIResponseValidationError | ValueError | KeyError | TypeError | AttributeError):
+    elif isinstance(err, Unlike):
+        message = f"the server at {where} sent an answer unlike the prompt or the API ({err})"
+    elif isinstance(err, openai.APIResponseValidationError | ValueError | LookupError | TypeError | AttributeError
+                    | RecursionError):  # fmt: skip
         message = f"the server at {where} sent an answer that is not the OpenAI API's JSON, or is cut short ({err})"
     else:
         message = f"the server at {where} failed: {type(err).__name__}: {err}"
@@ -316,9 +423,12 @@ def failure(err: Exception, endpoint: Endpoint, key: str, doing: str, kept: str 
 
 
 def _said(err) -> str:
+    """What the server said of an error, at most 160 characters, each it cannot print (a terminal's escape, a bidi
+    override, a line break) escaped: the line is the workbench's, not the server's."""
     body = getattr(err, "body", None)
     text = body.get("message") or body.get("detail") if isinstance(body, dict) else None
-    return str(text or getattr(err, "message", err))[:160]
+    said = str(text or getattr(err, "message", err))[:160]
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in said)
 
 
 def sent_text(server: Server, prompt: str, continuation: str) -> str:
@@ -334,7 +444,15 @@ def uncached(
     if cache is None:
         return set(keys)
     found = cache.get(_namespace(server, kind), keys.values())
-    return {unit for unit, key in keys.items() if key not in found}
+    return {unit for unit, key in keys.items() if key not in found or not is_answer(kind, found[key])}
+
+
+def is_answer(kind: str, value: np.ndarray) -> bool:
+    """Whether a cached value of ``kind`` can be an answer: log-probabilities finite and at most 0 (an earlier
+    version cached a server's NaN, and refused every rerun from the cache); the others are text."""
+    if kind != KINDS["echo"]:
+        return True
+    return value.size > 0 and bool(np.isfinite(value).all()) and bool((value <= LOGPROB_SLACK).all())
 
 
 def _namespace(server: Server, kind: str) -> str:
@@ -362,9 +480,8 @@ def _with_bos(server: Server, text: str) -> str:
 def _echo(server: Server, text: str) -> tuple[list[str], list[int], list, tuple[int, int]]:
     """``text``'s echoed tokens, their offsets and log-probabilities (the generated token dropped), and the prompt
     tokens counted."""
-    response = server.client.completions.create(
-        model=server.model, prompt=text, echo=True, logprobs=1, max_tokens=1, temperature=0
-    )
+    response = _request(server, server.client.completions.create, prompt=text, echo=True, logprobs=1, max_tokens=1,
+                        temperature=0)  # fmt: skip
     choice = response.choices[0]
     found = choice.logprobs
     if found is None or not found.tokens or found.text_offset is None or found.token_logprobs is None:
@@ -372,15 +489,49 @@ def _echo(server: Server, text: str) -> tuple[list[str], list[int], list, tuple[
     tokens, offsets, logprobs = list(found.tokens), list(found.text_offset), list(found.token_logprobs)
     if not len(tokens) == len(offsets) == len(logprobs):
         raise ValueError("tokens, text_offset and token_logprobs of unequal lengths")
-    generated = (choice.text or "")[len(text) :] if (choice.text or "").startswith(text) else None
+    if not all(isinstance(token, str) for token in tokens) or not all(_whole(offset) for offset in offsets):
+        raise ValueError("echoed tokens that are not texts, or offsets that are not whole numbers")
+    generated = choice.text[len(text) :] if isinstance(choice.text, str) and choice.text.startswith(text) else None
     if generated is None:
-        raise ValueError("the echoed text does not start with the prompt sent")
+        raise Unlike("the echoed text does not start with the prompt sent")
     made = response.usage.completion_tokens if response.usage is not None else 1
+    made = made if _whole(made) and 0 < made < len(tokens) else 0
     if generated and made and "".join(tokens[-made:]) == generated:  # the generated token, where it is listed
         del tokens[-made:], offsets[-made:], logprobs[-made:]
     if not tokens:
         raise NoLogprobs("the echo lists no prompt tokens")
+    _check_spelled(text, tokens, offsets, server.endpoint.bos)
+    for token, value in zip(tokens, logprobs):
+        if value is not None and not (_number(value) and value <= LOGPROB_SLACK):
+            raise Unlike(f"the log-probability {value!r:.12} of the token {token!r:.20} is not a number at most 0")
     return tokens, offsets, logprobs, _counted(response)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_spelled(text: str, tokens: list[str], offsets: list[int], bos: str) -> None:
+    """Refuse echoed tokens that do not spell ``text``, each at its offset (a server that echoed only the last
+    token right had each choice scored on that one token). The server's offsets end where ``text`` ends; it may leave
+    out the endpoint's ``bos`` (llama-cpp-python) or list a token it added before the text (vLLM's ``<s>``); a token
+    split inside a character (byte-level tokenizers) shows as "", with U+FFFD or as ``bytes:``, and the tokens after
+    it go on where the character ends."""
+    base = offsets[-1] + len(tokens[-1]) - len(text)  # where text starts, in the server's offsets
+    if base < 0 and text[:-base] != bos:
+        raise Unlike(f"the echoed tokens spell {len(text) + base} of the prompt's {len(text)} characters")
+    at, split = max(base, 0), False
+    for token, offset in zip(tokens, offsets):
+        if not token or "\ufffd" in token or token.startswith("bytes:"):
+            split = True
+        elif not (at == max(base, 0) and offset + len(token) <= base):  # not a token added before the text
+            if (offset != at and not (split and offset > at)) or text[
+                offset - base : offset - base + len(token)
+            ] != token:
+                raise Unlike(
+                    f"the echoed tokens do not spell the prompt sent (at character {at - base}: {token!r:.20})"
+                )
+            at, split = offset + len(token), False
 
 
 def check_echo(server: Server) -> None:
@@ -393,18 +544,22 @@ def check_echo(server: Server) -> None:
     try:
         for canary in CANARIES:
             text, last = _with_bos(server, canary), " " + canary.rsplit(" ", 1)[-1]
-            response = server.client.completions.create(
-                model=server.model,
+            response = _request(
+                server,
+                server.client.completions.create,
                 prompt=text[: len(text) - len(last)],
                 max_tokens=1,
                 logprobs=TOP_LOGPROBS,
                 temperature=0,
-            )  # first: a server that reuses the prompt's keys and values then echoes from the same forward
+            )
+            # first: a server that reuses the prompt's keys and values then echoes from the same forward
             found = response.choices[0].logprobs
             top = (found.top_logprobs or [None])[0] if found is not None else None
             tokens, _, logprobs, _ = _echo(server, text)
-            if not top or last not in top or tokens[-1] != last:
+            if not isinstance(top, dict) or last not in top or tokens[-1] != last:
                 continue
+            if not (_number(top[last]) and top[last] <= LOGPROB_SLACK):
+                raise Unlike(f"the next-token log-probability {top[last]!r:.12} of {last!r} is not a number at most 0")
             verdicts.append((canary, last, logprobs[-1], top[last]))
     except NoLogprobs as err:
         raise WorkbenchError(
@@ -429,31 +584,45 @@ def check_echo(server: Server) -> None:
         )
 
 
+def _request(server: Server, create: Callable, **arguments):
+    """One request through the ``openai`` client, its retries included, ended within ``endpoint.timeout``."""
+    from workbench.scoring import http
+
+    with http.deadline(server.endpoint.timeout, TIMEOUT_HINT):
+        return create(model=server.model, **arguments)
+
+
 def _counted(response) -> tuple[int, int]:
+    """The prompt and completion tokens the server counted (0 where it says nothing, or no whole number)."""
     usage = response.usage
-    return (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage is not None else (0, 0)
+    counts = (usage.prompt_tokens, usage.completion_tokens) if usage is not None else (0, 0)
+    return tuple(count if _whole(count) and count >= 0 else 0 for count in counts)
 
 
 def chat_answer(server: Server, messages: list[dict], max_tokens: int) -> tuple[str, tuple[int, int]]:
     """The model's greedy answer to ``messages`` (``/v1/chat/completions``, the server's chat template)."""
-    response = server.client.chat.completions.create(
-        model=server.model, messages=messages, max_tokens=max_tokens, temperature=0, stop=["\n"]
-    )
-    content = response.choices[0].message.content
-    if content is None:
-        raise ValueError("a chat answer without content")
-    return content, _counted(response)
+    response = _request(server, server.client.chat.completions.create, messages=messages, max_tokens=max_tokens,
+                        temperature=0, stop=["\n"])  # fmt: skip
+    return _answer(response.choices[0].message.content, max_tokens), _counted(response)
 
 
 def text_answer(server: Server, prompt: str, max_tokens: int) -> tuple[str, tuple[int, int]]:
     """The model's greedy continuation of ``prompt`` (``/v1/completions``), up to its first line break."""
-    response = server.client.completions.create(
-        model=server.model, prompt=_with_bos(server, prompt), max_tokens=max_tokens, temperature=0, stop=["\n"]
-    )
-    text = response.choices[0].text
-    if text is None:
-        raise ValueError("a completion without text")
-    return text, _counted(response)
+    response = _request(server, server.client.completions.create, prompt=_with_bos(server, prompt),
+                        max_tokens=max_tokens, temperature=0, stop=["\n"])  # fmt: skip
+    return _answer(response.choices[0].text, max_tokens), _counted(response)
+
+
+TOKEN_CHARS = 64
+"""Characters a generated token may spell at most: an answer longer than this per token asked is no answer."""
+
+
+def _answer(text: object, max_tokens: int) -> str:
+    if not isinstance(text, str):
+        raise ValueError(f"an answer without text ({text!r:.40})")
+    if len(text) > TOKEN_CHARS * max_tokens:
+        raise Unlike(f"an answer of {len(text):,} characters to max_tokens={max_tokens}")
+    return text
 
 
 def ask_all(
@@ -472,7 +641,7 @@ def ask_all(
     values: dict[tuple[str, ...], np.ndarray] = {}
     if cache is not None:
         found = cache.get(namespace, keys.values())
-        values = {unit: found[key] for unit, key in keys.items() if key in found}
+        values = {unit: found[key] for unit, key in keys.items() if key in found and is_answer(kind, found[key])}
     missing = sorted(unit for unit in unique if unit not in values)
     traffic = server.sent
     traffic.cached += len(unique) - len(missing)

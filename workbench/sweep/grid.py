@@ -8,8 +8,12 @@ runs = ["runs/inoc"]                 # every kept checkpoint of these inoculatio
 
 [models]
 minilm = "/path/to/all-MiniLM-L6-v2"
-smollm2 = { path = "models/SmolLM2-135M.Q8_0.gguf", scorers = ["causal"], seeds = [0],
-            ways = ["cloze/0-shot/plain", "letters/5-shot/chat"] }   # ways of asking (causal, seq2seq)
+
+[models.smollm2]                     # a model's own settings (an inline table { ... } must fit on one line)
+path = "models/SmolLM2-135M.Q8_0.gguf"
+scorers = ["causal"]
+seeds = [0]
+ways = ["cloze/0-shot/plain", "letters/5-shot/chat"]   # ways of asking (causal, seq2seq)
 
 [probes]                             # probe files or folders (workbench probes --out)
 hypernymy = "probes/hypernymy"
@@ -20,7 +24,8 @@ arc_easy = "mcqa/arc_easy"
 
 A model entry is a path (or hub name), or a table with ``path`` and its own ``scorers``, ``rules``, ``controls``,
 ``seeds``, ``ways`` that replace the grid's for that model. A served model's path is its base URL, with its
-``served_model``, ``api_key_env``, ``tokenizer``, ``concurrency`` and ``bos`` (``workbench.scoring.served``), e.g.
+``served_model``, ``api_key_env``, ``tokenizer``, ``concurrency``, ``bos`` and ``timeout``
+(``workbench.scoring.served``), and scorers ``causal`` or ``generate``, e.g.
 ``served = { path = "http://127.0.0.1:8000/v1", scorers = ["causal"], bos = "<|im_start|>" }``. ``ways`` names
 ways of asking a language model (``FORMAT/K-shot/TEMPLATE``, ``workbench.scoring.asking``; the shots come from
 each probe folder's train split); the other scorers ignore them.
@@ -42,14 +47,16 @@ LISTS = {
 }  # fmt: skip
 TABLES = ("models", "probes", "orig")
 OWN = ("scorers", "rules", "controls", "seeds", "ways")  # what a model entry may set for itself
-SERVED = ("served_model", "api_key_env", "tokenizer", "concurrency", "bos")
+SERVED = ("served_model", "api_key_env", "tokenizer", "concurrency", "bos", "timeout")
 """What a served model's entry (its path a URL) may set: ``workbench.scoring.served.Endpoint``'s fields."""
+SERVED_SCORERS = ("causal", "generate")  # what a server answers (workbench.scoring.served.SCORERS)
 
 
 def read_grid(source: str | Path | dict) -> dict:
-    """The grid as a dict: ``models`` (name -> ``{path, scorers, rules, controls, seeds}``, the grid's where the
-    entry sets none), ``probes`` and ``orig`` (name -> path), ``runs`` (paths) and ``seeds``; unset lists take
-    ``LISTS``' defaults. A grid of the wrong shape is one line naming the file (or "the sweep grid") and the key."""
+    """The grid as a dict: ``models`` (name -> ``{path, scorers, rules, controls, seeds, ways}``, the grid's where
+    the entry sets none, and a served model's ``SERVED`` keys as given), ``probes`` and ``orig`` (name -> path),
+    ``runs`` (paths) and ``seeds``; unset lists take ``LISTS``' defaults. What it returns reads as itself again. A
+    grid of the wrong shape is one line naming the file (or "the sweep grid") and the key."""
     raw = shaped(_load(source), str(source)) if not isinstance(source, dict) else shaped(dict(source), "the sweep grid")
     grid = {name: _listed(raw.get(name, default), name) for name, default in LISTS.items()}
     for table in TABLES:
@@ -165,18 +172,31 @@ def _model(name: str, entry, grid: dict) -> dict:
             raise SpecError(f"its path must be a text (got {entry['path']!r:.60})")
         own = shaped({key: entry[key] for key in OWN if key in entry}, "its settings")
         described = {"path": entry["path"], **{key: _listed(own.get(key, grid[key]), key) for key in OWN}}
-        return described | ({"endpoint": _endpoint(entry)} if url else {})
+        if not url:
+            return described
+        described |= {key: entry[key] for key in SERVED if key in entry}
+        endpoint(described)  # checked now, not when its unit runs
+        if other := sorted(set(described["scorers"]) - set(SERVED_SCORERS)):
+            raise SpecError(f"a served model answers the scorers {list(SERVED_SCORERS)}, not {other}; give it its "
+                            'own, e.g. scorers = ["generate"]')  # fmt: skip
+        return described
     except SpecError as err:
         raise SpecError(f"model {name!r}: {err}") from None
 
 
-def _endpoint(entry: dict) -> str:
-    """A served model's ``Endpoint`` fields as JSON (checked by making one)."""
+def endpoint(entry: dict) -> str | None:
+    """A model entry's ``workbench.scoring.served.Endpoint`` fields as JSON (checked by making one), or None for a
+    local model. The entry is ``read_grid``'s, which keeps the served keys as given, so a grid read twice reads the
+    same (the command line used to read it twice, and the second read refused a key the first had added)."""
     from workbench.scoring.served import KEY_ENV, Endpoint
 
+    if not entry["path"].startswith(("http://", "https://")):
+        return None
     fields = {"url": entry["path"], "model": entry.get("served_model"), "key_env": entry.get("api_key_env", KEY_ENV),
               "tokenizer": entry.get("tokenizer"), "concurrency": entry.get("concurrency", 8),
               "bos": entry.get("bos", "")}  # fmt: skip
+    if "timeout" in entry:
+        fields["timeout"] = entry["timeout"]
     Endpoint(**fields)
     return json.dumps(fields, sort_keys=True)
 

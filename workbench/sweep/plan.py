@@ -23,7 +23,7 @@ from workbench.inoculation.backends import BACKENDS
 from workbench.io import check_output
 from workbench.schema import SPLITS
 from workbench.specs import resolve_spec
-from workbench.sweep.grid import read_grid
+from workbench.sweep.grid import endpoint, read_grid
 
 PLAN_SCHEMA: dict[str, pl.DataType] = {
     "unit": pl.String(),  # minilm__hypernymy__similarity-auto__none-s0: the file names
@@ -155,7 +155,7 @@ def plan_sweep(grid: str | Path | dict, spec: SweepSpec | None = None, **overrid
                                 unit = unit_name(name, probe_set, scorer, rule, control, seed, way)
                                 rows.append({
                                     "unit": unit, "model": name, "path": path, "origin": origin,
-                                    "endpoint": entry.get("endpoint"),
+                                    "endpoint": endpoint(entry) if origin == "model" else None,
                                     "probe_set": probe_set, "probes": probes, "orig": orig, "scorer": scorer,
                                     "rule": rule, "control": control, "seed": seed, "asking": way,
                                     "trial": json.dumps(trial) if trial else None,
