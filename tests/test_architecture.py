@@ -17,7 +17,7 @@ LAYERS = [  # bottom to top; a module may import its own layer and the ones befo
     {"workbench.distractors", "workbench.probes"},
     {"workbench.scoring", "workbench.representations"},
     {"workbench.metrics", "workbench.baselines", "workbench.inoculation", "workbench.edge", "workbench.olmpics",
-     "workbench.analysis", "workbench.sweep", "workbench.annotation"},
+     "workbench.analysis", "workbench.sweep", "workbench.annotation", "workbench.irt"},
     {"workbench.views"},
     {"workbench.charts"},
     {"workbench.reports", "workbench.site", "workbench.course"},

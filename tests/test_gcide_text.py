@@ -183,7 +183,7 @@ def test_text_problems_gives_one_row_per_defect_and_counts_questions_once_per_ki
     counts = problem_counts(problems, probes.height)
     assert counts["kind"].to_list() == [*KINDS, "any"]
     assert dict(zip(counts["kind"], counts["questions"])) == {
-        "glued": 2, "unbalanced": 1, "truncated": 1, "markup": 1, "also-right": 0, "any": 2
+        "glued": 2, "unbalanced": 1, "truncated": 1, "markup": 1, "also-right": 0, "undiscriminating": 0, "any": 2
     }  # fmt: skip
 
 

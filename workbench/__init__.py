@@ -57,6 +57,7 @@ _PUBLIC = {  # name -> the module that defines it
     "fit_pls": "workbench.analysis",
     "population": "workbench.analysis.populations",
     "decodability": "workbench.analysis.decodability",
+    "fit_irt": "workbench.irt",
     "SweepSpec": "workbench.sweep",
     "plan_sweep": "workbench.sweep",
     "run_sweep": "workbench.sweep",

@@ -156,6 +156,7 @@ FOLDER_KINDS = {
     "label-studio": "a Label Studio project (label_config.xml, tasks.json)",
     "course": "a built course (course.json, index.html, one page per notebook)",
     "course-cache": "a course's executed notebooks (NOTEBOOK.SIZES.KEY.ipynb, listed in its .workbench.json)",
+    "irt": "an IRT fit (fit.json, items.parquet, members.parquet, effects.parquet)",
 }
 """The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
 OWN_MARKER = "cluster_id"
@@ -333,6 +334,9 @@ def folder_kind(path: str | Path) -> str | None:
         return "label-studio" if ours else "other"
     if "course.json" in names:
         return "course" if _json_record(children["course.json"]).get("generator") == "workbench course" else "other"
+    if "fit.json" in names:
+        ours = names <= {"fit.json", "items.parquet", "members.parquet", "effects.parquet"}
+        return "irt" if ours and _json_record(children["fit.json"]).get("generator") == "workbench irt" else "other"
     if "site.json" in names:
         return "site" if not unlisted_files(path, "site.json") else "other"
     if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):

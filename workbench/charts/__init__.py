@@ -9,6 +9,7 @@ saves or reads files. One module per kind of result:
 - ``difficulty``: the difficulty model's coefficients (a point and interval per item property).
 - ``ways``: ways of asking side by side (the paired difference of two ways of asking one model, per cell; one
   model against its control, each way).
+- ``irt``: item response theory (members on one ability scale, item characteristic curves).
 - ``edge``: edge probes (task vs control-task accuracy, MDL compression, memorisation audit drops).
 """
 
@@ -26,12 +27,15 @@ from workbench.charts.atlas import node_selection, taxonomy_atlas
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
 from workbench.charts.difficulty import coefficient_plot
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
+from workbench.charts.irt import ability_chart, characteristic_chart
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.charts.pls import bootstrap_histograms, loading_bars, path_diagram
 from workbench.charts.ways import way_difference_heatmap, ways_against_control
 
 __all__ = [
     "DRILLDOWN_COLUMNS",
+    "ability_chart",
+    "characteristic_chart",
     "bootstrap_histograms",
     "loading_bars",
     "path_diagram",

@@ -22,6 +22,7 @@ VERB_MODULES = (
     "interop",
     "annotate",
     "course",
+    "irt",
 )
 
 

@@ -214,6 +214,27 @@ def stats(path: Path = typer.Argument(..., help="A probe folder or file.")) -> N
     _print_stats(frame)
 
 
+@probes_app.command("tiny")
+@declares(path=Reads(), irt=Reads(), out=Writes("table"))
+def tiny(
+    path: Path = typer.Argument(..., help="A probe folder or file the fit holds questions of."),
+    irt: Path = typer.Option(..., help="The IRT fit to choose anchors by (workbench irt fit)."),
+    n: int = typer.Option(100, help="How many anchor questions."),
+    seed: int = typer.Option(0, help="Seed of the clustering."),
+    out: Path = typer.Option(..., help="The anchors (.parquet): probe rows with a weight; score it like a probe file."),
+) -> None:
+    """A fixed small set of anchor questions chosen from an IRT fit (tinyBenchmarks); then score it and estimate
+    with workbench irt ability FIT PREDICTIONS --anchors OUT."""
+    from workbench.io import write_parquet
+    from workbench.irt import IrtFit
+    from workbench.irt.anchors import anchors
+    from workbench.probes.formats import read_probes
+
+    chosen = anchors(IrtFit.load(irt), read_probes(path), n, seed)
+    write_parquet(chosen, out)
+    typer.echo(f"{chosen.height} anchor questions of {path} -> {out}")
+
+
 def _built_from(path: Path) -> str:
     """', built from <knowledge>' where the probe file names the sources it was built from (else '')."""
     from workbench.probes.formats import probe_metadata
@@ -323,13 +344,16 @@ def compare_release(
 
 
 @probes_app.command("check")
-@declares(path=Reads(), out=Writes("table"))
+@declares(path=Reads(), out=Writes("table"), irt=Reads())
 def check(
     path: Path = typer.Argument(..., help="A probe folder or file."),
     examples: int = typer.Option(3, min=0, help="How many flagged texts to show for each kind of problem."),
     out: Path | None = typer.Option(None, help="Write every flagged (question, field, kind) row here as Parquet."),
     people: int = typer.Option(
         2, min=1, help="A choice people flagged as also right counts (kind also-right) when this many agree."
+    ),
+    irt: Path | None = typer.Option(
+        None, help="An IRT fit (workbench irt fit): its questions of near-zero discrimination (kind undiscriminating)."
     ),
 ) -> None:
     """Flag text problems in questions: glued words, unbalanced brackets, truncated definitions, leftover markup;
@@ -344,6 +368,13 @@ def check(
     frame = read_probes(path)
     flagged_by_people = flag_problems(workspace_flags(), least=people).filter(pl.col("id").is_in(frame["id"].implode()))
     problems = pl.concat([text_problems(frame), flagged_by_people])
+    if irt is not None:
+        from workbench.irt import IrtFit
+        from workbench.irt.diagnostics import overlap, suspect_problems
+
+        problems = pl.concat([problems, suspect_problems(IrtFit.load(irt), frame)])
+        met = overlap(problems)
+        typer.echo(f"the fit suspects {met['irt']} question(s), people flagged {met['people']}, both {met['both']}")
     counts = problem_counts(problems, frame.height)
     flagged = counts.filter(pl.col("kind") == "any").row(0, named=True)
     typer.echo(f"{frame.height:,} questions from {path}; {flagged['questions']:,} ({flagged['share']:.2%}) flagged")

@@ -1,5 +1,6 @@
 """``workbench score``: score a model on a probe file and write the predictions as Parquet."""
 
+import functools
 from enum import Enum
 from pathlib import Path
 
@@ -92,6 +93,7 @@ class Control(str, Enum):
     tokenizer=Reads(),
     out=Writes("predictions"),
     name=Label(),
+    irt=Reads(),
 )
 def score(
     model: str = typer.Option(
@@ -164,6 +166,13 @@ def score(
     ),
     cache: bool = typer.Option(True, help="Reuse and store model outputs in the workspace prediction cache."),
     force: bool = typer.Option(False, help="Replace --out even if it holds something other than predictions."),
+    adaptive: int | None = typer.Option(
+        None,
+        help="Ask at most N questions, each the most informative at the ability so far (needs --irt); the "
+        "file's accuracy is then an estimate for the whole set (docs/IRT.md).",
+    ),
+    irt: Path | None = typer.Option(None, help="The IRT fit --adaptive chooses questions by (workbench irt fit)."),
+    se: float | None = typer.Option(None, min=0, help="--adaptive: stop once the ability's standard error is this."),
 ) -> None:
     """Score every question of a probe file with a model; write one prediction row per question."""
     import polars as pl
@@ -197,7 +206,20 @@ def score(
         return
     if out is None:
         raise SpecError("--out is missing: where to write the predictions (.parquet)")
+    if (adaptive is None) != (irt is None):
+        raise SpecError("--adaptive N and --irt FIT go together: give both (or neither, to score the whole set)")
     with exclusive(out):  # a second run to the same --out is refused at once, naming this one
+        if adaptive is not None:
+            from workbench.cli.irt import adaptive_run
+
+            ask = functools.partial(score_probes, model=_loaded(endpoint, model, scorer, control, seed, max_length,
+                                    device, dtype, device_map), progress=False, scorer=scorer.value,
+                                    control=control.value, rule=rule, seed=seed, cache=cache, prompts=prompts,
+                                    name=name, format=format.value, shots=shots, shot_seed=shot_seed,
+                                    chat_template=chat_template.value, system=system, shot_pool=pool,
+                                    shots_from=shots_from, max_new_tokens=max_new_tokens)  # fmt: skip
+            typer.echo(adaptive_run(irt, frame, ask, adaptive, se, out))
+            return
         predictions = score_probes(
             frame,
             endpoint or model,
@@ -308,3 +330,12 @@ def _whole(text: str) -> int:
 
 def register(app: typer.Typer) -> None:
     app.command("score")(score)
+
+
+def _loaded(endpoint, model, scorer, control, seed, max_length, device, dtype, device_map):
+    """--adaptive asks one question at a time: a local model is loaded once for all of them."""
+    if endpoint is not None:
+        return endpoint
+    from workbench.scoring.models import load_model
+
+    return load_model(model, scorer.value, control.value, seed, max_length, device, dtype.value, device_map)

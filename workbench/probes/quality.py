@@ -15,7 +15,7 @@ import polars as pl
 
 from workbench.knowledge.defects import Vocabulary, first_unbalanced, glued_words, markup, truncation
 
-KINDS = ("glued", "unbalanced", "truncated", "markup", "also-right")
+KINDS = ("glued", "unbalanced", "truncated", "markup", "also-right", "undiscriminating")
 """Text defects, and ``also-right``: a choice people flagged as right too, held across annotators
 (``workbench.annotation.flag_problems``; docs/ANNOTATION.md)."""
 PROBLEMS_SCHEMA = {"id": pl.String, "field": pl.String, "kind": pl.String, "detail": pl.String, "text": pl.String}
@@ -98,7 +98,7 @@ def problem_counts(problems: pl.DataFrame, questions: int) -> pl.DataFrame:
     >>> problems = pl.DataFrame({"id": ["q1", "q1", "q2"], "kind": ["glued", "markup", "glued"]})
     >>> problem_counts(problems, 10).rows()  # doctest: +NORMALIZE_WHITESPACE
     [('glued', 2, 0.2), ('unbalanced', 0, 0.0), ('truncated', 0, 0.0), ('markup', 1, 0.1), ('also-right', 0, 0.0),
-     ('any', 2, 0.2)]
+     ('undiscriminating', 0, 0.0), ('any', 2, 0.2)]
     """
     counts = problems.group_by("kind").agg(pl.col("id").n_unique().cast(pl.Int64).alias("questions"))
     counts = pl.concat([counts, pl.DataFrame({"kind": ["any"], "questions": [problems["id"].n_unique()]})])

@@ -1,0 +1,265 @@
+"""Item response theory over a population: parameters recovered from simulated 2PL answers, factor effects
+recovered by the explanatory model, a real population (MiniLM and its random-weights controls on real WordNet
+questions) fitted from the CLI, and the bad inputs refused in one line with nothing written."""
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from workbench.charts.irt import ability_chart, characteristic_chart
+from workbench.errors import WorkbenchError
+from workbench.io import read_predictions, write_parquet
+from workbench.irt import IrtFit, fit_irt, predict_difficulty, responses
+from workbench.irt.fit import ability, characteristic_curves
+from workbench.irt.responses import RESPONSE_SCHEMA
+
+
+def simulated(n_members: int, n_items: int, seed: int, difficulty=None) -> tuple[pl.DataFrame, dict]:
+    """A response frame of 2PL answers: abilities N(0, 1), discriminations U(0.5, 2), difficulties N(0, 1)
+    unless given; each question's factors: hops 1-3 and a distractor family."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_members)
+    a = rng.uniform(0.5, 2.0, n_items)
+    hops = rng.integers(1, 4, n_items)
+    family = rng.choice(["random", "sister"], n_items)
+    b = rng.normal(size=n_items) if difficulty is None else difficulty(hops, family)
+    p = 1 / (1 + np.exp(-a[None, :] * (theta[:, None] - b[None, :])))
+    right = rng.random(p.shape) < p
+    member, item = np.meshgrid(np.arange(n_members), np.arange(n_items), indexing="ij")
+    frame = pl.DataFrame({
+        "member": [f"m{m}" for m in member.ravel()], "label": [f"model {m}" for m in member.ravel()],
+        "source": "simulated", "item": [f"q{i}" for i in item.ravel()], "id": [f"q{i}" for i in item.ravel()],
+        "probe": "hypernymy", "choices": 4, "hops": hops[item.ravel()], "distractor_family": family[item.ravel()],
+        "distractor_depth": 0, "concept": "", "word": "", "question": "?", "right": right.ravel(),
+    }, schema=RESPONSE_SCHEMA)  # fmt: skip
+    return frame, {"theta": theta, "a": a, "b": b}
+
+
+def test_2pl_recovers_simulated_difficulties_and_discriminations():
+    frame, truth = simulated(200, 500, seed=0)
+    fit = fit_irt(frame, model="2pl", held_out=0)
+    items = fit.items.with_columns(index=pl.col("item").str.slice(1).cast(pl.Int64)).sort("index")
+    assert np.corrcoef(items["b"], truth["b"])[0, 1] >= 0.95
+    assert np.corrcoef(items["a"], truth["a"])[0, 1] >= 0.85
+    members = fit.members.with_columns(index=pl.col("member").str.slice(1).cast(pl.Int64)).sort("index")
+    assert np.corrcoef(members["theta"], truth["theta"])[0, 1] >= 0.95
+    covered = (members["theta_lo"].to_numpy() <= truth["theta"]) & (truth["theta"] <= members["theta_hi"].to_numpy())
+    assert covered.mean() >= 0.85  # 95 % intervals, shrunk towards the population's mean
+
+
+def test_sparse_answers_and_held_out_quality():
+    frame, truth = simulated(60, 120, seed=1)
+    sparse = frame.sample(fraction=0.7, seed=2)  # members answered different subsets
+    fit = fit_irt(sparse, model="1pl", held_out=0.15)
+    assert fit.quality["answers"] == sparse.height
+    assert fit.quality["held_out_loglik"] > fit.quality["held_out_baseline"]  # item parameters add information
+    assert fit.items["a"].n_unique() == 1  # Rasch: one discrimination
+    items = fit.items.with_columns(index=pl.col("item").str.slice(1).cast(pl.Int64)).sort("index")
+    assert np.corrcoef(items["b"], truth["b"])[0, 1] >= 0.85
+
+
+def test_explanatory_model_recovers_factor_effects():
+    effect = {"random": 0.0, "sister": 0.8}
+    frame, _ = simulated(150, 300, seed=3, difficulty=lambda h, f: -1.0 + 0.5 * h + np.vectorize(effect.get)(f))
+    fit = fit_irt(frame, explain=("hops", "distractor_family"), held_out=0.2)
+    assert fit.quality["predicted_difficulty_r"] >= 0.9 and fit.quality["held_out_questions"] >= 40
+    effects = dict(fit.effects.select("term", "effect").iter_rows())
+    assert effects["hops"] == pytest.approx(0.5, abs=0.1)
+    assert effects["distractor_family=sister"] == pytest.approx(0.8, abs=0.15)
+    assert (fit.effects["lo"] < fit.effects["effect"]).all() and (fit.effects["effect"] < fit.effects["hi"]).all()
+    fresh = frame.unique("item").select("id", "probe", "question", "hops", "distractor_family", "distractor_depth",
+                                        choices=pl.lit(["a", "b", "c", "d"]))  # fmt: skip
+    predicted = predict_difficulty(fit, fresh)
+    truth = -1.0 + 0.5 * fresh["hops"] + fresh["distractor_family"].replace_strict(effect)
+    assert np.corrcoef(predicted["b_predicted"], truth)[0, 1] >= 0.95
+
+
+def test_questions_the_strong_miss_and_the_weak_get_are_suspected_defects():
+    from workbench.irt.diagnostics import overlap, suspect_problems
+    from workbench.irt.responses import item_key
+    from workbench.probes.quality import PROBLEMS_SCHEMA
+    from workbench.schema import PROBE_SCHEMA, empty
+
+    frame, _ = simulated(120, 60, seed=5)
+    reversed_ = [f"q{i}" for i in range(5)]  # five questions answered right by the weak, wrong by the strong
+    order = frame.select("member").unique(maintain_order=True).with_row_index("rank")
+    theta_rank = frame.group_by("member").agg(pl.col("right").mean()).join(order, on="member")
+    strong = set(theta_rank.filter(pl.col("right") > pl.col("right").median())["member"])
+    frame = frame.with_columns(
+        right=pl.when(pl.col("item").is_in(reversed_)).then(~pl.col("member").is_in(list(strong)))
+        .otherwise("right")
+    )  # fmt: skip
+    probes = pl.concat([empty(PROBE_SCHEMA), pl.DataFrame({
+        "id": [f"q{i}" for i in range(60)], "probe": "hypernymy", "context": "",
+        "question": [f"q{i}?" for i in range(60)], "choices": [["a", "b", "c", "d"]] * 60, "answer": 0,
+    })], how="diagonal_relaxed")  # fmt: skip
+    keys = dict(zip(probes["id"], probes.select(item_key(probes))[:, 0], strict=True))
+    fit = fit_irt(frame.with_columns(pl.col("item").replace_strict(keys)), held_out=0)
+    problems = suspect_problems(fit, probes)
+    assert set(reversed_) <= set(problems["id"]) and problems.height <= 8
+    assert problems.columns == list(PROBLEMS_SCHEMA) and (problems["kind"] == "undiscriminating").all()
+    people = pl.DataFrame({"id": ["q0", "q40"], "field": "choice", "kind": "also-right", "detail": "", "text": ""})
+    assert overlap(pl.concat([problems, people])) == {"people": 2, "irt": problems.height, "both": 1}
+
+
+def test_one_member_and_a_bad_spec_are_refused():
+    frame, _ = simulated(3, 10, seed=4)
+    with pytest.raises(WorkbenchError, match="holds 1 member"):
+        fit_irt(frame.filter(pl.col("member") == "m0"))
+    with pytest.raises(WorkbenchError, match="model='4pl'"):
+        fit_irt(frame, model="4pl")
+
+
+@pytest.fixture(scope="module")
+def population(tmp_path_factory, wordnet_graph, minilm_path):
+    """MiniLM and two random-weights controls scored on 40 real WordNet hypernymy questions."""
+    import workbench as wb
+    from workbench.probes import ProbeSpec
+
+    root = tmp_path_factory.mktemp("irt")
+    spec = ProbeSpec("hypernymy", max_hops=2, families=("random", "sister"), max_depth=1, seed=3, train_size=50)
+    probes = wb.build_probes(spec, wordnet_graph, progress=False).filter(pl.col("split") == "dev").head(40)
+    write_parquet(probes, root / "probes.parquet")
+    for control, seed in [("none", 0), ("random-weights", 0), ("random-weights", 1)]:
+        preds = wb.score(probes, minilm_path, "similarity", control=control, seed=seed, progress=False)
+        write_parquet(preds, root / "preds" / f"{control}-{seed}.parquet")
+    return root
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_fit_from_the_cli_on_a_real_population(population, cli):
+    out = population / "fit"
+    result = CliRunner().invoke(cli, ["irt", "fit", str(population / "preds"), "--explain", "hops", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "3 members x 40 questions, 120 answers" in result.output
+    fit = IrtFit.load(out)
+    best = fit.members.sort("theta", descending=True)
+    assert best["label"][0].endswith("none]")  # the trained model above its random-weights controls
+    assert best["theta"][0] > best["theta_hi"][1]
+    assert "intercept" in fit.effects["term"].to_list()
+    chart = ability_chart(fit.members).to_dict()
+    assert [row["label"] for row in chart["datasets"][next(iter(chart["datasets"]))]] == fit.members["label"].to_list()
+    curves = characteristic_curves(fit.items.sort("a").tail(2))
+    assert curves.height == 2 * 61 and curves.filter(pl.col("theta") == 4.0)["p"].min() > 0.5  # rises to the right
+    assert "line" in str(characteristic_chart(curves).to_dict()["mark"])
+    checked = CliRunner().invoke(cli, ["probes", "check", str(population / "probes.parquet"), "--irt", str(out)])
+    assert checked.exit_code == 0 and "the fit suspects" in checked.output, checked.output
+    estimate = ability(fit, read_predictions(population / "preds" / "none-0.parquet").head(20))
+    assert estimate["asked"][0] == 20 and 0 <= estimate["lo"][0] <= estimate["accuracy"][0] <= estimate["hi"][0]
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_bad_population_inputs_are_refused_with_nothing_written(population, cli, tmp_path):
+    preds = population / "preds"
+    copy = tmp_path / "again.parquet"
+    copy.write_bytes((preds / "none-0.parquet").read_bytes())
+    with pytest.raises(WorkbenchError, match="the same model given twice"):
+        responses([preds, copy])
+    renamed = read_predictions(copy).with_columns(fingerprint=pl.lit("another"), model=pl.lit("renamed"))
+    write_parquet(renamed, copy)
+    with pytest.raises(WorkbenchError, match="identical scores on all 40 questions: the same model twice"):
+        responses([preds, copy])
+    unanswered = read_predictions(copy).with_columns(scores=pl.col("scores").list.eval(pl.element() * float("nan")))
+    write_parquet(unanswered, copy)  # a member that answered nothing: NaN scores
+    with pytest.raises(WorkbenchError, match="a score is NaN or infinite"):
+        responses([preds, copy])
+    result = CliRunner().invoke(cli, ["irt", "fit", str(preds / "none-0.parquet"), "--out", str(tmp_path / "fit")])
+    assert "holds 1 member(s)" in str(result.exception) and not (tmp_path / "fit").exists()
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_a_fit_applied_to_other_or_changed_questions_is_refused(population):
+    fit = fit_irt(responses([population / "preds"]), held_out=0)
+    preds = read_predictions(population / "preds" / "none-0.parquet")
+    other = preds.with_columns(id=pl.col("id") + "-other", question=pl.col("question") + " really?")
+    with pytest.raises(WorkbenchError, match="none of the 40 questions is in the fit"):
+        ability(fit, other)
+    changed = preds.with_columns(choices=pl.col("choices").list.reverse())
+    with pytest.raises(WorkbenchError, match="changed since the fit"):
+        ability(fit, changed)
+    from workbench.irt.adaptive import adaptive
+    from workbench.irt.anchors import anchors
+
+    probes = pl.read_parquet(population / "probes.parquet")
+    edited = probes.with_columns(
+        question=pl.when(pl.int_range(pl.len()) == 3).then(pl.lit("edited?")).otherwise("question")
+    )
+    with pytest.raises(WorkbenchError, match="1 question\\(s\\) changed since the fit"):
+        anchors(fit, edited, 5)
+    with pytest.raises(WorkbenchError, match="1 question\\(s\\) changed since the fit"):
+        adaptive(fit, edited, ask=lambda rows: rows, n=5)
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_adaptive_run_on_a_real_model_against_its_full_run(population, minilm_path, tmp_path):
+    import functools
+
+    import workbench as wb
+    from workbench.irt.adaptive import adaptive
+    from workbench.scoring.cache import PredictionCache
+    from workbench.scoring.models import load_model
+
+    fit = fit_irt(responses([population / "preds"]), held_out=0)
+    probes = pl.read_parquet(population / "probes.parquet")
+    full = read_predictions(population / "preds" / "none-0.parquet")
+    store = PredictionCache(tmp_path / "cache.sqlite")
+    model = load_model(minilm_path, "similarity")
+    ask = functools.partial(wb.score, model=model, cache=store, progress=False)
+    result = adaptive(fit, probes, ask, n=12)
+    assert result.asked.height == 12 and result.asked["id"].n_unique() == 12
+    assert len(store) > 0  # the questions asked went through the prediction cache
+    same = full.join(result.asked.select("id", "question", asked=pl.col("scores")), on=["id", "question"])
+    assert same.height == 12 and all(np.allclose(x, y) for x, y in zip(same["scores"], same["asked"], strict=True))
+    row = result.estimate.row(0, named=True)
+    assert row["asked"] == 12 and row["questions"] == 40 and row["lo"] <= row["accuracy"] <= row["hi"]
+    assert result.cells["questions"].sum() == 40
+    assert adaptive(fit, probes, ask, n=12, se=5.0).asked.height == 1  # the standard error stop
+    with pytest.raises(WorkbenchError, match="--adaptive 41 is more than the 40 questions"):
+        adaptive(fit, probes, ask, n=41)
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_anchors_stand_for_the_set_with_weights(population, cli, tmp_path):
+    from workbench.irt.anchors import anchor_estimate
+
+    out = tmp_path / "tiny.parquet"
+    fit_folder = tmp_path / "fit"
+    fit_irt(responses([population / "preds"]), held_out=0).save(fit_folder)
+    args = ["probes", "tiny", str(population / "probes.parquet"), "--irt", str(fit_folder), "--n", "8", "--out"]
+    result = CliRunner().invoke(cli, [*args, str(out)])
+    assert result.exit_code == 0, result.output
+    tiny = pl.read_parquet(out)
+    assert tiny.height == 8 and tiny["id"].n_unique() == 8 and tiny["weight"].sum() == pytest.approx(1.0)
+    full = read_predictions(population / "preds" / "none-0.parquet")
+    estimate = anchor_estimate(tiny, full)
+    weighted = full.join(tiny.select("id", "question", "weight"), on=["id", "question"])
+    assert estimate["accuracy"][0] == pytest.approx((weighted["correct"] * weighted["weight"]).sum())
+    too_many = CliRunner().invoke(cli, [*args[:-3], "--n", "41", "--out", str(tmp_path / "t2.parquet")])
+    assert "--n 41: give 1 to 40" in str(too_many.exception) and not (tmp_path / "t2.parquet").exists()
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_a_sweeps_members_fit(population, cli, minilm_path, tmp_path):
+    swept = tmp_path / "sweep"
+    args = ["sweep", "--out", str(swept), "--model", f"minilm={minilm_path}", "--probes",
+            f"h={population / 'probes.parquet'}", "--controls", "none,random-weights", "--seeds", "0,1"]  # fmt: skip
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    answers = responses(sweeps=[swept])
+    assert answers["member"].n_unique() == 3 and answers["item"].n_unique() == 40  # none once, two control seeds
+    assert fit_irt(answers, held_out=0).members.height == 3
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_adaptive_needs_its_fit(cli, population, tmp_path):
+    result = CliRunner().invoke(cli, ["score", "--model", "m", "--scorer", "similarity", "--probes",
+                                      str(population / "probes.parquet"), "--adaptive", "5",
+                                      "--out", str(tmp_path / "a.parquet")])  # fmt: skip
+    assert "--adaptive N and --irt FIT go together" in str(result.exception) and not (tmp_path / "a.parquet").exists()

@@ -1,0 +1,108 @@
+"""Adaptive probing: ask a model the questions that tell most about its ability, stop when the ability is known.
+
+Each next question is the unasked one of maximum Fisher information at the current ability estimate (EAP over
+the answers so far, item parameters fixed from a fit); the run stops after ``n`` questions or once the ability's
+standard error is at most ``se``. The estimate of accuracy on the whole set counts the asked questions as
+answered and adds each unasked question's probability of a right answer at the final ability; its 95 % interval
+takes the ability's ends (``theta +/- 1.96 se``) for the unasked part.
+
+>>> result = adaptive(fit, probes, ask=lambda rows: wb.score(rows, model, progress=False), n=50)  # doctest: +SKIP
+>>> result.estimate  # per probe; result.cells per probe x hops x distractor family          # doctest: +SKIP
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from workbench.errors import WorkbenchError
+from workbench.irt import model as irt_model
+from workbench.irt.fit import in_fit
+from workbench.irt.model import Z95
+
+ESTIMATE_KEY = "workbench_irt_estimate"
+"""The key of a prediction file's Parquet metadata that marks it as an adaptive run's (its value: the estimate)."""
+
+
+@dataclass(frozen=True)
+class AdaptiveResult:
+    """``asked``: the model's predictions on the questions asked, in the order asked; ``estimate``: estimated
+    accuracy per probe on the whole set with a 95 % interval; ``cells``: the same per probe x hops x distractor
+    family; ``theta``/``theta_se``: the final ability."""
+
+    asked: pl.DataFrame
+    estimate: pl.DataFrame
+    cells: pl.DataFrame
+    theta: float
+    theta_se: float
+
+    def metadata(self) -> dict[str, str]:
+        """The prediction file's metadata saying that its accuracy is an estimate, and what it is."""
+        value = {"theta": self.theta, "theta_se": self.theta_se, "asked": self.asked.height,
+                 "estimate": self.estimate.to_dicts(), "cells": self.cells.to_dicts()}  # fmt: skip
+        return {ESTIMATE_KEY: json.dumps(value)}
+
+
+def adaptive(
+    fit,
+    probes: pl.DataFrame,
+    ask: Callable[[pl.DataFrame], pl.DataFrame],
+    n: int,
+    se: float | None = None,
+) -> AdaptiveResult:
+    """Ask ``ask`` (probe rows -> their predictions) at most ``n`` of ``probes``' questions that ``fit`` holds,
+    most informative first, stopping early once the ability's standard error is at most ``se``.
+
+    Refused: ``n`` above the questions the fit holds of ``probes``, and as ``fit.in_fit`` refuses.
+    """
+    known = in_fit(fit, probes)
+    if n > known.height:
+        raise WorkbenchError(f"--adaptive {n} is more than the {known.height} questions of the probe set the fit "
+                             f"holds; give at most {known.height}, or score the set whole")  # fmt: skip
+    if n < 1:
+        raise WorkbenchError(f"--adaptive {n}: ask at least one question")
+    a, b, floor = (known[name].to_numpy() for name in ("a", "b", "floor"))
+    asked: list[int] = []
+    answers: list[pl.DataFrame] = []
+    theta, sd = 0.0, 1.0
+    while len(asked) < n and (not asked or se is None or sd > se):
+        info = irt_model.information(theta, a, b, floor)
+        info[asked] = -np.inf
+        index = int(np.argmax(info))
+        asked.append(index)
+        answers.append(ask(known[index].drop("item", "a", "b", "floor")))
+        right = pl.concat(answers)["correct"].cast(pl.Float64).to_numpy()
+        mean, spread = irt_model.abilities(right[None, :], np.ones((1, len(asked)), bool), a[asked], b[asked],
+                                           floor[asked])  # fmt: skip
+        theta, sd = float(mean[0]), float(spread[0])
+    predictions = pl.concat(answers)
+    probs = irt_model.probability(np.array([theta, theta - Z95 * sd, theta + Z95 * sd]), a, b, floor)
+    expected = known.select("probe", "hops", "distractor_family").with_columns(
+        accuracy=probs[0], lo=probs[1], hi=probs[2], asked=pl.lit(False)
+    )
+    observed = predictions["correct"].cast(pl.Float64).to_numpy()
+    expected = expected.with_columns(
+        *(pl.Series(c, _set(expected[c].to_numpy(), asked, observed)) for c in ("accuracy", "lo", "hi")),
+        asked=pl.Series(_set(np.zeros(known.height, bool), asked, True)),
+    )
+
+    def per(keys: list[str]) -> pl.DataFrame:
+        return expected.group_by(keys, maintain_order=True).agg(
+            pl.col("accuracy", "lo", "hi").mean(), questions=pl.len(), asked=pl.col("asked").sum()
+        ).sort(keys)  # fmt: skip
+
+    return AdaptiveResult(predictions, per(["probe"]), per(["probe", "hops", "distractor_family"]), theta, sd)
+
+
+def _set(values: np.ndarray, index: list[int], to) -> np.ndarray:
+    values = values.copy()
+    values[index] = to
+    return values
+
+
+def read_estimate(path) -> dict | None:
+    """The estimate a prediction file of an adaptive run carries (``ESTIMATE_KEY``), or None for a full run's."""
+    metadata = pl.read_parquet_metadata(path)
+    return json.loads(metadata[ESTIMATE_KEY]) if ESTIMATE_KEY in metadata else None
