@@ -8,6 +8,9 @@ released train as chat turns, the server's chat template, temperature 0, at most
 - ours: ``score(probes, Endpoint(url, concurrency=1), "generate", format="letters", chat_template="auto",
   prompts=task/prompts.json)``, no cache.
 
+The two sides run at the same time, each against its own server process (the same GGUF and settings, one thread
+each), so that both meet the same load on a shared machine; Inspect's time includes its CLI's start.
+
 Reported: seconds (wall) of each side, Inspect's as the ratio to ours; questions whose messages are the same; picks
 agreeing, and each disagreement with both answers. Self-contained (it imports nothing of bench/). Results:
 bench/README.md, "Inspect beside our served scorer".
@@ -81,33 +84,34 @@ def main() -> None:
     train = read_probes(TRAIN)
     asking = Asking("letters", shots=args.shots, chat_template="auto")
     shots = draw_shots(train, probes, asking, source=str(TRAIN))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    server = start_server(port, args.threads)
+    ports = free_port(), free_port()
+    urls = [f"http://127.0.0.1:{port}/v1" for port in ports]
+    servers = [start_server(port, args.threads) for port in ports]  # one each: the two sides run at once
     try:
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch)
             export_inspect(probes, root / "task", asking=asking, shots=shots)
             env = {**os.environ, "LLAMA_API_KEY": "none", "INSPECT_DISPLAY": "none"}
             started = time.perf_counter()
-            done = subprocess.run(
+            inspect = subprocess.Popen(
                 [str(Path(sys.executable).parent / "inspect"), "eval", "task/task.py", "--model",
-                 "openai-api/llama/smollm2", "--model-base-url", url, "--log-dir", str(root / "logs"),
+                 "openai-api/llama/smollm2", "--model-base-url", urls[0], "--log-dir", str(root / "logs"),
                  "--max-connections", "1"],
-                cwd=root, env=env, capture_output=True, text=True,
+                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
-            if done.returncode:
-                raise RuntimeError(f"inspect eval failed: {done.stdout[-3000:]} {done.stderr[-3000:]}")
-            inspect_s = time.perf_counter() - started
-            theirs = import_inspect(next((root / "logs").glob("*.eval")), probes)
-            started = time.perf_counter()
-            ours = score(probes, Endpoint(url, concurrency=1), "generate", format="letters", chat_template="auto",
+            ours = score(probes, Endpoint(urls[1], concurrency=1), "generate", format="letters", chat_template="auto",
                          prompts=root / "task" / PROMPTS_FILE, max_new_tokens=16, shots=args.shots, shot_pool=train,
                          cache=False, progress=False)  # fmt: skip
             ours_s = time.perf_counter() - started
+            out, err = inspect.communicate()
+            inspect_s = time.perf_counter() - started
+            if inspect.returncode:
+                raise RuntimeError(f"inspect eval failed: {out[-3000:]} {err[-3000:]}")
+            theirs = import_inspect(next((root / "logs").glob("*.eval")), probes)
     finally:
-        server.kill()
-        server.wait()
+        for server in servers:
+            server.kill()
+            server.wait()
     pair = theirs.select("id", "prompt", "pred", "generated").join(
         ours.select("id", "prompt", "pred", "generated"), on="id", suffix="_ours"
     )

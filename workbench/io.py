@@ -274,10 +274,14 @@ def _inspect_log_of_ours(path: Path, head: bytes) -> bool:
     import zipfile
 
     if head.startswith(b"PK"):
+        try:  # Inspect compresses its members with zstd, which zipfile reads once zipfile_zstd (its dependency) is in
+            import zipfile_zstd  # noqa: F401
+        except ImportError:
+            pass
         try:
             with zipfile.ZipFile(path) as archive:
                 return INSPECT_LOG_MARKER in archive.read("header.json")
-        except (OSError, KeyError, zipfile.BadZipFile):
+        except (OSError, KeyError, NotImplementedError, zipfile.BadZipFile):  # unreadable: not known to be ours
             return False
     with open(path, "rb") as handle:
         return head.startswith(b"{") and INSPECT_LOG_MARKER in handle.read(65536)

@@ -119,8 +119,9 @@ def export_inspect(
     drawn = draw_shots(pool, frame, asking, source=str(shots_from or probes)) if pool is not None else None
     written = export(frame, out, prompts=prompts, asking=asking, shots=drawn, max_tokens=max_tokens)
     tasks = sorted(path.stem for path in written if path.suffix == ".jsonl")
+    ours = score_command(out, probes, asking, shots_from, max_tokens)
     typer.echo(f"wrote {len(tasks)} Inspect task(s) of {frame.height} questions to {out}: {inspect_command(out)}; "
-               f"the same asked by the workbench: {score_command(out, probes)}")  # fmt: skip
+               f"the same asked by the workbench: {ours}")  # fmt: skip
 
 
 @import_app.command("inspect")
@@ -150,11 +151,22 @@ def export_inspect_log(
     force: bool = typer.Option(False, help="Replace a file that is not a log this command wrote."),
 ) -> None:
     """A prediction file as an Inspect log, for `inspect view`: a sample per question, its prompt, pick and scores."""
+    import polars as pl
+
+    from workbench.errors import WorkbenchError
     from workbench.io import read_predictions
+    from workbench.metrics import MODEL_KEYS, model_labels
     from workbench.scoring.inspect_eval import export_inspect_log as write_log
 
     frame = read_predictions(predictions)
-    path = write_log(frame, out, label=label)
+    if label is not None:
+        labels = model_labels(frame)
+        if label not in labels["label"].to_list():
+            raise WorkbenchError(f"{predictions} holds no model labelled {label!r}; choose one of "
+                                 f"{labels['label'].to_list()[:10]}")  # fmt: skip
+        chosen = labels.filter(pl.col("label") == label).select(MODEL_KEYS)
+        frame = frame.join(chosen, on=list(MODEL_KEYS), nulls_equal=True, maintain_order="left")
+    path = write_log(frame, out)
     typer.echo(f"wrote {path} (inspect view --log-dir {path.resolve().parent})")
 
 

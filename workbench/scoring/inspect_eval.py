@@ -36,7 +36,6 @@ import polars as pl
 
 from workbench.errors import WorkbenchError
 from workbench.io import atomic_path, inside, staged_folder, write_text
-from workbench.metrics import MODEL_KEYS, model_labels
 from workbench.probes.templates import _parsed
 from workbench.schema import PREDICTION_SCHEMA, PROBE_SCHEMA, conform, model_label
 from workbench.scoring import asking_label
@@ -153,10 +152,18 @@ def inspect_command(out: str | Path, model: str = "openai-api/local/MODEL --mode
     return f"inspect eval {os.path.relpath(Path(out) / TASK_FILE)} --model {model}"
 
 
-def score_command(out: str | Path, probes: str | Path, url: str = "URL") -> str:
+def score_command(out: str | Path, probes: str | Path, asking: Asking, shots_from: str | Path | None = None,
+                  max_tokens: int = MAX_TOKENS, url: str = "URL") -> str:  # fmt: skip
     """Our ``workbench score`` line that asks a served model what the exported task asks it."""
-    return (f"workbench score --model {url} --scorer generate --format letters --chat-template auto "
-            f"--prompts {Path(out) / PROMPTS_FILE} --max-new-tokens {MAX_TOKENS} --probes {probes}")  # fmt: skip
+    line = (f"workbench score --model {url} --scorer generate --format letters --chat-template auto "
+            f"--prompts {Path(out) / PROMPTS_FILE} --max-new-tokens {max_tokens} --probes {probes}")  # fmt: skip
+    if asking.shots:
+        line += f" --shots {asking.shots} --shot-seed {asking.shot_seed}"
+        line += f" --shots-from {shots_from}" if shots_from is not None else ""
+        line += " --shots-per-question" if asking.shots_per_question else ""
+    if asking.system is not None:
+        line += f" --system {json.dumps(asking.system, ensure_ascii=False)}"
+    return line
 
 
 def _occurrence(probes: pl.DataFrame) -> list[int]:
@@ -418,11 +425,12 @@ def _ours(log, samples) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=columns)
 
 
-def export_inspect_log(predictions: pl.DataFrame, out: str | Path, label: str | None = None) -> Path:
+def export_inspect_log(predictions: pl.DataFrame, out: str | Path) -> Path:
     """Write one model's predictions as an Inspect log (``.eval`` or ``.json``), with Inspect's writer: a sample
     per question (the prompt it saw, its pick as the answer, every choice's score), its accuracy as the result.
 
-    ``label``: the model to write (a label of ``metrics.model_labels``), needed when ``predictions`` holds several.
+    A frame of several models (model and fingerprint: weights, scorer, rule, control) is refused: pass one model's
+    rows (``workbench export inspect-log --label``).
     """
     from inspect_ai import log as logs
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
@@ -431,17 +439,12 @@ def export_inspect_log(predictions: pl.DataFrame, out: str | Path, label: str | 
     preds = conform(predictions, PREDICTION_SCHEMA, "predictions")
     if preds.is_empty():
         raise WorkbenchError("the prediction file holds no rows; nothing to write as a log")
-    labels = model_labels(preds)
-    if label is not None:
-        if label not in labels["label"].to_list():
-            raise WorkbenchError(f"no model labelled {label!r} here; choose one of {labels['label'].to_list()}")
-        labels = labels.filter(pl.col("label") == label)
-    if labels.height > 1:
+    models = preds.select("model", "rule", "fingerprint").unique(maintain_order=True)
+    if models.height > 1:
+        shown = [f"{model} ({rule})" for model, rule, _ in models.head(6).iter_rows()]
         raise WorkbenchError(
-            f"the predictions hold {labels.height} models {labels['label'].to_list()[:6]}; an Inspect log holds one: "
-            "choose one with --label"
+            f"the predictions hold {models.height} models {shown}; an Inspect log holds one: choose one (--label)"
         )
-    preds = preds.join(labels.select(MODEL_KEYS), on=list(MODEL_KEYS), nulls_equal=True)
     first = preds.row(0, named=True)
     probes = preds["probe"].unique(maintain_order=True).to_list()
     task = task_name(probes[0]) if len(probes) == 1 else "workbench_predictions"
