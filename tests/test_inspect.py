@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from workbench.errors import WorkbenchError
 from workbench.probes.formats import read_probes
+from workbench.reports import text_report
+from workbench.schema import RULE_NOTES
 from workbench.scoring import Endpoint, score
 from workbench.scoring.gguf import smollm2_gguf
 from workbench.scoring.inspect_eval import PROMPTS_FILE, import_inspect
@@ -25,7 +27,7 @@ from workbench.scoring.inspect_eval import PROMPTS_FILE, import_inspect
 pytest.importorskip("llama_cpp")
 pytest.importorskip("inspect_ai")
 INSPECT = Path(sys.executable).parent / "inspect"
-QUESTIONS = 20
+QUESTIONS = 10
 SHOTS = 3
 """Worked examples before each question: with them SmolLM2-135M answers in Inspect's 'ANSWER: X' form (zero-shot it
 writes 'A) <the choice>', which Inspect's multiple_choice reads as no answer)."""
@@ -39,22 +41,24 @@ def server():
 
 @pytest.fixture(scope="module")
 def questions(released_dir) -> pl.DataFrame:
-    """The 20 shortest questions of the released hypernymy test."""
+    """The 10 shortest questions of the released hypernymy test."""
     frame = read_probes(released_dir / "hypernymy_test.jsonl")
     size = pl.col("question").str.len_chars() + pl.col("choices").list.eval(pl.element().str.len_chars()).list.sum()
     return frame.sort(size, "id").head(QUESTIONS)
 
 
 @pytest.fixture(scope="module")
-def run(server, questions, released_dir, tmp_path_factory, cli) -> dict:
+def run(server, questions, released_dir, tmp_path_factory) -> dict:
     """The task exported by the CLI, run by ``inspect eval`` on the server; its log and the probe file."""
+    from workbench.cli import make_app
+
     root = tmp_path_factory.mktemp("inspect")
     probes = root / "questions.parquet"
     questions.write_parquet(probes)
     task = root / "task"
     train = released_dir / "hypernymy_train.jsonl"
-    result = CliRunner().invoke(cli, ["export", "inspect", str(probes), "--out", str(task), "--shots", str(SHOTS),
-                                      "--shots-from", str(train)])  # fmt: skip
+    command = ["export", "inspect", str(probes), "--out", str(task), "--shots", str(SHOTS), "--shots-from", str(train)]
+    result = CliRunner().invoke(make_app(), command)
     assert result.exit_code == 0, result.output
     assert "inspect eval" in result.output and "--prompts" in result.output
     env = {**os.environ, "LLAMA_API_KEY": "none", "INSPECT_DISPLAY": "none", "INSPECT_LOG_LEVEL": "warning"}
@@ -111,6 +115,10 @@ def test_inspect_and_our_served_scorer_ask_the_same_text_and_mostly_pick_alike(r
     assert pair.height == QUESTIONS
     for row in pair.iter_rows(named=True):
         assert json.loads(row["prompt"]) == json.loads(row["prompt_ours"]), row["id"]
+    both = pl.concat([theirs, ours.select(theirs.columns)])  # one report, side by side
+    shown = text_report(both, n_boot=20)
+    assert "inspect" in shown and "generate" in shown and RULE_NOTES["choice"] in shown
+    assert shown.split("Served models")[1].count("smollm2") >= 2
     same = (pair["pred"].eq_missing(pair["pred_ours"])).mean()
     # the same request at temperature 0: the same answer; our reader also takes a bare letter, Inspect's wants ANSWER:
     assert same >= 0.95, pair.filter(~pair["pred"].eq_missing(pair["pred_ours"])).to_dicts()[:3]
@@ -185,7 +193,7 @@ def test_bad_logs_are_one_line_and_write_nothing(run, questions, cli, tmp_path):
     cases = [
         (_rewritten(run["log"], tmp_path / "other.eval", task=other_task), run["probes"], "not of one written by"),
         (run["log"], changed_file, "changed since the export"),
-        (_rewritten(run["log"], tmp_path / "errors.eval", err=errors), run["probes"], "1 of 20 samples ended in an"),
+        (_rewritten(run["log"], tmp_path / "errors.eval", err=errors), run["probes"], "1 of 10 samples ended in an"),
         (newer, run["probes"], "newer"),
     ]  # fmt: skip
     for log, probes, expected in cases:
@@ -201,7 +209,7 @@ def test_a_log_cut_short_gives_what_it_holds_and_says_how_many(run, questions, t
         log.samples, log.status, log.results = log.samples[:7], "cancelled", None
 
     short = _rewritten(run["log"], tmp_path / "short.eval", cut=cut)
-    with pytest.warns(UserWarning, match=r"cut short \(status cancelled\): 7 of its 20 questions imported"):
+    with pytest.warns(UserWarning, match=r"cut short \(status cancelled\): 7 of its 10 questions imported"):
         preds = import_inspect(short, questions)
     assert preds.height == 7
 
