@@ -175,6 +175,14 @@ def _rewritten(log: Path, out: Path, **changes) -> Path:
     return out
 
 
+def _twice(log: Path, folder: Path) -> Path:
+    """A folder holding one run's log twice (a copy under another name)."""
+    folder.mkdir()
+    for name in (log.name, "copy-" + log.name):
+        shutil.copy(log, folder / name)
+    return folder
+
+
 def test_bad_logs_are_one_line_and_write_nothing(run, questions, cli, tmp_path):
     from inspect_ai._util.error import EvalError
 
@@ -195,6 +203,7 @@ def test_bad_logs_are_one_line_and_write_nothing(run, questions, cli, tmp_path):
         (run["log"], changed_file, "changed since the export"),
         (_rewritten(run["log"], tmp_path / "errors.eval", err=errors), run["probes"], "1 of 10 samples ended in an"),
         (newer, run["probes"], "newer"),
+        (_twice(run["log"], tmp_path / "twice"), run["probes"], "answer to question"),
     ]  # fmt: skip
     for log, probes, expected in cases:
         out = tmp_path / "out.parquet"

@@ -148,7 +148,7 @@ def export_inspect_log(
     predictions: Path = typer.Argument(..., help="A prediction file (.parquet)."),
     out: Path = typer.Option(..., "--out", help="The Inspect log to write (.eval, or .json)."),
     label: str = typer.Option(None, help="The model to write, by its label in reports (when the file holds several)."),
-    force: bool = typer.Option(False, help="Replace a file that is not a log this command wrote."),
+    force: bool = typer.Option(False, help="Replace --out even if it is not a log this command wrote."),
 ) -> None:
     """A prediction file as an Inspect log, for `inspect view`: a sample per question, its prompt, pick and scores."""
     import polars as pl

@@ -258,8 +258,15 @@ def import_inspect(logs: str | Path, probes: pl.DataFrame, name: str | None = No
     else:
         raise WorkbenchError(f"{path} does not exist; pass an Inspect log (.eval or .json) or a folder of them")
     probes = conform(probes, PROBE_SCHEMA, "probe set")
-    frames = [_read_log(file, probes, name) for file in sorted(files)]
-    return pl.concat(frames) if len(frames) > 1 else frames[0]
+    frame = pl.concat([_read_log(file, probes, name) for file in sorted(files)])
+    twice = frame.select("model", "fingerprint", "id", "question", "choices").is_duplicated()
+    if twice.any():
+        id = frame.filter(twice)["id"][0]
+        raise WorkbenchError(
+            f"{path} holds one model's answer to question {id!r} twice (two logs of one run, or a run and its "
+            "retry?); import one log of each run"
+        )
+    return frame
 
 
 def _read_log(path: Path, probes: pl.DataFrame, name: str | None) -> pl.DataFrame:
