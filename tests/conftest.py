@@ -46,8 +46,8 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # `make test`'s workers share the
 LONGEST_FIRST = tuple(
     f"tests/test_{name}.py::"
     for name in ("readme", "notebooks", "inoculation", "browser", "annotate_browser", "crash_safety", "smollm2",
-                 "served", "asking", "multilingual", "probes_wordnet", "paper_preset", "scoring_scale", "generate",
-                 "jupyterlab", "baselines", "cli", "sweep", "serve")
+                 "served", "inspect", "asking", "multilingual", "probes_wordnet", "paper_preset", "scoring_scale",
+                 "generate", "jupyterlab", "baselines", "cli", "sweep", "serve")
 )  # fmt: skip
 
 

@@ -138,7 +138,7 @@ def _alive(pid: int) -> bool:
 OUTPUT_SUFFIXES = {
     "predictions": (".parquet",), "report": (".html", ".htm"), "table": (".parquet",),
     "population": (".parquet", ".csv"), "markdown": (".md", ".txt"), "votes": (".parquet", ".csv"),
-    "gold": (".jsonl",),
+    "gold": (".jsonl",), "inspect-log": (".eval", ".json"),
 }  # fmt: skip
 """The file names each kind of output file may have: a suffix says what the file holds, so another is refused."""
 FOLDER_KINDS = {
@@ -157,6 +157,7 @@ FOLDER_KINDS = {
     "course": "a built course (course.json, index.html, one page per notebook)",
     "course-cache": "a course's executed notebooks (NOTEBOOK.SIZES.KEY.ipynb, listed in its .workbench.json)",
     "irt": "an IRT fit (fit.json, items.parquet, members.parquet, effects.parquet)",
+    "inspect-task": "an Inspect task (task.py, workbench_*.jsonl, prompts.json, workbench_inspect.json)",
 }
 """The kinds of output folders: an existing folder is written into only when it holds the same kind (or nothing)."""
 OWN_MARKER = "cluster_id"
@@ -236,6 +237,8 @@ def written_kind(path: str | Path) -> str | None:
             head = handle.read(4096)
         if head.startswith(b"PAR1"):
             columns = set(pl.read_parquet_schema(path))
+        elif path.suffix.lower() in (".eval", ".json") and _inspect_log_of_ours(path, head):
+            return "inspect-log"
         elif REPORT_MARKER.encode() in head or b"<title>Probe Workbench report</title>" in head:  # or an older one
             return "report"
         elif head.startswith(b"unit,origin,model,scorer,"):
@@ -260,6 +263,30 @@ def written_kind(path: str | Path) -> str | None:
     if {"annotator", "place", "choice", "order"} <= columns:
         return "votes"
     return "table"
+
+
+INSPECT_LOG_MARKER = b"workbench export inspect-log"
+"""In the header of every Inspect log ``workbench export inspect-log`` writes: what it may replace without
+``--force`` (a log of the user's own Inspect runs is theirs)."""
+
+
+def _inspect_log_of_ours(path: Path, head: bytes) -> bool:
+    """Whether ``path`` is an Inspect log we wrote: a ``.eval`` (zip) whose header, or a ``.json`` whose first
+    64 KB, names our writer."""
+    import zipfile
+
+    if head.startswith(b"PK"):
+        try:  # Inspect compresses its members with zstd, which zipfile reads once zipfile_zstd (its dependency) is in
+            import zipfile_zstd  # noqa: F401
+        except ImportError:
+            pass
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return INSPECT_LOG_MARKER in archive.read("header.json")
+        except (OSError, KeyError, NotImplementedError, zipfile.BadZipFile):  # unreadable: not known to be ours
+            return False
+    with open(path, "rb") as handle:
+        return head.startswith(b"{") and INSPECT_LOG_MARKER in handle.read(65536)
 
 
 MARKDOWN_MARKER = "Table 4, whole sets (ours: the paper preset"
@@ -339,6 +366,11 @@ def folder_kind(path: str | Path) -> str | None:
         return "irt" if ours and _json_record(children["fit.json"]).get("generator") == "workbench irt" else "other"
     if "site.json" in names:
         return "site" if not unlisted_files(path, "site.json") else "other"
+    if "workbench_inspect.json" in names:  # Inspect writes __pycache__ beside the task.py it imports
+        theirs = [
+            name for name in unlisted_files(path, "workbench_inspect.json") if name.split("/")[0] != "__pycache__"
+        ]
+        return "inspect-task" if not theirs else "other"
     if names <= {"units", "predictions", "ray"} and all(child.is_dir() for child in children.values()):
         return "sweep"
     if {"trials.parquet", "config.json"} & names:

@@ -104,6 +104,10 @@ RULE_NOTES = {
         "generate: the greedy free answer after the prompt, 1 for the choice it names (the gold's lemmas, inflected, "
         "or a choice's text), else 0: accuracy is recall."
     ),
+    "choice": (
+        "inspect: Inspect's choice scorer after its multiple_choice solver, 1 for the choice whose letter the model's "
+        "'ANSWER: X' names, else 0 (no such line: no pick); imported from an Inspect log (docs/INSPECT.md)."
+    ),
     "majority": (
         "people: the choice most of a question's annotators picked (votes per choice as scores; a tie goes to the "
         "choice voted first; docs/ANNOTATION.md)."

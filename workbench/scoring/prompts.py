@@ -5,7 +5,8 @@ A template file (JSON, see ``prompt_templates/default.json``) holds one entry pe
 question-free prompt of the mutual-information rule, ``choice`` renders the continuation
 (``{choice}``, with its leading space); ``letters`` (optional; the ``default``'s for a probe without one) asks
 with lettered choices: its ``prompt`` renders the question and the listed ``{choices}``, each a ``line``
-(``{letter}``, ``{choice}``), and its ``choice`` the letter scored (``{letter}``). Fields are filled by
+(``{letter}``, ``{choice}``; ``{letters}`` in its prompt lists the letters, ``A,B,C``), and its ``choice`` the
+letter scored (``{letter}``). Fields are filled by
 ``workbench.probes.templates.fill`` (plain substitution, no code); an unknown field is an error when the file is loaded.
 
 >>> templates = load_prompts()
@@ -24,7 +25,7 @@ import polars as pl
 from workbench.probes.templates import TemplateError, check_template, fill
 
 PARTS = {"prompt": {"question"}, "neutral": set(), "choice": {"choice"}}
-LETTER_PARTS = {"prompt": {"question", "choices"}, "line": {"letter", "choice"}, "choice": {"letter"}}
+LETTER_PARTS = {"prompt": {"question", "choices", "letters"}, "line": {"letter", "choice"}, "choice": {"letter"}}
 LETTERS_DEFAULT = {
     "prompt": "Question: {question}\n{choices}\nAnswer:",
     "line": "{letter}. {choice}",
@@ -66,7 +67,7 @@ class PromptTemplates:
             fill(entry["line"], {"letter": letter, "choice": choice}) for letter, choice in zip(letters, choices)
         )
         return (
-            fill(entry["prompt"], {"question": question, "choices": listed}),
+            fill(entry["prompt"], {"question": question, "choices": listed, "letters": ",".join(letters)}),
             [fill(entry["choice"], {"letter": letter}) for letter in letters],
         )
 
