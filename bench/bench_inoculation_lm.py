@@ -5,32 +5,27 @@ released hypernymy train file, S_orig by the same causal scoring on the ARC-Easy
 
 Training throughput (examples/s) is k × epochs over the trial's time less the baseline trial's (loading and the
 two evaluations alone); peak memory is the process's maximum RSS. The learning curve is ``learning_curve`` of the
-run, drawn with ``charts.inoculation_curves``. Figures: bench/README.md, "Inoculating a causal LM".
-
-    .venv/bin/python bench/bench_inoculation_lm.py --ks 50,200 --max-eval 40 --threads 1 --json lm-inoc.json
+run (its points are the trials' S_new and S_orig). Case ``inoculation-lm``.
 """
 
-import argparse
-import json
 import os
 import resource
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import polars as pl  # noqa: E402
-from bench_scoring import machine  # noqa: E402
+from harness import SHARED  # noqa: E402
 
-from workbench.inoculation import inoculate, learning_curve, load_run  # noqa: E402
+from workbench.inoculation import inoculate, load_run  # noqa: E402
 from workbench.io import write_parquet  # noqa: E402
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.probes.select import sample_clusters  # noqa: E402
 from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED / "data"
 
 
 def probe_folder(folder: Path, dev_questions: int, seed: int) -> Path:
@@ -43,51 +38,33 @@ def probe_folder(folder: Path, dev_questions: int, seed: int) -> Path:
     return folder
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ks", default="50,200")
-    parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--max-eval", type=int, default=40, help="questions of each dev sample (whole clusters)")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--orig", default="arc_easy", help="science QA set under ../shared/data/mcqa")
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
-    ks = tuple(int(k) for k in args.ks.split(","))
+def causal_lm(
+    ks: tuple[int, ...] = (50, 200),
+    lr: float = 1e-4,
+    epochs: int = 1,
+    batch_size: int = 8,
+    max_eval: int = 40,
+    threads: int = 1,
+    orig: str = "arc_easy",
+) -> list[dict]:
+    """One ``inoculate`` run of SmolLM2-135M (Q4_1 GGUF, dequantised to float32): a row per trial, baseline first;
+    ``max_eval`` questions in each dev sample (whole clusters), S_orig on ``orig`` under ../shared/data/mcqa."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        probes = probe_folder(folder / "probes", args.max_eval, 0)
+        probes = probe_folder(folder / "probes", max_eval, 0)
         start = time.perf_counter()
         inoculate(
-            smollm2_gguf(), probes, DATA / "mcqa" / args.orig, out=folder / "run", ks=ks, lrs=(args.lr,),
-            epochs=(args.epochs,), max_eval=args.max_eval, batch_size=args.batch_size, threads=args.threads,
-            keep_checkpoints="none",
+            smollm2_gguf(), probes, DATA / "mcqa" / orig, out=folder / "run", ks=tuple(ks), lrs=(lr,),
+            epochs=(epochs,), max_eval=max_eval, batch_size=batch_size, threads=threads, keep_checkpoints="none",
         )  # fmt: skip
         wall = time.perf_counter() - start
         trials = load_run(folder / "run")
-        curve = learning_curve(trials)
     baseline = trials.filter(pl.col("k") == 0)["seconds"][0]
     rows = trials.sort("k").select("k", "S_new", "S_orig", "final_loss", "seconds").to_dicts()
     for row in rows:
         train_s = row["seconds"] - baseline
+        row["measure"] = f"trial k = {row['k']}" if row["k"] else "baseline trial (k = 0)"
         row["train_seconds"] = train_s if row["k"] else None
-        row["examples_per_s"] = row["k"] * args.epochs / train_s if row["k"] else None
-    report = {
-        "machine": machine(),
-        "load": os.getloadavg(),
-        "model": "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to float32)",
-        "settings": {**vars(args), "json": None},
-        "wall_seconds": wall,
-        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-        "trials": rows,
-        "curve": curve.select("k", *[c for c in ("S_new", "S_orig") if c in curve.columns]).to_dicts(),
-    }
-    text = json.dumps(report, indent=1, default=str)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+        row["examples_per_s"] = row["k"] * epochs / train_s if row["k"] else None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return [*rows, {"measure": "whole run", "seconds": wall, "peak_rss_gib": peak}]

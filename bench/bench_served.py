@@ -10,13 +10,9 @@ sample of whole clusters of the released hypernymy test), cloze, K shots from th
   tokenizer for its context lengths) and ``gguf`` (the choice found by the echo's text offsets).
 
 Reported per K: seconds (wall) of each side, requests/s, per-choice gap in nats between served and local sums
-(mean, median, max) and picks agreeing; with ``--lm-eval``, each lm-eval model's against ours. Results:
-bench/README.md, "Served models".
-
-    .venv/bin/python bench/bench_served.py --questions 10 --shots 0 5 --lm-eval local-completions gguf --json s.json
+(mean, median, max) and picks agreeing; with ``lm_eval``, each lm-eval model's against ours. Case ``served``.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -32,7 +28,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from bench_peers import RELEASED, TRAIN, cluster_sample  # noqa: E402
-from bench_scoring import machine  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.scoring import Endpoint, load_model, score  # noqa: E402
@@ -105,62 +100,63 @@ def run_lm_eval(probes, shots, asking, templates: Path, url: str, folder: Path, 
     return sums(import_lm_eval(logged, name="lm-eval")), seconds
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--questions", type=int, default=60)
-    parser.add_argument("--shots", type=int, nargs="+", default=[0, 5])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--port", type=int, default=8931)
-    parser.add_argument("--threads", type=int, default=2, help="the server's threads (the local scorer's too)")
-    parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--lm-eval", nargs="*", default=[], choices=("local-completions", "gguf"),
-                        help="lm-eval's models to run on the same server")
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
-    probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)
-    report = {"machine": machine(), "questions": probes.height, "server": "llama-cpp-python 0.3.36, SmolLM2 Q4_1",
-              "by_shots": {}}  # fmt: skip
-    url = f"http://127.0.0.1:{args.port}/v1"
+def served(
+    questions: int = 60,
+    shots_each: tuple[int, ...] = (0, 5),
+    seed: int = 0,
+    port: int = 8931,
+    threads: int = 2,
+    concurrency: int = 4,
+    lm_eval: tuple[str, ...] = (),
+) -> list[dict]:
+    """Each number of shots: the local scorer, the served model and each of lm-eval's models in ``lm_eval``
+    (``local-completions``, ``gguf``) on the same server; ``threads`` are the server's and the local scorer's."""
+    probes = cluster_sample(read_probes(RELEASED), questions, seed)
+    rows = []
+    url = f"http://127.0.0.1:{port}/v1"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         templates = bos_templates(folder)
         model = load_model(smollm2_gguf(), "causal", max_length=2048)
         pool = read_probes(TRAIN)
-        server = start_server(args.port, args.threads)
+        server = start_server(port, threads)
         try:
-            for shots in args.shots:
+            for shots in shots_each:
                 way = {"shots": shots, "shot_pool": pool if shots else None}
                 started = time.perf_counter()
                 local = score(probes, model, "causal", prompts=templates, cache=False, progress=False,
-                              threads=args.threads, **way)  # fmt: skip
+                              threads=threads, **way)  # fmt: skip
                 local_s = time.perf_counter() - started
-                endpoint = Endpoint(url, bos=BOS, concurrency=args.concurrency)
+                endpoint = Endpoint(url, bos=BOS, concurrency=concurrency)
                 started = time.perf_counter()
                 served = score(probes, endpoint, "causal", prompts=templates, progress=True,
                                cache=PredictionCache(folder / f"served-{shots}.sqlite"), **way)  # fmt: skip
                 served_s = time.perf_counter() - started
                 requests = served["choices"].list.len().sum()
-                row = {"local_s": local_s, "served_s": served_s, "served_requests_per_s": requests / served_s,
-                       "served_vs_local": compare(sums(served), sums(local))}  # fmt: skip
-                for kind in args.lm_eval:
+                rows.append({"measure": f"{shots} shots, local scorer", "questions": probes.height, "seconds": local_s})
+                rows.append(
+                    {
+                        "measure": f"{shots} shots, served (Endpoint)",
+                        "seconds": served_s,
+                        "requests_per_s": requests / served_s,
+                        **compare(sums(served), sums(local)),
+                    }
+                )
+                for kind in lm_eval:
                     asking = Asking(shots=shots)
                     drawn = draw_shots(pool, probes, asking) if shots else None
                     try:
                         harness, harness_s = run_lm_eval(probes, drawn, asking, templates, url,
                                                          folder / f"lm{shots}-{kind}", kind)  # fmt: skip
                     except Exception as err:  # lm-eval failing on the server's answers is a result too
-                        row[kind] = {"error": f"{type(err).__name__}: {err}"}
+                        rows.append(
+                            {"measure": f"{shots} shots, lm-eval {kind}", "error": f"{type(err).__name__}: {err}"}
+                        )
                         continue
-                    row[kind] = {"seconds": harness_s, "speedup_of_ours": harness_s / served_s,
-                                 "against_served": compare(harness, sums(served)),
-                                 "against_local": compare(harness, sums(local))}  # fmt: skip
-                report["by_shots"][str(shots)] = row
-                print(json.dumps({shots: row}, indent=1), flush=True)
+                    rows.append({"measure": f"{shots} shots, lm-eval {kind}", "seconds": harness_s,
+                                 "over_served": harness_s / served_s,
+                                 **{f"{k} vs served": v for k, v in compare(harness, sums(served)).items()},
+                                 **{f"{k} vs local": v for k, v in compare(harness, sums(local)).items()}})  # fmt: skip
         finally:
             server.kill()
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
-
-
-if __name__ == "__main__":
-    main()
+    return rows

@@ -3,18 +3,13 @@
 Starts ``--processes`` copies of one ``workbench score`` run at once (the offline MiniLM, ``similarity`` scorer,
 ``--max-questions`` of the paper's released hyponymy test file, no prediction cache), first with
 ``OMP_NUM_THREADS`` unset (each process takes every core: what the workbench did before ``default_threads``),
-then with ``OMP_NUM_THREADS`` = cores / processes, alternating ``--repeats`` times. Reported per setting: the
-median wall time of the batch and the CPU seconds all its processes took (user + system), and their ratios.
-The scores of every run are checked to be the same.
-
-    .venv/bin/python bench/bench_threads.py                        # 2 processes, 400 questions, 3 repeats
+then with ``OMP_NUM_THREADS`` = cores / processes: one round each, alternating over the case's repeats. Reported
+per setting: the wall time of the batch and the CPU seconds all its processes took (user + system), their ratios
+to every core's. The scores of every run are checked to be the same.
 """
 
-import argparse
 import os
-import platform
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,33 +50,16 @@ def batch(processes: int, share: int | None, questions: int, folder: Path) -> tu
     return wall, cpu, [pl.read_parquet(out).select("id", "pred") for out in outs]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--processes", type=int, default=2)
-    parser.add_argument("--questions", type=int, default=400)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+def share_cores(processes: int = 2, questions: int = 400) -> list[dict]:
+    """One round: the batch with every core in each process (the baseline), then with each process's share."""
     cores = len(os.sched_getaffinity(0))
-    share = max(1, cores // args.processes)
-    print(f"{platform.processor() or platform.machine()}, {cores} cores, {args.processes} processes, "
-          f"{args.questions} questions each, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")  # fmt: skip
-    times: dict[str, list[tuple[float, float]]] = {"every core": [], f"OMP_NUM_THREADS={share}": []}
-    reference = None
+    share = max(1, cores // processes)
+    rows, reference = [], None
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(args.repeats):
-            for label, threads in zip(times, (None, share)):
-                wall, cpu, predictions = batch(args.processes, threads, args.questions, Path(tmp))
-                reference = reference if reference is not None else predictions[0]
-                assert all(frame.equals(reference) for frame in predictions), "the scores differ between runs"
-                times[label].append((wall, cpu))
-                print(f"  {label:>18}: wall {wall:6.1f} s, CPU {cpu:6.1f} s")
-    (base_wall, base_cpu), (wall, cpu) = (
-        (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)) for runs in times.values()
-    )
-    print(f"median every core: wall {base_wall:.1f} s, CPU {base_cpu:.1f} s")
-    print(f"median OMP_NUM_THREADS={share}: wall {wall:.1f} s, CPU {cpu:.1f} s")
-    print(f"ratio share / every core: wall {wall / base_wall:.2f}, CPU {cpu / base_cpu:.2f}")
-
-
-if __name__ == "__main__":
-    main()
+        for label, threads in (("every core", None), (f"OMP_NUM_THREADS={share}", share)):
+            wall, cpu, predictions = batch(processes, threads, questions, Path(tmp))
+            reference = reference if reference is not None else predictions[0]
+            assert all(frame.equals(reference) for frame in predictions), "the scores differ between runs"
+            rows.append({"measure": label, "processes": processes, "questions": questions, "wall_s": wall,
+                         "cpu_s": cpu})  # fmt: skip
+    return rows

@@ -12,20 +12,16 @@ a filter seen before is cheap), the same with the memo off (every filter compute
 cost), and the memo off waiting for the intervals after each change. Toggles come back to back, so a
 bootstrap of the previous change may still run while the next one is timed (as when a visitor clicks fast).
 
-Predictions: ``--predictions FILE`` reads real ones (``workbench score ... --out FILE``); without it the
+Predictions: ``predictions=FILE`` reads real ones (``workbench score ... --out FILE``); without it the
 benchmark SYNTHESISES predictions (seeded random choice scores, ``model="synthetic"``): the views cost
 the same whatever the scores are, and scoring 49k questions with MiniLM takes many minutes on 2 cores.
 
 Baseline, measured in the same run: the previous dashboard's synchronous redraw of the same filtered
 predictions (altair heat map and cluster bars built and validated anew, bootstrap in line, full drill-down),
 with the same 1,000 resamples and with the 50 it had been cut to.
-
-    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_widgets.py [--repeats 3] [--predictions FILE]
+Case ``widgets`` (bench/cases.py); ``--set predictions=FILE`` reads real predictions.
 """
 
-import argparse
-import os
-import platform
 import statistics
 import time
 
@@ -49,12 +45,8 @@ def synthetic_predictions(probes: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     return conform(frame, PREDICTION_SCHEMA)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--predictions", default=None)
-    args = parser.parse_args()
-
+def toggle_latency(passes: int = 3, predictions: str | None = None) -> list[dict]:
+    """Every toggle change ``passes`` times in each of the three passes, and the baseline redraws: one round."""
     from widgets import ClusterBrowser, ProbeControls, ResultsDashboard, Session
     from workbench import charts, metrics
     from workbench.knowledge import load_graph
@@ -66,10 +58,7 @@ def main() -> None:
     graph = load_graph("wordnet")
     folder = workspace() / "probes" / "definitions"
     probes = read_probes(folder) if folder.is_dir() else build_probes(ProbeSpec("definitions"), graph)
-    preds = pl.read_parquet(args.predictions) if args.predictions else synthetic_predictions(probes)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.2f}; {probes.height:,} definitions questions, {preds.height:,} predictions "
-          f"({'file' if args.predictions else 'synthetic'})")  # fmt: skip
+    preds = pl.read_parquet(predictions) if predictions else synthetic_predictions(probes)
 
     def toggles(controls: ProbeControls) -> list:
         return [
@@ -81,13 +70,13 @@ def main() -> None:
             ("families all", lambda: setattr(controls.families, "value", tuple(controls.families.options))),
         ]
 
-    def run(memo: int, wait: bool) -> tuple[dict[str, list[float]], list[float], ResultsDashboard]:
+    def run(memo: int, wait: bool) -> tuple[dict[str, list[float]], list[float]]:
         session = Session(graph=graph, probes=probes, predictions=preds, concept="dog.n.01")
         controls, browser, board = ProbeControls(session), ClusterBrowser(session), ResultsDashboard(session, memo=memo)
         board.wait()
         timings: dict[str, list[float]] = {}
         ready: list[float] = []
-        for _ in range(args.repeats):
+        for _ in range(passes):
             for name, change in toggles(controls):
                 started = time.perf_counter()
                 change()
@@ -102,12 +91,12 @@ def main() -> None:
             and "dog.n.01" in browser.summary.value
             and "intervals-done" in board.intervals.value
         )
-        return timings, ready, board
+        return timings, ready
 
     visited: list = []  # the filters the toggles set, in order: the baseline redraws each
-    shipped, _, board = run(memo=64, wait=False)
-    cold, _, _ = run(memo=0, wait=False)
-    waited, ready, _ = run(memo=0, wait=True)
+    shipped, _ = run(memo=64, wait=False)
+    cold, _ = run(memo=0, wait=False)
+    waited, ready = run(memo=0, wait=True)
     baseline: dict[int, list[float]] = {1000: [], 50: []}
     for n_boot, values in baseline.items():
         for where in visited:
@@ -118,24 +107,16 @@ def main() -> None:
             metrics.drilldown(chosen)
             values.append(time.perf_counter() - started)
 
-    def row(name: str, values: list[float]) -> str:
-        return f"| {name} | {1000 * statistics.median(values):.0f} | {1000 * max(values):.0f} | {len(values)} |"
+    def row(name: str, values: list[float]) -> dict:
+        return {"measure": name, "median_ms": 1000 * statistics.median(values), "max_ms": 1000 * max(values),
+                "n": len(values)}  # fmt: skip
 
-    print("| toggle change (every view updated) | median ms | max ms | n |\n|---|---|---|---|")
-    for name, values in shipped.items():
-        print(row(f"{name} (as shipped)", values))
     every = [t for values in shipped.values() for t in values]
     first = [t for values in cold.values() for t in values] + [t for values in waited.values() for t in values]
-    print(row("**every change, as shipped (memo on)**", every))
-    print(row("**every change, memo off (first visit of a filter)**", first))
-    print(row("intervals ready (memo off, toggle to whiskers drawn)", ready))
-    for n_boot, values in baseline.items():
-        print(row(f"baseline: previous synchronous redraw, {n_boot} resamples", values))
-    base = statistics.median(baseline[1000])
-    print(f"ratios to the 1,000-resample baseline: shipped {statistics.median(every) / base:.3f}, "
-          f"memo off {statistics.median(first) / base:.3f}; target 200 ms: shipped max {1000 * max(every):.0f} ms, "
-          f"memo-off max {1000 * max(first):.0f} ms; load {os.getloadavg()[0]:.2f} at the end")  # fmt: skip
-
-
-if __name__ == "__main__":
-    main()
+    return [
+        *(row(f"{name} (as shipped)", values) for name, values in shipped.items()),
+        row("every change, as shipped (memo on)", every),
+        row("every change, memo off (first visit of a filter)", first),
+        row("intervals ready (memo off, toggle to whiskers drawn)", ready),
+        *(row(f"baseline: previous synchronous redraw, {n} resamples", values) for n, values in baseline.items()),
+    ]
