@@ -369,6 +369,7 @@ def at_scale(
                 model = load_model(folder, "mcqa", control="random-weights", device=device, dtype=dtype)
             device_name = torch.cuda.get_device_name(0) if model.device.startswith("cuda") else "cpu"
             figures = against_bare_forward(model, frame, batch_size, repeats)
+            figures["over_bare"], figures["in_turn_over_bare"] = figures.pop("ratio"), figures.pop("in_turn_ratio")
             rows.append({"measure": f"{label} scorer / bare forward", "config": config, "device": device_name,
                          "dtype": model.dtype, "threads": torch.get_num_threads(), "probes": source,
                          "questions": frame.height, "pairs": pairs, "batch_size": batch_size, **figures,
