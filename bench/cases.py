@@ -66,6 +66,8 @@ CASES = {case.name: case for case in (
          needs=("released data",)),
     Case("gpu-check", "Every GPU check in one session (bench/gpu_check.sh)", "gpu_check:session", cost="minutes",
          device="gpu"),
+    Case("gpu-check-causal-135m", "The causal-135m GPU check alone", "gpu_check:one_step", {"step": "causal-135m"},
+         cost="minutes", device="gpu"),
     Case("gpu-check-cpu", "Every GPU check in its CPU mode, tiny sizes", "gpu_check:session", {"cpu": True},
          cost="minutes", needs=("released data", "lm-eval")),
     # --- representations, baselines, inoculation -----------------------------------------------------------------

@@ -437,18 +437,32 @@ def step_fit(cpu: bool, assets: Path) -> None:
                 name, settings, sizes["device"])))  # fmt: skip
 
 
+NAMED_BY = ("step", "model", "runner", "dtype", "compare", "imported", "profile", "by", "measure")
+"""The fields that say what a line measured, in the order that names it."""
+
+
 def session(cpu: bool = False) -> list[dict]:
-    """``bench/gpu_check.sh`` run whole (``cpu``: its tiny CPU mode), its JSON lines as the case's rows, each named
-    by its step and what it measured (model, comparison, import)."""
+    """``bench/gpu_check.sh`` run whole (``cpu``: its tiny CPU mode), its JSON lines as the case's rows."""
+    return _lines(["bash", str(BENCH / "gpu_check.sh"), *(["--cpu"] if cpu else [])])
+
+
+def one_step(step: str = "causal-135m", cpu: bool = False) -> list[dict]:
+    """One step alone (``python bench/gpu_check.py --step STEP``), its JSON lines as the case's rows."""
+    assets = BENCH / "gpu_bundle" / "data"
+    return _lines([sys.executable, str(BENCH / "gpu_check.py"), "--step", step, *(["--cpu"] if cpu else []),
+                   *(["--assets", str(assets)] if assets.is_dir() else [])])  # fmt: skip
+
+
+def _lines(command: list[str]) -> list[dict]:
+    """The JSON lines ``command`` leaves in ``$OUT/gpu_check.jsonl``, each named by what it measured."""
     with tempfile.TemporaryDirectory() as out:
         env = {**os.environ, "OUT": out, "PYTHON": sys.executable}
-        done = subprocess.run(["bash", str(BENCH / "gpu_check.sh"), *(["--cpu"] if cpu else [])], env=env,
-                              capture_output=True, text=True)  # fmt: skip
-        lines = [json.loads(line) for line in (Path(out) / LOG).read_text().splitlines() if line.strip()]
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        log = Path(out) / LOG
+        lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
     if done.returncode:
-        raise RuntimeError(f"gpu_check.sh failed ({done.returncode}): {done.stderr[-2000:]}")
-    return [{"measure": " ".join(str(line[key]) for key in ("step", "model", "compare", "imported", "what")
-                                 if key in line), **line} for line in lines]  # fmt: skip
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return [{**line, "measure": " ".join(str(line[key]) for key in NAMED_BY if key in line)} for line in lines]
 
 
 STEPS = {

@@ -36,8 +36,16 @@ def figure(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def table(rows: list[dict]) -> str:
+def table(rows: list[dict], widest: int = 10) -> str:
+    """A Markdown table of ``rows``, a column per figure; rows of more than ``widest`` figures in all as two columns,
+    what was measured and its figures."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
+    if len(columns) > widest:
+        lines = ["| measure | figures |", "|---|---|"]
+        for row in rows:
+            figures = "; ".join(f"{key} {figure(value)}" for key, value in row.items() if key != "measure")
+            lines.append(f"| {figure(row.get('measure'))} | {figures} |")
+        return "\n".join(lines)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(figure(row.get(column)) for column in columns) + " |" for row in rows]
     return "\n".join(lines)

@@ -94,6 +94,11 @@ def test_the_bench_readme_is_what_its_records_render():
     assert render.render(text) == text, "bench/README.md differs from its records: run python bench/render.py"
 
 
+def test_every_case_has_its_section_in_the_bench_readme():
+    named = {match.group("name") for match in render.SECTION.finditer(render.README.read_text(encoding="utf-8"))}
+    assert set(CASES) - named == set(), "add a <!-- bench:CASE --> section to bench/README.md"
+
+
 def test_every_record_belongs_to_a_declared_case_and_names_its_commit():
     for path in sorted(harness.RECORDS.glob("*.jsonl")):
         assert path.stem in CASES, f"{path.name} is the record of no case in bench/cases.py"
