@@ -64,7 +64,7 @@ def grid(
     grid_k: tuple[int, ...] = (100, 300),
     max_eval: int = 100,
     batch_size: int = 16,
-    max_length: int = 128,
+    max_length: int = 96,
 ) -> list[dict]:
     """``fit`` on k probe examples against the bare loop, then a k-grid's wall time against its trials' sum."""
     import resource
