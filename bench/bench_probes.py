@@ -307,6 +307,7 @@ def builds(setting: str = "full", probes: tuple[str, ...] = PROBES, together: bo
 def eligibility() -> list[dict]:
     """The counts of concepts each probe could ask about, a row per source and count."""
     counts = in_child("bench_probes:child_eligibility")
+    counts.pop("process_s")
     return [{"measure": f"{source}: {name}", "count": value} for source, items in counts.items()
             for name, value in items.items()]  # fmt: skip
 
