@@ -136,11 +136,11 @@ def commit() -> dict:
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=ROOT)
-        return done.stdout.strip() if done.returncode == 0 else ""
+        return done.stdout if done.returncode == 0 else ""
 
     changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/records", ":!bench/README.md")
-    dirty = sorted(line[3:] for line in changed.splitlines())
-    return {"commit": git("rev-parse", "--short=12", "HEAD") or None, "dirty": dirty}
+    dirty = sorted(line[3:] for line in changed.splitlines())  # "XY path": two status letters, a space, the path
+    return {"commit": git("rev-parse", "--short=12", "HEAD").strip() or None, "dirty": dirty}
 
 
 def with_ratios(rows: list[dict], case: Case) -> list[dict]:

@@ -59,6 +59,9 @@ def test_a_run_leaves_one_record_with_its_commit_tree_machine_and_rounds(tmp_pat
     assert second["repeats"] == 1 and second["rows"][0]["seconds"] == 2.0
     head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     assert first["commit"] == head.stdout.strip() and isinstance(first["dirty"], list)
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                             cwd=ROOT).stdout.splitlines()  # fmt: skip
+    assert all((ROOT / path).exists() or path in "".join(changed) for path in first["dirty"])  # whole paths
     machine = first["machine"]
     assert machine["cores"] >= 1 and machine["memory_gib"] > 0 and machine["cpu"] and machine["python"]
     assert len(machine["load_start"]) == 3 and len(first["load_end"]) == 3
