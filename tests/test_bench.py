@@ -59,12 +59,28 @@ def test_a_run_leaves_one_record_with_its_commit_tree_machine_and_rounds(tmp_pat
     assert second["repeats"] == 1 and second["rows"][0]["seconds"] == 2.0
     head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     assert first["commit"] == head.stdout.strip() and isinstance(first["dirty"], list)
-    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                             cwd=ROOT).stdout.splitlines()  # fmt: skip
-    assert all((ROOT / path).exists() or path in "".join(changed) for path in first["dirty"])  # whole paths
     machine = first["machine"]
     assert machine["cores"] >= 1 and machine["memory_gib"] > 0 and machine["cpu"] and machine["python"]
     assert len(machine["load_start"]) == 3 and len(first["load_end"]) == 3
+
+
+def test_a_record_names_each_changed_tracked_file_whole_and_not_the_records(tmp_path, monkeypatch):
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@b", *args], cwd=tmp_path, check=True,
+                       capture_output=True)  # fmt: skip
+
+    (tmp_path / "bench" / "records").mkdir(parents=True)
+    for name in ("a.py", "b.py", "bench/records/x.jsonl"):
+        (tmp_path / name).write_text("1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "x")
+    monkeypatch.setattr(harness, "ROOT", tmp_path)
+    assert harness.commit()["dirty"] == []
+    for name in ("a.py", "bench/records/x.jsonl"):  # " M a.py": the status line starts with a space
+        (tmp_path / name).write_text("2\n")
+    found = harness.commit()
+    assert found["dirty"] == ["a.py"] and len(found["commit"]) == 12
 
 
 def test_a_section_renders_its_latest_record_and_says_which_it_is(tmp_path):
