@@ -181,8 +181,10 @@ def now() -> str:
 def run(case: Case, repeats: int | None = None, params: dict | None = None, records: Path = RECORDS) -> dict:
     """Run ``case`` (``repeats`` rounds, ``params`` over its own) and append its record to ``records``."""
     settings = {**case.params, **(params or {})}
-    record = {"case": case.name, "started": now(), "command": case.command(), **commit(), "machine": machine(),
-              "params": settings}  # fmt: skip
+    options = ([f"--repeats {repeats}"] if repeats else []) + [f"--set {key}={json.dumps(value)}"
+                                                               for key, value in (params or {}).items()]  # fmt: skip
+    record = {"case": case.name, "started": now(), "command": " ".join([case.command(), *options]), **commit(),
+              "machine": machine(), "params": settings}  # fmt: skip
     measure = function(case.measure)
     rounds = []
     start = time.perf_counter()

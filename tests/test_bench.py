@@ -55,6 +55,7 @@ def test_a_run_leaves_one_record_with_its_commit_tree_machine_and_rounds(tmp_pat
     harness.run(case, repeats=1, records=tmp_path)
     first, second = harness.read_records(tmp_path / "tiny.jsonl")
     assert first["params"] == {"size": 2} and first["repeats"] == 2 and len(first["rounds"]) == 2
+    assert first["command"] == "python bench/run.py tiny --set size=2" and second["command"].endswith("--repeats 1")
     assert first["rows"][1] == {"measure": "fast", "seconds": 1.0, "ok": True, "ratio": 0.25}
     assert second["repeats"] == 1 and second["rows"][0]["seconds"] == 2.0
     head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=ROOT)
