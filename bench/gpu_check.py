@@ -455,8 +455,8 @@ def one_step(step: str = "causal-135m", cpu: bool = False) -> list[dict]:
 
 def _lines(command: list[str]) -> list[dict]:
     """The JSON lines ``command`` leaves in ``$OUT/gpu_check.jsonl``, each named by what it measured."""
-    with tempfile.TemporaryDirectory() as out:
-        env = {**os.environ, "OUT": out, "PYTHON": sys.executable}
+    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "OUT": out, "PYTHON": sys.executable, "WORKBENCH_HOME": home}  # no batch size remembered
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         log = Path(out) / LOG
         lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
