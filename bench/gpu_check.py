@@ -231,13 +231,9 @@ def step_env(cpu: bool, assets: Path) -> None:
 def step_mcqa(cpu: bool, assets: Path, dtype: str) -> None:
     import warnings
 
+    import bench_scoring  # TOKENIZERS_PARALLELISM left as it is: the tokenizer runs as a user's would
     import torch
 
-    parallel = os.environ.get("TOKENIZERS_PARALLELISM")
-    import bench_scoring  # sets TOKENIZERS_PARALLELISM=false outside --scale; the scale runs leave it unset
-
-    if parallel is None:
-        os.environ.pop("TOKENIZERS_PARALLELISM", None)
     from workbench.scoring import ScoringWarning, load_model
 
     sizes = device_and_sizes(cpu)
@@ -277,44 +273,6 @@ def causal_model(assets: Path, config: str, shrink: dict, device: str, dtype: st
         return load_model(folder, "causal", control="random-weights", device=device, dtype=dtype)
 
 
-def rendered(frame):
-    """Each question's (prompt, continuation) per choice, as the causal scorer renders them."""
-    import polars as pl
-
-    from workbench.scoring.prompts import load_prompts, render_prompts
-
-    pairs = frame.select("probe", "question", pl.col("choices").alias("choice")).explode("choice")
-    pairs = render_prompts(pairs, load_prompts())
-    return list(zip(pairs["prompt"], pairs["continuation"]))
-
-
-def reference_loop(network, tokenizer, units: list[tuple[str, str]], batch_size: int, device: str) -> list[float]:
-    """What a user writes: prompt and continuation tokenised apart, concatenated, right-padded batches in the
-    given order, one forward, a full-vocabulary float32 log-softmax, the continuation's log-probabilities summed."""
-    import torch
-
-    prompts = tokenizer([prompt for prompt, _ in units])["input_ids"]
-    conts = tokenizer([cont for _, cont in units], add_special_tokens=False)["input_ids"]
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    sums: list[torch.Tensor] = []
-    with torch.inference_mode():
-        for at in range(0, len(units), batch_size):
-            rows = [(p + c, len(c)) for p, c in zip(prompts[at : at + batch_size], conts[at : at + batch_size])]
-            width = max(len(ids) for ids, _ in rows)
-            ids = torch.full((len(rows), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(rows), width), dtype=torch.long)
-            keep = torch.zeros((len(rows), width - 1), dtype=torch.bool)
-            for row, (tokens, count) in enumerate(rows):
-                ids[row, : len(tokens)] = torch.tensor(tokens)
-                mask[row, : len(tokens)] = 1
-                keep[row, len(tokens) - count - 1 : len(tokens) - 1] = True
-            ids, mask, keep = ids.to(device), mask.to(device), keep.to(device)
-            logits = network(input_ids=ids, attention_mask=mask).logits
-            logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-            sums.append((logprobs * keep).sum(dim=1))
-    return torch.cat(sums).cpu().tolist()
-
-
 def timed(device: str, work):
     sync(device)
     peak_reset(device)
@@ -345,6 +303,8 @@ def step_causal(cpu: bool, assets: Path, config: str, dtypes: tuple[str, ...]) -
     sizes = device_and_sizes(cpu)
     step = f"causal-{config.removeprefix('smollm2-').removesuffix('.json')}"
     frame = questions(assets, sizes["questions"])
+    from references import reference_loop, rendered
+
     units = rendered(frame)
     scores: dict[str, list[float]] = {}
     for dtype in dtypes:
@@ -471,11 +431,38 @@ def step_fit(cpu: bool, assets: Path) -> None:
         if sizes["device"] == "cpu":
             settings = {**bench_inoculation.small_settings(Path(tmp)), "k": 8, "repeats": 1}
         else:
-            chosen = argparse.Namespace(device="cuda", repeats=2, skip_grid=True, grid_model=None)
-            settings = {**bench_inoculation.gpu_settings(chosen, Path(tmp)), "k": 800}
+            settings = {**bench_inoculation.gpu_settings(Path(tmp), "cuda", 2, None), "k": 800}
         for name in bench_inoculation.CONFIGS:
             guarded("fit", name, lambda name=name: emit("fit", model=name, **bench_inoculation._throughput(
                 name, settings, sizes["device"])))  # fmt: skip
+
+
+NAMED_BY = ("step", "model", "runner", "dtype", "compare", "imported", "profile", "by", "measure")
+"""The fields that say what a line measured, in the order that names it."""
+
+
+def session(cpu: bool = False) -> list[dict]:
+    """``bench/gpu_check.sh`` run whole (``cpu``: its tiny CPU mode), its JSON lines as the case's rows."""
+    return _lines(["bash", str(BENCH / "gpu_check.sh"), *(["--cpu"] if cpu else [])])
+
+
+def one_step(step: str = "causal-135m", cpu: bool = False) -> list[dict]:
+    """One step alone (``python bench/gpu_check.py --step STEP``), its JSON lines as the case's rows."""
+    assets = BENCH / "gpu_bundle" / "data"
+    return _lines([sys.executable, str(BENCH / "gpu_check.py"), "--step", step, *(["--cpu"] if cpu else []),
+                   *(["--assets", str(assets)] if assets.is_dir() else [])])  # fmt: skip
+
+
+def _lines(command: list[str]) -> list[dict]:
+    """The JSON lines ``command`` leaves in ``$OUT/gpu_check.jsonl``, each named by what it measured."""
+    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "OUT": out, "PYTHON": sys.executable, "WORKBENCH_HOME": home}  # no batch size remembered
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        log = Path(out) / LOG
+        lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return [{**line, "measure": " ".join(str(line[key]) for key in NAMED_BY if key in line)} for line in lines]
 
 
 STEPS = {

@@ -65,13 +65,30 @@ def test_the_layer_check_fails_on_an_upward_import(tmp_path: Path):
     assert all(LAYER_OF[unit] > LAYER_OF["workbench.metrics"] for unit in found)
 
 
-MODULE_FILES = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
-                for path in MODULES}  # fmt: skip
+SCRIPT_FOLDERS = ("bench", "tests", "scripts")
+"""Folders whose modules run with their own folder on ``sys.path``: they import one another by bare name
+(``from references import rendered`` in bench/, ``from app_workspace import ...`` in tests/)."""
 
 
-def module_imports(path: Path, known: dict[str, Path]) -> set[str]:
+def python_files(root: Path) -> list[Path]:
+    """Every Python file of the repository: the library, the panels, the apps, bench/, scripts/, tests/."""
+    skip = {".venv", "workspace", "node_modules", "build", "dist"}
+    return sorted(path for path in root.rglob("*.py") if not any(part in skip or part.startswith(".")
+                  for part in path.relative_to(root).parts[:-1]))  # fmt: skip
+
+
+def module_name(path: Path, root: Path) -> str:
+    return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+
+MODULE_FILES = {module_name(path, ROOT): path for path in python_files(ROOT)}
+
+
+def module_imports(path: Path, known: dict[str, Path], local: str = "") -> set[str]:
     """The ``known`` modules ``path`` imports, at the top or inside a function: ``from a.b import c`` is ``a.b.c``
-    if that is a module, else ``a.b``; a parent package imported only on the way to its module is not counted."""
+    if that is a module, else ``a.b``; a parent package imported only on the way to its module is not counted. A
+    bare name is first looked for in ``local``, the script folder ``path`` lies in (``bench``: its own folder is on
+    ``sys.path`` when it runs)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -81,15 +98,19 @@ def module_imports(path: Path, known: dict[str, Path]) -> set[str]:
         else:
             continue
         for name in names:
-            while name and name not in known:
-                name = name.rpartition(".")[0]
-            found.add(name)
-    return found - {""}
+            for candidate in ([f"{local}.{name}"] if local else []) + [name]:
+                while candidate and candidate not in known and candidate != local:
+                    candidate = candidate.rpartition(".")[0]
+                if candidate and candidate != local:
+                    found.add(candidate)
+                    break
+    return found
 
 
 def import_cycles(known: dict[str, Path]) -> list[list[str]]:
     """Each set of modules that import one another round a circle (strongly connected, more than one module)."""
-    graph = {module: module_imports(path, known) - {module} for module, path in known.items()}
+    local = {module: module.rpartition(".")[0] if module.split(".")[0] in SCRIPT_FOLDERS else "" for module in known}
+    graph = {module: module_imports(path, known, local[module]) - {module} for module, path in known.items()}
     order, low, stack, cycles = {}, {}, [], []
 
     def visit(module: str) -> None:  # Tarjan's algorithm
@@ -113,7 +134,8 @@ def import_cycles(known: dict[str, Path]) -> list[list[str]]:
     return cycles
 
 
-def test_no_modules_import_each_other_round_a_circle():
+def test_no_modules_anywhere_in_the_repository_import_each_other_round_a_circle():
+    assert {name.split(".")[0] for name in MODULE_FILES} >= {"workbench", "widgets", "bench", "tests", "scripts"}
     assert import_cycles(MODULE_FILES) == [], "break the circle: move what both need into a module both import"
 
 
@@ -124,6 +146,22 @@ def test_the_cycle_check_finds_a_circle_even_through_a_function_level_import(tmp
     (tmp_path / "d.py").write_text("from pkg import a\n")
     known = {f"pkg.{name}": tmp_path / f"{name}.py" for name in "abcd"}
     assert import_cycles(known) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def test_the_cycle_check_finds_the_bench_circle_through_bare_names(tmp_path: Path):
+    """bench_scoring.py and gpu_check.py once imported each other by bare name (bench/ on the path): found again
+    if it comes back; a bare name resolves in the importer's own script folder first, so a module of the same name
+    in tests/ is not mistaken for it."""
+    for folder in ("bench", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "bench" / "bench_scoring.py").write_text("def f():\n    from gpu_check import rendered\n")
+    (tmp_path / "bench" / "gpu_check.py").write_text("import bench_scoring\nimport workbench.io\n")
+    (tmp_path / "tests" / "gpu_check.py").write_text("import bench_scoring\n")
+    (tmp_path / "tests" / "bench_scoring.py").write_text("x = 1\n")
+    known = {module_name(path, tmp_path): path for path in python_files(tmp_path)}
+    assert import_cycles(known) == [["bench.bench_scoring", "bench.gpu_check"]]
+    (tmp_path / "bench" / "bench_scoring.py").write_text("def f():\n    from references import rendered\n")
+    assert import_cycles(known) == []
 
 
 def test_import_workbench_loads_neither_torch_nor_altair_nor_the_panels():

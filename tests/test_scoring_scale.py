@@ -282,12 +282,18 @@ def test_controls_heads_dtypes_and_seeds_keep_their_own_fingerprints(tiny_mc, tm
 # --- the benchmark's small mode -----------------------------------------------------------------
 
 
-def test_the_scoring_benchmark_runs_in_its_small_mode(tmp_path):
+def test_the_scoring_benchmark_runs_in_its_small_mode_and_records_it(tmp_path):
+    """The bench case, run by the bench's runner: one record with the scorer against its bare forward and the
+    fingerprint against the old way, measured in the same run."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_scoring.py"), "--small"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    command = [sys.executable, str(ROOT / "bench" / "run.py"), "scoring-scale-small", "--records", str(tmp_path)]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "scorer / bare forward" in run.stdout and "fingerprint, cached" in run.stdout
+    (record,) = [json.loads(line) for line in (tmp_path / "scoring-scale-small.jsonl").read_text().splitlines()]
+    rows = {row["measure"]: row for row in record["rows"]}
+    assert rows["tiny BERT scorer / bare forward"]["ours_s"] > rows["tiny BERT scorer / bare forward"]["bare_s"] > 0
+    assert rows["fingerprint, cached (size and mtime unchanged)"]["ratio"] < 1  # against every tensor hashed
+    assert record["commit"] and record["machine"]["cores"] >= 1
 
 
 # --- every GPU check, in its CPU mode (bench/gpu_check.sh) -----------------------------------------------------------

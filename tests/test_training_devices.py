@@ -238,15 +238,20 @@ def test_ray_trials_request_one_gpu_each_on_a_gpu_cluster_and_cpus_otherwise():
 
 
 def test_the_inoculation_benchmark_runs_its_small_mode(minilm_path, tmp_path):
-    import importlib.util
+    import os
+    import subprocess
+    import sys
 
-    path = Path(__file__).resolve().parents[1] / "bench" / "bench_inoculation.py"
-    spec = importlib.util.spec_from_file_location("bench_inoculation", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    figures = bench.scale(bench.small_settings(tmp_path))
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(root / "bench" / "run.py"), "inoculation-scale-small", "--records",
+                          str(tmp_path)], env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    (record,) = [json.loads(line) for line in (tmp_path / "inoculation-scale-small.jsonl").read_text().splitlines()]
+    rows = {row["measure"]: row for row in record["rows"]}
     for name in ("bert-base", "roberta-large"):
-        throughput = figures["throughput"][name]
+        throughput = rows[f"{name}: fit / bare loop"]
         assert throughput["fit_examples_per_s"] > 0 and throughput["bare_examples_per_s"] > 0
         assert throughput["precision"] == "bfloat16" and throughput["device"] == "cpu"
-    assert figures["grid"]["trials"] == 2 and figures["grid"]["checkpoints_kept"] == ["k8"]  # the baseline and k=8
+    grid = rows["inoculate grid"]
+    assert grid["trials"] == 2 and grid["checkpoints_kept"] == ["k8"]  # the baseline and k=8
