@@ -448,3 +448,13 @@ def test_launcher_refuses_typed_text_that_is_not_numbers(inoculation_home):
     launcher.ks.value = "__import__('os').system('true')"
     launcher.start.click()
     assert launcher.thread is None and "is not a list of int numbers" in launcher.status.value
+
+
+def test_a_dashboard_that_keeps_no_aggregates_still_draws_every_view(session):
+    """``memo=0`` (what the bench's memo-off pass measures): the languages view read its aggregate back from a memo
+    that had already dropped it, and the background stopped on unpacking None."""
+    board = ResultsDashboard(session, memo=0, settle=0)
+    controls = ProbeControls(session)
+    controls.probe.value = "hypernymy"
+    board.pending.result(timeout=120)  # raised in the background before
+    assert "questions in all cells" in board.drill_title.value

@@ -240,7 +240,7 @@ class ResultsDashboard:
         if extras:
             self._calibrate(preds, where)
             self._phrasing(preds, where)
-            self._languages(where)
+            self._languages(preds, where)
         else:
             self.calibration.value = "<span class='wb-muted'>calibration and template sensitivity under way ...</span>"
         self.difficulty.layout.display = "none"  # a fit is for the toggles it was asked under
@@ -276,7 +276,7 @@ class ResultsDashboard:
             if generation == self._generation:
                 self._calibrate(preds, where)
                 self._phrasing(preds, where)
-                self._languages(where)
+                self._languages(preds, where)
         if bars:
             self._bootstrap(preds, where, generation)
 
@@ -319,9 +319,9 @@ class ResultsDashboard:
         except WorkbenchError as err:
             return pl.DataFrame({"error": [str(err)]}), pl.DataFrame()
 
-    def _languages(self, where) -> None:
+    def _languages(self, preds: pl.DataFrame, where) -> None:
         """English against each other language of the predictions (paired questions), when they hold such pairs."""
-        summary, concepts = self._memo(("languages", where))
+        summary, concepts = self._memo(("languages", where), lambda: self._language_report(preds))  # memo=0 kept none
         if "error" in summary.columns:
             self.languages.layout.display = "none"
             self.languages_note.value = (
