@@ -59,7 +59,10 @@ def estimates(paths: Iterable[str | Path]) -> list[Estimate]:
 
     found = []
     for path in map(Path, paths):
-        value = read_estimate(path) if path.is_file() else None
+        try:
+            value = read_estimate(path) if path.is_file() else None
+        except (pl.exceptions.PolarsError, OSError):  # not Parquet: read_predictions says so in one line
+            value = None
         if value is not None:
             model = metrics.model_labels(read_predictions(path))["label"].to_list()[0]
             found.append(Estimate(path, model, int(value["asked"]), float(value["theta"]), float(value["theta_se"]),
