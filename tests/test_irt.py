@@ -346,3 +346,23 @@ def test_the_dashboard_shows_an_adaptive_run_as_its_estimate(adaptive_file, popu
     assert "not loaded" in board.message.value and "adaptive files apart" in board.message.value
     board.files.value = (str(full),)
     assert session.predictions is not None and session.predictions.height == 40 and not board.estimated
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_curve(adaptive_file, population):
+    from widgets import ClusterBrowser, Session
+    from workbench.irt.fit import in_fit
+
+    fit = IrtFit.load(adaptive_file.parent / "fit")
+    probes = pl.read_parquet(population / "probes.parquet")
+    session = Session(probes=probes, fit=fit)
+    browser = ClusterBrowser(session)
+    session.concept = probes["concept"][0]
+    item = in_fit(fit, probes.filter(pl.col("id") == browser.question.value))
+    assert f"difficulty {item['b'][0]:+.2f}, discrimination {item['a'][0]:.2f}" in browser.irt.value
+    assert browser.curve.layout.display is None and "line" in str(browser.curve.chart.to_dict()["mark"])
+    session.probes = probes.with_columns(question=pl.col("question") + " (edited)")  # no longer the fit's question
+    assert "not in the IRT fit" in browser.irt.value and browser.curve.layout.display == "none"
+    session.fit = None
+    assert browser.irt.value == ""

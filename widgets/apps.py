@@ -21,7 +21,7 @@ from widgets.atlas import TaxonomyAtlas
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.dashboard import ResultsDashboard
-from widgets.files import load_probes, prediction_files
+from widgets.files import load_probes, prediction_files, workspace_fit
 from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
@@ -57,7 +57,7 @@ def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
     preds = read_predictions(max(files, key=lambda p: p.stat().st_mtime)) if files else None
     session = Session(
         graph=load_graph("wordnet"), probes=probes, predictions=preds, languages=omw_languages(),
-        flags=workspace_flags(home),
+        flags=workspace_flags(home), fit=workspace_fit(home),
     )  # fmt: skip
     picker, controls, browser = ConceptPicker(session), ProbeControls(session), ClusterBrowser(session)
     if concept:
