@@ -287,7 +287,7 @@ def test_report_shows_an_adaptive_run_as_its_estimate_never_the_asked_accuracy(a
     import json
 
     from workbench.irt.adaptive import read_estimate
-    from workbench.irt.estimates import NOT_FROM_AN_ESTIMATE
+    from workbench.irt.estimates import NOT_FROM_AN_ESTIMATE, full_runs
 
     stored = read_estimate(adaptive_file)["estimate"][0]
     text = CliRunner().invoke(cli, ["report", str(adaptive_file), "--html", str(tmp_path / "r.html")])
@@ -302,6 +302,9 @@ def test_report_shows_an_adaptive_run_as_its_estimate_never_the_asked_accuracy(a
     assert "instance_accuracy" not in doc and doc["estimates"][0]["by_probe"][0]["accuracy"] == stored["accuracy"]
     assert sum(cell["questions"] for cell in doc["estimates"][0]["cells"]) == 40
     mixed = CliRunner().invoke(cli, ["report", str(adaptive_file), str(population / "preds" / "none-0.parquet")])
+    assert full_runs([adaptive_file, population / "preds" / "none-0.parquet"]) == [
+        population / "preds" / "none-0.parquet"
+    ]
     assert "give `workbench report` the adaptive files apart from the full runs" in str(mixed.exception)
     # the file's metadata survives a rewrite under another model name; the name is escaped on the page
     renamed = tmp_path / "renamed.parquet"

@@ -70,6 +70,13 @@ def estimates(paths: Iterable[str | Path]) -> list[Estimate]:
     return found
 
 
+def full_runs(paths: Iterable[str | Path]) -> list[Path]:
+    """The prediction files among ``paths`` that are not adaptive runs' (whose accuracy is measured)."""
+    files = [Path(path) for path in paths]
+    adaptive = {e.path for e in estimates(files)}
+    return [path for path in files if path not in adaptive]
+
+
 def refuse_mixed(paths: Iterable[str | Path], found: list[Estimate], where: str) -> None:
     """Refuse full runs given with adaptive ones: one page cannot hold measured and estimated accuracy as alike."""
     full = [Path(path).name for path in paths if Path(path) not in {e.path for e in found}]
