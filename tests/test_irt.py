@@ -324,6 +324,8 @@ def test_compare_and_publish_show_an_adaptive_run_as_its_estimate(adaptive_file,
     assert compared.exit_code == 0, compared.output
     assert NOT_PAIRED in compared.output and "p_mcnemar" not in compared.output
     assert "adaptive estimate from 8 asked questions of 40" in compared.output
+    measured = read_predictions(full)["correct"].mean()
+    assert f"every question answered\n  hypernymy: accuracy {measured:.3f} over 40 questions" in compared.output
     site = tmp_path / "site"
     published = CliRunner().invoke(cli, ["publish", str(adaptive_file), "--out", str(site)])
     assert published.exit_code == 0, published.output

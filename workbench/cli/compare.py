@@ -35,7 +35,9 @@ def compare(
         if as_json:
             typer.echo(json.dumps(estimates.estimate_json(found) | {"not_computed": estimates.NOT_PAIRED}, indent=2))
         else:
-            lines = [line for e in found for line in estimates.estimate_lines(e)]
+            adaptive = {e.path: e for e in found}
+            lines = [line for path in (a, b) for line in (estimates.estimate_lines(adaptive[path])
+                     if path in adaptive else estimates.measured_lines(path))]  # fmt: skip
             typer.echo("\n".join([*lines, estimates.NOT_PAIRED]))
         return
     frame_a, frame_b = read_predictions(a), read_predictions(b)

@@ -98,6 +98,18 @@ def estimate_lines(estimate: Estimate) -> list[str]:
     return lines
 
 
+def measured_lines(path: str | Path) -> list[str]:
+    """A full run's accuracy per probe as text, to read beside an estimate (``workbench compare``)."""
+    from workbench import metrics
+    from workbench.io import read_predictions
+
+    preds = read_predictions(path)
+    lines = [f"{metrics.model_labels(preds)['label'][0]} ({Path(path).name}): full run, every question answered"]
+    for r in preds.group_by("probe").agg(pl.col("correct").mean(), pl.len()).sort("probe").iter_rows(named=True):
+        lines.append(f"  {r['probe']}: accuracy {r['correct']:.3f} over {r['len']} questions")
+    return lines
+
+
 def estimate_text(found: list[Estimate]) -> str:
     """The text report of adaptive files: each estimate's lines, and what is not computed from them."""
     return "\n".join([line for e in found for line in estimate_lines(e)] + [NOT_FROM_AN_ESTIMATE]) + "\n"
