@@ -263,3 +263,111 @@ def test_adaptive_needs_its_fit(cli, population, tmp_path):
                                       str(population / "probes.parquet"), "--adaptive", "5",
                                       "--out", str(tmp_path / "a.parquet")])  # fmt: skip
     assert "--adaptive N and --irt FIT go together" in str(result.exception) and not (tmp_path / "a.parquet").exists()
+
+
+@pytest.fixture(scope="module")
+def adaptive_file(population, minilm_path, tmp_path_factory):
+    """MiniLM asked 8 of the 40 questions adaptively (``workbench score --adaptive 8 --irt FIT``), with its fit."""
+    from workbench.cli import make_app
+
+    root = tmp_path_factory.mktemp("adaptive")
+    fit_irt(responses([population / "preds"]), held_out=0).save(root / "fit")
+    out = root / "minilm-adaptive.parquet"
+    result = CliRunner().invoke(make_app(), ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes",
+                                             str(population / "probes.parquet"), "--adaptive", "8", "--irt",
+                                             str(root / "fit"), "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_report_shows_an_adaptive_run_as_its_estimate_never_the_asked_accuracy(adaptive_file, population, cli,
+                                                                               tmp_path):  # fmt: skip
+    import json
+
+    from workbench.irt.adaptive import read_estimate
+    from workbench.irt.estimates import NOT_FROM_AN_ESTIMATE, full_runs
+
+    stored = read_estimate(adaptive_file)["estimate"][0]
+    text = CliRunner().invoke(cli, ["report", str(adaptive_file), "--html", str(tmp_path / "r.html")])
+    assert text.exit_code == 0, text.output
+    assert "adaptive estimate from 8 asked questions of 40" in text.output and NOT_FROM_AN_ESTIMATE in text.output
+    assert f"estimated accuracy {stored['accuracy']:.3f} [{stored['lo']:.3f}, {stored['hi']:.3f}]" in text.output
+    assert "hops x " in text.output and "strict cluster" not in text.output.replace(NOT_FROM_AN_ESTIMATE, "")
+    page = (tmp_path / "r.html").read_text()
+    assert "adaptive estimate from 8 asked questions" in page and "<td>8 of 40</td>" in page  # asked of the set
+    assert f"{stored['accuracy']:.3f} [{stored['lo']:.3f}, {stored['hi']:.3f}]" in page
+    doc = json.loads(CliRunner().invoke(cli, ["report", str(adaptive_file), "--json"]).output)
+    assert "instance_accuracy" not in doc and doc["estimates"][0]["by_probe"][0]["accuracy"] == stored["accuracy"]
+    assert sum(cell["questions"] for cell in doc["estimates"][0]["cells"]) == 40
+    mixed = CliRunner().invoke(cli, ["report", str(adaptive_file), str(population / "preds" / "none-0.parquet")])
+    assert full_runs([adaptive_file, population / "preds" / "none-0.parquet"]) == [
+        population / "preds" / "none-0.parquet"
+    ]
+    assert "give `workbench report` the adaptive files apart from the full runs" in str(mixed.exception)
+    # the file's metadata survives a rewrite under another model name; the name is escaped on the page
+    renamed = tmp_path / "renamed.parquet"
+    write_parquet(read_predictions(adaptive_file).with_columns(model=pl.lit("<img src=x onerror=alert(1)>")), renamed,
+                  metadata={"workbench_irt_estimate": json.dumps(read_estimate(adaptive_file))})  # fmt: skip
+    CliRunner().invoke(cli, ["report", str(renamed), "--html", str(tmp_path / "x.html")])
+    assert "<img src=x" not in (tmp_path / "x.html").read_text()
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_compare_and_publish_show_an_adaptive_run_as_its_estimate(adaptive_file, population, cli, tmp_path):
+    from workbench.irt.estimates import NOT_PAIRED
+
+    full = population / "preds" / "none-0.parquet"
+    compared = CliRunner().invoke(cli, ["compare", str(full), str(adaptive_file)])
+    assert compared.exit_code == 0, compared.output
+    assert NOT_PAIRED in compared.output and "p_mcnemar" not in compared.output
+    assert "adaptive estimate from 8 asked questions of 40" in compared.output
+    measured = read_predictions(full)["correct"].mean()
+    assert f"every question answered\n  hypernymy: accuracy {measured:.3f} over 40 questions" in compared.output
+    site = tmp_path / "site"
+    published = CliRunner().invoke(cli, ["publish", str(adaptive_file), "--out", str(site)])
+    assert published.exit_code == 0, published.output
+    page = (site / "index.html").read_text()
+    assert "Adaptive estimate" in page and "adaptive estimate from 8 asked questions of 40" in page
+    assert not (site / "data").exists()  # no heat map, no question tables: the asked subset is not shown as measured
+    mixed = CliRunner().invoke(cli, ["publish", str(adaptive_file), str(full), "--out", str(tmp_path / "other")])
+    assert "adaptive files apart" in str(mixed.exception) and not (tmp_path / "other").exists()
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_the_dashboard_shows_an_adaptive_run_as_its_estimate(adaptive_file, population):
+    from widgets import ResultsDashboard, Session
+
+    full = population / "preds" / "none-0.parquet"
+    session = Session()
+    board = ResultsDashboard(session, files=[adaptive_file, full])
+    board.files.value = (str(adaptive_file),)
+    assert session.predictions is None and "adaptive estimate from 8 asked questions of 40" in board.message.value
+    assert board.heat.layout.display == "none"
+    board.files.value = (str(adaptive_file), str(full))
+    assert "not loaded" in board.message.value and "adaptive files apart" in board.message.value
+    board.files.value = (str(full),)
+    assert session.predictions is not None and session.predictions.height == 40 and not board.estimated
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_curve(adaptive_file, population):
+    from widgets import ClusterBrowser, Session
+    from workbench.irt.fit import in_fit
+
+    fit = IrtFit.load(adaptive_file.parent / "fit")
+    probes = pl.read_parquet(population / "probes.parquet")
+    session = Session(probes=probes, fit=fit)
+    browser = ClusterBrowser(session)
+    session.concept = probes["concept"][0]
+    item = in_fit(fit, probes.filter(pl.col("id") == browser.question.value))
+    assert f"difficulty {item['b'][0]:+.2f}, discrimination {item['a'][0]:.2f}" in browser.irt.value
+    assert browser.curve.layout.display is None and "line" in str(browser.curve.chart.to_dict()["mark"])
+    session.probes = probes.with_columns(question=pl.col("question") + " (edited)")  # no longer the fit's question
+    assert "not in the IRT fit" in browser.irt.value and browser.curve.layout.display == "none"
+    session.fit = None
+    assert browser.irt.value == ""

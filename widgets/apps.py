@@ -21,7 +21,7 @@ from widgets.atlas import TaxonomyAtlas
 from widgets.clusters import ClusterBrowser
 from widgets.concepts import ConceptPicker
 from widgets.dashboard import ResultsDashboard
-from widgets.files import load_probes, prediction_files
+from widgets.files import load_probes, prediction_files, workspace_fit
 from widgets.probing import ProbingResults
 from widgets.runs import RunCurves
 from widgets.state import Session
@@ -30,6 +30,7 @@ from widgets.ways import WaysOfAsking
 from workbench import markup
 from workbench.annotation import workspace_flags
 from workbench.io import read_predictions
+from workbench.irt.estimates import full_runs
 from workbench.knowledge import load_graph
 from workbench.knowledge.omw import omw_languages
 
@@ -46,18 +47,19 @@ def _header(title: str, what: str) -> w.HTML:
 def explorer(home: Path | None = None, concept: str = "") -> w.Widget:
     """Probe explorer: pick a concept, set the probe toggles, browse the concept's cluster.
 
-    The newest prediction file in the workspace, if any, adds a model's picks to the cluster browser and the
-    taxonomy atlas below (strict cluster accuracy over WordNet; picking a concept there opens its cluster). The concept
-    card lists the concept's words in every OMW wordnet found (``$OMW_DIR``, ``<workspace>/omw``).
+    The newest prediction file in the workspace (of a full run: an adaptive run's accuracy is an estimate), if any,
+    adds a model's picks to the cluster browser and the taxonomy atlas below (strict cluster accuracy over WordNet;
+    picking a concept there opens its cluster). The concept card lists the concept's words in every OMW wordnet found
+    (``$OMW_DIR``, ``<workspace>/omw``); a fit under ``<workspace>/irt``, the picked question's IRT parameters.
     """
     probes = load_probes(home)
     if probes is None:
         return w.VBox([_header("Probe explorer", ""), w.HTML(NO_PROBES)])
-    files = prediction_files(home)
+    files = full_runs(prediction_files(home))  # an adaptive run's accuracy is an estimate: not the atlas's
     preds = read_predictions(max(files, key=lambda p: p.stat().st_mtime)) if files else None
     session = Session(
         graph=load_graph("wordnet"), probes=probes, predictions=preds, languages=omw_languages(),
-        flags=workspace_flags(home),
+        flags=workspace_flags(home), fit=workspace_fit(home),
     )  # fmt: skip
     picker, controls, browser = ConceptPicker(session), ProbeControls(session), ClusterBrowser(session)
     if concept:

@@ -2,14 +2,21 @@
 
 from html import escape
 
+import altair as alt
 import ipywidgets as w
 import polars as pl
 
+from widgets.dashboard import EMBED
 from widgets.render import STYLE, offer, prompt_block, readable_labels
 from widgets.state import Session
 from workbench import markup, metrics
 from workbench.annotation import FLAGS
+from workbench.charts.irt import characteristic_chart
+from workbench.irt.fit import characteristic_curves
+from workbench.irt.responses import item_key
 from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select
+
+_EMPTY = alt.Chart(alt.Data(values=[])).mark_point()
 
 
 class ClusterBrowser:
@@ -19,7 +26,8 @@ class ClusterBrowser:
     correctness, and the cluster verdict (all right or not); each model (each way of asking one) is named by its
     ``metrics.model_labels`` label. The question picked in ``question`` is shown below as each model saw it: the
     exact prompt (instruction, shots, chat template applied) beside its per-choice scores, or for the ``generate``
-    scorer its free answer, the lemma it matched and the kind of match.
+    scorer its free answer, the lemma it matched and the kind of match. With ``session.fit`` (an IRT fit) set, the
+    picked question's difficulty, discrimination and item characteristic curve are shown too (docs/IRT.md).
 
     >>> ClusterBrowser(session).widget
     """
@@ -31,17 +39,30 @@ class ClusterBrowser:
         self.question = w.Dropdown(description="question", options=[], layout=w.Layout(width="95%"))
         self.detail = w.HTML()
         self.detail.add_class("wb-question-detail")
+        self.irt = w.HTML()
+        self.irt.add_class("wb-question-irt")
+        self.curve = alt.JupyterChart(_EMPTY, embed_options=EMBED)
+        self.curve.layout.display = "none"  # until a question of the fit is picked
+        self.curve.add_class("wb-question-curve")
         self._labels: pl.DataFrame | None = None
         self._frame: pl.DataFrame | None = None  # the predictions' rows of the shown cluster (None: no predictions)
         self._busy = [False]
         self.widget = w.VBox(
-            [w.HTML("<h3>Semantic cluster</h3>"), self.summary, self.question, self.detail, self.body],
+            [
+                w.HTML("<h3>Semantic cluster</h3>"),
+                self.summary,
+                self.question,
+                self.irt,
+                self.curve,
+                self.detail,
+                self.body,
+            ],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("wb-cluster-browser")
         readable_labels(self.widget)
         session.observe(self._new_predictions, "predictions")
-        session.observe(self.refresh, ["concept", "probes", "where"])
+        session.observe(self.refresh, ["concept", "probes", "where", "fit"])
         self.question.observe(self._show_question, "value")
         self.refresh()
 
@@ -114,11 +135,33 @@ class ClusterBrowser:
         """The picked question as each model saw it: its prompt and its scores or free answer."""
         if self._busy[0]:
             return
+        self._show_irt()
         if self._frame is None or self.question.value is None:
             self.detail.value = ""
             return
         rows = self._frame.filter(pl.col("id") == self.question.value)
         self.detail.value = STYLE + "".join(_as_seen_html(row) for row in rows.iter_rows(named=True))
+
+    def _show_irt(self) -> None:
+        """The picked question's difficulty, discrimination and characteristic curve, where the session's fit holds
+        it (matched by content, as ``irt.fit.in_fit`` does)."""
+        fit, probes, picked = self.session.fit, self.session.probes, self.question.value
+        item = None
+        if fit is not None and probes is not None and picked is not None:
+            rows = probes.filter(pl.col("id") == picked)
+            keys = rows.select(item_key(rows).alias("item"), "probe")
+            item = fit.items.join(keys, on=["item", "probe"], how="semi").head(1)
+        if item is None or item.is_empty():
+            self.irt.value = "" if item is None else "<span class='wb-muted'>not in the IRT fit</span>"
+            self.curve.layout.display = "none"
+            return
+        r = item.row(0, named=True)
+        floor_html = f", guessing floor {r['floor']:.2f}" if r["floor"] else ""
+        self.irt.value = (
+            f"<span class='wb-irt'>IRT fit: difficulty {r['b']:+.2f}, discrimination {r['a']:.2f}{floor_html}</span>"
+        )
+        self.curve.chart = characteristic_chart(characteristic_curves(item))
+        self.curve.layout.display = None
 
     def _question_html(self, row: dict, preds: pl.DataFrame | None) -> str:
         picks = list(preds.filter(pl.col("id") == row["id"]).iter_rows(named=True)) if preds is not None else []

@@ -36,6 +36,7 @@ from workbench.analysis.crosslingual import language_report
 from workbench.charts.crosslingual import language_chart
 from workbench.errors import WorkbenchError
 from workbench.io import read_predictions, write_text
+from workbench.irt.estimates import Estimate, estimate_html, estimates, refuse_mixed
 from workbench.paths import workspace_path
 from workbench.probes.select import select
 from workbench.schema import population_line
@@ -142,6 +143,7 @@ class ResultsDashboard:
         self._specs: dict[Hashable, dict] = {}  # validated chart specs per chart and set of models
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard-intervals")
         self.pending: Future | None = None
+        self.estimated: list[Estimate] = []  # adaptive runs loaded: shown as estimates, never drawn as measured
         parts = [w.HTML("<h3>Results</h3>")]
         if files:
             parts.append(self.files)
@@ -168,6 +170,9 @@ class ResultsDashboard:
         readable_labels(self.widget)
         if files and session.predictions is not None:
             self.files.value = (str(files[0]),)  # what the app loaded first
+            self.estimated = estimates(self.files.value)
+            if self.estimated:
+                session.predictions = None
         self.files.observe(self._load, "value")
         session.observe(self._changed, ["predictions", "where"])
         if files and session.predictions is None:
@@ -177,7 +182,12 @@ class ResultsDashboard:
 
     def _load(self, change) -> None:
         try:
-            self.session.predictions = read_predictions(*change.new) if change.new else None
+            found = estimates(change.new)
+            refuse_mixed(change.new, found, "the dashboard")
+            self.estimated = found
+            self.session.predictions = read_predictions(*change.new) if change.new and not found else None
+            if found:
+                self.refresh()  # the predictions may have been None already
         except WorkbenchError as err:  # files that cannot be read together (one model's answers twice): say why
             self.message.value = f"<b class='wb-wrong'>not loaded</b>: {escape(str(err))}"
 
@@ -207,7 +217,9 @@ class ResultsDashboard:
         preds = self.shown()
         if preds is None or preds.is_empty():
             self.message.value = (
-                "<b class='wb-no-preds'>No predictions yet</b>: run "
+                estimate_html(self.estimated)
+                if self.estimated and preds is None
+                else "<b class='wb-no-preds'>No predictions yet</b>: run "
                 "<code>workbench score --model MODEL --scorer similarity "
                 "--probes PROBES --out $WORKBENCH_HOME/predictions/NAME.parquet</code>"
                 if preds is None

@@ -45,6 +45,15 @@ def prediction_files(home: Path | None = None) -> list[Path]:
     return sorted(root.glob("*.parquet")) if root.is_dir() else []
 
 
+def workspace_fit(home: Path | None = None):
+    """The newest IRT fit under ``<workspace>/irt`` (``workbench irt fit --out``; ``make irt-population``), or None."""
+    from workbench.irt import IrtFit
+
+    root = workspace_path("irt", home)
+    fits = sorted(root.glob("*/fit.json"), key=lambda p: p.stat().st_mtime) if root.is_dir() else []
+    return IrtFit.load(fits[-1].parent) if fits else None
+
+
 def run_folders(home: Path | None = None) -> list[Path]:
     """Inoculation run folders (with ``trials.parquet``) under ``<workspace>/runs``."""
     root = workspace_path("runs", home)

@@ -33,6 +33,7 @@ class Session(traitlets.HasTraits):
     probes = Frame(help="the probe frame (PROBE_SCHEMA)")
     predictions = Frame(help="prediction frame (PREDICTION_SCHEMA), one or more models")
     flags = Frame(help="the flags people raised on questions (workbench.annotation.flag_table), if any")
+    fit = traitlets.Any(None, allow_none=True, help="an IRT fit (workbench.irt.IrtFit): each question's parameters")
     concept = traitlets.Unicode("", help="the chosen concept, e.g. dog.n.01")
     where = traitlets.Instance(ProbeFilter, kw={}, help="the probe toggles (workbench.probes.select.ProbeFilter)")
     run_dir = traitlets.Unicode("", help="the inoculation run folder being shown")

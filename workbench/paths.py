@@ -18,6 +18,7 @@ LAYOUT = {  # the one list of the workspace's folders: the apps look here, the R
     "representations": "frozen token states of encoders (oLMpics, edge probing, frozen baselines), SQLite",
     "apps": "the app notebooks Voila serves (copied by workbench serve)",
     "annotation": "annotation batches: sampled questions, annotators and their votes (workbench annotate sample)",
+    "irt": "IRT fits (workbench irt fit --out <workspace>/irt/NAME); the explorer shows the newest one's parameters",
     "vendor": "Vega's JavaScript as vl-convert bundles it, kept for the apps' charts and published sites",
 }
 

@@ -234,6 +234,11 @@ def html_report(
     )
 
 
+def page_html(title: str, body_html: str) -> str:
+    """A standalone report page of ``body_html`` with no charts (an adaptive estimate's: ``irt.estimates``)."""
+    return _PAGE.format(marker=REPORT_MARKER, title=html.escape(title), bundle="", body=body_html, scripts="")
+
+
 def script_json(value: object, **options) -> str:
     """``value`` as JSON that no text can break out of inside a page's ``<script>``: ASCII only (U+2028 and U+2029
     escaped) and ``<``, ``>``, ``&`` written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (JSON only has them inside

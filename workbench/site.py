@@ -107,6 +107,7 @@ def publish(
     n_boot: int = 1000,
     seed: int = 0,
     sections: Sequence[Section] = (),
+    estimates: Sequence = (),
 ) -> Path:
     """Write a self-contained static site of ``preds`` into the folder ``out``, replacing it whole.
 
@@ -126,6 +127,9 @@ def publish(
         Bootstrap resamples of the cluster bars' intervals (and of the atlas's, at most ``ATLAS_BOOT``) and their seed.
     sections : sequence of Section
         Further sections, after the standard ones (``chart_section`` makes one of a chart).
+    estimates : sequence of irt.estimates.Estimate
+        Where ``preds`` are adaptive runs' (``irt.estimates.estimates`` of their files): the site shows their
+        estimates in place of the standard sections, which would show the asked questions' accuracy as the model's.
 
     Returns
     -------
@@ -141,11 +145,18 @@ def publish(
     _check_replaceable(out)
     if preds.is_empty():
         raise WorkbenchError("the prediction frame is empty: there is nothing to publish; score a probe set first")
-    parts = [*standard_sections(preds, probes, n_boot=n_boot, seed=seed), *sections]
+    if estimates:
+        from workbench.irt.estimates import estimate_html
+
+        headline_html = "adaptive estimates, not full runs"
+        parts = [Section("estimate", "Adaptive estimate", estimate_html(list(estimates))), *sections]
+    else:
+        headline_html = _headline_html(preds)
+        parts = [*standard_sections(preds, probes, n_boot=n_boot, seed=seed), *sections]
     keys = [section.key for section in parts]
     if len(set(keys)) != len(keys):
         raise WorkbenchError(f"two sections share a key among {keys}; give each further section its own key")
-    page = _page(parts, title, _headline_html(preds))
+    page = _page(parts, title, headline_html)
     with exclusive(out), staged_folder(out) as staging:
         _write_assets(staging)
         _write_data(staging, parts)

@@ -29,7 +29,17 @@ def compare(
     from workbench.analysis.comparison import compare as paired_comparison
     from workbench.analysis.comparison import pairing
     from workbench.io import read_predictions
+    from workbench.irt import estimates
 
+    if found := estimates.estimates([a, b]):  # an adaptive estimate has no paired questions to test
+        if as_json:
+            typer.echo(json.dumps(estimates.estimate_json(found) | {"not_computed": estimates.NOT_PAIRED}, indent=2))
+        else:
+            adaptive = {e.path: e for e in found}
+            lines = [line for path in (a, b) for line in (estimates.estimate_lines(adaptive[path])
+                     if path in adaptive else estimates.measured_lines(path))]  # fmt: skip
+            typer.echo("\n".join([*lines, estimates.NOT_PAIRED]))
+        return
     frame_a, frame_b = read_predictions(a), read_predictions(b)
     table = paired_comparison(frame_a, frame_b, n_boot=n_boot, seed=seed, alpha=alpha)
     counts = pairing(frame_a, frame_b)

@@ -29,15 +29,18 @@ def publish(
     (`--paired-with`). Opens from file://, a share or any static host."""
     from workbench import metrics
     from workbench.io import read_predictions
+    from workbench.irt.estimates import estimates, refuse_mixed
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
     from workbench.site import publish as publish_site
 
+    found = estimates(preds)
+    refuse_mixed(preds, found, "`workbench publish`")
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
     if (mismatch := metrics.probe_set_check(frame, probe_set, probes)) is not None:
         typer.echo(mismatch, err=True)
-    if (warning := partial_cluster_warning(frame, probe_set)) is not None:
+    if not found and (warning := partial_cluster_warning(frame, probe_set)) is not None:  # asked in part by design
         typer.echo(warning, err=True)  # the site shows it too
     sections = []
     if course_link is not None:
@@ -45,7 +48,9 @@ def publish(
 
         text = "How these results are made, step by step, with every notebook's outputs:"
         sections.append(link_section("course", "The course", course_link, text, "--course-link"))
-    page = publish_site(frame, out, probe_set, title=title, n_boot=n_boot, seed=seed, sections=sections)
+    page = publish_site(
+        frame, out, probe_set, title=title, n_boot=n_boot, seed=seed, sections=sections, estimates=found
+    )
     typer.echo(f"wrote {page.parent}/ (open {page} in a browser, or copy the folder to any static host)", err=True)
 
 

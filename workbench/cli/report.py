@@ -24,11 +24,23 @@ def report(
 ) -> None:
     """Instance and strict cluster accuracy, per probe and per heat-map cell, of prediction files."""
     from workbench import metrics
-    from workbench.io import read_predictions
+    from workbench.io import read_predictions, write_text
+    from workbench.irt import estimates
     from workbench.metrics import partial_cluster_warning
     from workbench.probes.formats import read_probes
-    from workbench.reports import json_report, text_report, write_html_report
+    from workbench.reports import json_report, page_html, text_report, write_html_report
 
+    found = estimates.estimates(preds)
+    if found:  # adaptive runs: their estimate, never the asked questions' accuracy
+        estimates.refuse_mixed(preds, found, "`workbench report`")
+        if as_json:
+            typer.echo(json.dumps(estimates.estimate_json(found), indent=2, allow_nan=False))
+        else:
+            typer.echo(estimates.estimate_text(found), nl=False)
+        if html is not None:
+            written = write_text(page_html("Probe Workbench report", estimates.estimate_html(found)), html)
+            typer.echo(f"wrote {written}", err=True)
+        return
     frame = read_predictions(*preds)
     probe_set = read_probes(probes) if probes is not None else None
     if (mismatch := metrics.probe_set_check(frame, probe_set, probes)) is not None:
