@@ -15,7 +15,7 @@ import stat
 import tempfile
 import time
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -600,6 +600,24 @@ def read_predictions(*paths: str | Path) -> pl.DataFrame:
         frames.append(_checked_predictions(conform(frame, PREDICTION_SCHEMA, what=f"prediction file {path}"), path))
     _each_answer_once(frames, [Path(path) for path in paths])
     return pl.concat(frames)
+
+
+def prediction_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The prediction files ``paths`` name: each file as it is, each folder's ``*.parquet`` (recursively, sorted);
+    a folder holding none, or a path that is neither, is one line."""
+    found = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            if not (inside_folder := sorted(path.rglob("*.parquet"))):
+                raise WorkbenchError(
+                    f"{path} holds no .parquet prediction files; give the files `workbench score --out` wrote"
+                )
+            found.extend(inside_folder)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise WorkbenchError(f"no prediction file or folder at {path}")
+    return found
 
 
 ANSWER_KEYS = ("model", "scorer", "rule", "control", "fingerprint", "asking", "id", "question", "choices")

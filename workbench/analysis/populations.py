@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.io import read_predictions
+from workbench.io import prediction_files, read_predictions
 from workbench.schema import PROBES
 
 ORIG = "orig"
@@ -92,7 +92,7 @@ def population(
             "give prediction files (predictions=[...]), inoculation runs (runs=[...]) or sweep folders (sweeps=[...]) "
             "to build a population from"
         )
-    parts = [_scored(read_predictions(p), p, by_hops) for p in _files(predictions)]
+    parts = [_scored(read_predictions(p), p, by_hops) for p in prediction_files(predictions)]
     parts += [_inoculated(Path(r), by_hops) for r in runs]
     parts += [_swept(Path(s), by_hops) for s in sweeps]
     parts = [p for p in parts if not p.is_empty()]
@@ -134,23 +134,6 @@ def _distinct_labels(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(
         unit=pl.when(shared).then(pl.col("unit") + " #" + pl.col("fingerprint").str.slice(0, 8)).otherwise("unit")
     )
-
-
-def _files(paths: Sequence[str | Path]) -> list[Path]:
-    out = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            found = sorted(path.rglob("*.parquet"))
-            if not found:
-                raise WorkbenchError(
-                    f"{path} holds no .parquet prediction files; give the files `workbench score --out` wrote"
-                )
-            out.extend(found)
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise WorkbenchError(f"no prediction file or folder at {path}")
-    return out
 
 
 def _accuracy_columns(preds: pl.DataFrame, keys: list[str], by_hops: bool) -> pl.DataFrame:

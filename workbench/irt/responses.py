@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.io import read_predictions
+from workbench.io import prediction_files, read_predictions
 
 QUESTION_KEY = ("probe", "context", "question", "choices", "answer")
 """What a question is for a fit: two rows with these equal are one question, whatever their ids."""
@@ -72,7 +72,7 @@ def responses(
     runs (one per finished trial). Refused, in one line: a member that answered a question twice (a model given
     twice), two members with identical scores on every question they share (one model under two names), a
     response without an answer."""
-    parts = [_from_file(path) for path in _files(predictions)]
+    parts = [_from_file(path) for path in prediction_files(predictions)]
     parts += [_from_file(path) for folder in sweeps for path in _sweep_files(Path(folder))]
     parts += [part for run in runs for part in _from_run(Path(run))]
     if not parts:
@@ -117,20 +117,6 @@ def _sweep_files(folder: Path) -> list[Path]:
             f"{folder} holds no sweep predictions (predictions/*.parquet); run `workbench sweep` first"
         )
     return files
-
-
-def _files(paths: Sequence[str | Path]) -> list[Path]:
-    out = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            if not (found := sorted(path.rglob("*.parquet"))):
-                raise WorkbenchError(f"{path} holds no .parquet prediction files; give what `workbench score` wrote")
-            out.extend(found)
-        elif path.is_file():
-            out.append(path)
-        else:
-            raise WorkbenchError(f"no prediction file or folder at {path}")
-    return out
 
 
 def _check_once(frame: pl.DataFrame) -> None:
