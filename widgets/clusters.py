@@ -6,7 +6,7 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED
+from widgets.dashboard import EMBED, offline_charts
 from widgets.render import STYLE, offer, prompt_block, readable_labels
 from widgets.state import Session
 from workbench import markup, metrics
@@ -41,6 +41,7 @@ class ClusterBrowser:
         self.detail.add_class("wb-question-detail")
         self.irt = w.HTML()
         self.irt.add_class("wb-question-irt")
+        offline_charts()  # Vega from the kernel: the explorer loads nothing from a CDN (tests/test_browser.py)
         self.curve = alt.JupyterChart(_EMPTY, embed_options=EMBED)
         self.curve.layout.display = "none"  # until a question of the fit is picked
         self.curve.add_class("wb-question-curve")
