@@ -12,7 +12,7 @@ The two sides run at the same time, each against its own server process (the sam
 each), so that both meet the same load on a shared machine; Inspect's time includes its CLI's start.
 
 Reported: seconds (wall) of each side, Inspect's as the ratio to ours; questions whose messages are the same; picks
-agreeing, and each disagreement with both answers. Self-contained (it imports nothing of bench/). Results:
+agreeing, and each disagreement with both answers. The server is started as bench_peers starts it. Results:
 bench/README.md, "Inspect beside our served scorer".
 
     .venv/bin/python bench/bench_inspect.py --questions 50 --json inspect.json
@@ -27,15 +27,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from bench_peers import start_server  # noqa: E402
+
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.scoring import Endpoint, score  # noqa: E402
 from workbench.scoring.asking import Asking, draw_shots  # noqa: E402
-from workbench.scoring.gguf import smollm2_gguf  # noqa: E402
 from workbench.scoring.inspect_eval import PROMPTS_FILE, export_inspect, import_inspect  # noqa: E402
 
 RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
@@ -53,24 +53,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def start_server(port: int, threads: int) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--model_alias", "smollm2",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads),
-         "--verbose", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
-                return process
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("llama_cpp.server did not start") from None
-            time.sleep(0.3)
 
 
 def main() -> None:

@@ -316,13 +316,15 @@ def start_server(port: int, threads: int) -> subprocess.Popen:
          "--verbose", "False"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    for _ in range(600):
+    deadline = time.monotonic() + 120
+    while True:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
                 return process
         except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("the server did not start")
+            if process.poll() is not None or time.monotonic() > deadline:  # died, or never answered
+                raise RuntimeError("llama_cpp.server did not start") from None
+            time.sleep(0.3)
 
 
 def sums(preds: pl.DataFrame) -> dict[str, list[float]]:
