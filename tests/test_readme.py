@@ -43,6 +43,11 @@ def test_every_bash_block_of_the_readme_runs_as_written(tmp_path):
     for name in ("nltk_data", "graphs"):
         if (tests_home / name).is_dir():
             shutil.copytree(tests_home / name, checkout / "workspace" / name, symlinks=True)
+    # SmolLM2's dequantised weights, made once for the whole run (conftest): linked, as the tests' workspace has them
+    (checkout / "workspace" / "predictions").mkdir()
+    (checkout / "workspace" / "predictions" / "gguf").symlink_to(
+        os.environ["WORKBENCH_TESTS_GGUF"], target_is_directory=True
+    )
     env = {key: value for key, value in os.environ.items() if key not in ("WORKBENCH_HOME", "VIRTUAL_ENV")}
     result = subprocess.run(
         ["bash", "-c", readme_script()], cwd=checkout, env=env, capture_output=True, text=True, timeout=1800
