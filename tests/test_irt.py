@@ -59,20 +59,43 @@ def test_sparse_answers_and_held_out_quality():
     assert np.corrcoef(items["b"], truth["b"])[0, 1] >= 0.85
 
 
-def test_explanatory_model_recovers_factor_effects():
-    effect = {"random": 0.0, "sister": 0.8}
-    frame, _ = simulated(150, 300, seed=3, difficulty=lambda h, f: -1.0 + 0.5 * h + np.vectorize(effect.get)(f))
-    fit = fit_irt(frame, explain=("hops", "distractor_family"), held_out=0.2)
+@pytest.mark.wordnet
+def test_explanatory_model_recovers_factor_effects_read_from_the_questions_and_wordnet(released_dir, wordnet_graph):
+    from workbench.knowledge.measures import concept_measures
+    from workbench.probes.formats import read_probes
+
+    questions = read_probes(released_dir / "hypernymy_test.jsonl").sort("id")
+    fitted, fresh = questions.head(300), questions.slice(300, 100)
+    measures = concept_measures(wordnet_graph, questions).select("concept", "word", "concept_depth", "polysemy")
+
+    def truth(frame: pl.DataFrame) -> np.ndarray:  # harder with hops, sister distractors, senses; easier deeper
+        known = frame.join(measures, on=["concept", "word"], how="left", maintain_order="left")
+        return (-1.5 + 0.5 * known["hops"] + 0.8 * (known["distractor_family"] == "sister")
+                - 0.2 * (known["concept_depth"] - 7) + 0.15 * known["polysemy"]).to_numpy()  # fmt: skip
+
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=150)
+    right = rng.random((150, 300)) < 1 / (1 + np.exp(-(theta[:, None] - truth(fitted)[None, :])))
+    frame = pl.concat([fitted.with_columns(member=pl.lit(f"m{m}")) for m in range(150)]).with_columns(
+        right=pl.Series(right.ravel()), label="member", source=pl.lit("simulated"), item="id",
+        choices=pl.lit(4, pl.Int64),
+    ).select(list(RESPONSE_SCHEMA))  # fmt: skip
+    factors = ("hops", "distractor_family", "concept_depth", "polysemy")
+    fit = fit_irt(frame, explain=factors, held_out=0.2, graph=wordnet_graph)
     assert fit.quality["predicted_difficulty_r"] >= 0.9 and fit.quality["held_out_questions"] >= 40
-    effects = dict(fit.effects.select("term", "effect").iter_rows())
-    assert effects["hops"] == pytest.approx(0.5, abs=0.1)
-    assert effects["distractor_family=sister"] == pytest.approx(0.8, abs=0.15)
-    assert (fit.effects["lo"] < fit.effects["effect"]).all() and (fit.effects["effect"] < fit.effects["hi"]).all()
-    fresh = frame.unique("item").select("id", "probe", "question", "hops", "distractor_family", "distractor_depth",
-                                        choices=pl.lit(["a", "b", "c", "d"]))  # fmt: skip
-    predicted = predict_difficulty(fit, fresh)
-    truth = -1.0 + 0.5 * fresh["hops"] + fresh["distractor_family"].replace_strict(effect)
-    assert np.corrcoef(predicted["b_predicted"], truth)[0, 1] >= 0.95
+    effects = {row["term"]: row for row in fit.effects.iter_rows(named=True)}
+    assert effects["hops"]["effect"] == pytest.approx(0.5, abs=0.1)
+    assert effects["distractor_family=sister"]["effect"] == pytest.approx(0.8, abs=0.15)
+    assert effects["concept_depth"]["effect"] == pytest.approx(-0.2, abs=0.06)
+    assert effects["polysemy"]["effect"] == pytest.approx(0.15, abs=0.05)
+    assert all(row["lo"] < row["effect"] < row["hi"] for row in effects.values())
+    assert effects["distractor_family=isa_down"]["lo"] < 0 < effects["distractor_family=isa_down"]["hi"]  # none given
+    assert {"concept_depth", "polysemy"} <= set(fit.items.columns)
+    predicted = predict_difficulty(fit, fresh, graph=wordnet_graph)  # questions no member answered
+    assert predicted.height == 100 and np.corrcoef(predicted["b_predicted"], truth(fresh))[0, 1] >= 0.95
+    gcide = fresh.head(2).with_columns(concept=pl.lit("on.u.18"))
+    with pytest.raises(WorkbenchError, match=r"2 question\(s\) have no concept_depth \('on.u.18' is not a wordnet"):
+        predict_difficulty(fit, gcide, graph=wordnet_graph)
 
 
 def test_questions_the_strong_miss_and_the_weak_get_are_suspected_defects():
@@ -371,3 +394,53 @@ def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_cur
     assert "not in the IRT fit" in browser.irt.value and browser.curve.layout.display == "none"
     session.fit = None
     assert browser.irt.value == ""
+
+
+@pytest.fixture(scope="module")
+def served_smollm2():
+    """SmolLM2 served by llama-cpp-python's server, behind a proxy counting the requests it is sent."""
+    pytest.importorskip("llama_cpp")
+    from servers import counting_proxy, llama_server
+
+    from workbench.scoring.gguf import smollm2_gguf
+
+    with llama_server(smollm2_gguf()) as (_, url), counting_proxy(url) as proxied:
+        yield proxied
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_adaptive_run_on_a_served_model_against_its_full_run(population, served_smollm2, cli, tmp_path):
+    from workbench.irt.adaptive import read_estimate
+    from workbench.scoring import score
+
+    url, sent = served_smollm2
+    fit_irt(responses([population / "preds"]), held_out=0).save(tmp_path / "fit")
+    probes = pl.read_parquet(population / "probes.parquet").head(10)
+    write_parquet(probes, tmp_path / "probes.parquet")
+    asking = {"scorer": "generate", "format": "letters", "chat_template": "auto", "max_new_tokens": 4}
+    full = score(probes, url, **asking, cache=False, progress=False)  # the reference: every question, no cache
+    options = ["--model", url, "--probes", str(tmp_path / "probes.parquet"), "--scorer", "generate", "--format",
+               "letters", "--chat-template", "auto", "--max-new-tokens", "4",
+               "--irt", str(tmp_path / "fit")]  # fmt: skip
+    sent.clear()
+    result = CliRunner().invoke(cli, ["score", *options, "--adaptive", "4", "--out", str(tmp_path / "a.parquet")])
+    assert result.exit_code == 0, result.output
+    assert sent == {("GET", "/v1/models"): 1, ("POST", "/v1/chat/completions"): 4}, sent  # the asked, one listing
+    assert "sent 4 requests" in result.output and "estimated accuracy" in result.output
+    asked = read_predictions(tmp_path / "a.parquet")
+    same = full.join(asked.select("id", "question", asked=pl.col("scores")), on=["id", "question"])
+    assert same.height == 4 and same["scores"].to_list() == same["asked"].to_list()
+    assert read_estimate(tmp_path / "a.parquet")["asked"] == 4
+    sent.clear()
+    options = options[:-2]  # the same model, asked every question through the same prediction cache
+    whole = CliRunner().invoke(cli, ["score", *options, "--out", str(tmp_path / "full.parquet")])
+    assert whole.exit_code == 0, whole.output
+    assert sent == {("GET", "/v1/models"): 1, ("POST", "/v1/chat/completions"): 6}, sent  # only the rest
+    assert read_predictions(tmp_path / "full.parquet")["scores"].to_list() == full["scores"].to_list()
+    sent.clear()
+    stopped = CliRunner().invoke(cli, ["score", *options, "--irt", str(tmp_path / "fit"), "--adaptive", "4", "--se",
+                                       "5", "--out", str(tmp_path / "se.parquet")])  # fmt: skip
+    assert stopped.exit_code == 0, stopped.output
+    assert read_predictions(tmp_path / "se.parquet").height == 1 and "asked 1 question" in stopped.output
+    assert sent[("POST", "/v1/chat/completions")] == 0  # its one question was asked before: from the cache

@@ -20,7 +20,7 @@ def fit(
     explain: list[str] = typer.Option(
         [],
         help="A design factor difficulty is regressed on inside the model (hops, distractor_family, "
-        "distractor_depth, probe, choices); repeatable.",
+        "distractor_depth, probe, choices; concept_depth and polysemy, read from WordNet); repeatable.",
     ),
     held_out: float = typer.Option(0.1, help="Share of answers held out of a first fit to score it (0: none)."),
     seed: int = typer.Option(0, help="Seed of the held-out draw."),
