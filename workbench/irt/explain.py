@@ -42,8 +42,9 @@ def with_graph_factors(questions: pl.DataFrame, factors: tuple[str, ...], graph=
     )
     for name in wanted:
         if (lacking := added.filter(pl.col(name).is_null())).height:
-            raise WorkbenchError(f"{lacking.height} question(s) have no {name} ({lacking['concept'][0]!r} is not a "
-                                 f"{graph.source} concept: GCIDE's senses are not); explain without {name}")  # fmt: skip
+            concept = lacking["concept"][0]
+            raise WorkbenchError(f"{lacking.height} question(s) have no {name} ({concept!r} is not a {graph.source} "
+                                 f"concept: GCIDE's senses are not); explain without {name}")  # fmt: skip
     return added
 
 
