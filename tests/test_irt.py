@@ -2,6 +2,9 @@
 recovered by the explanatory model, a real population (MiniLM and its random-weights controls on real WordNet
 questions) fitted from the CLI, and the bad inputs refused in one line with nothing written."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -150,6 +153,12 @@ def population(tmp_path_factory, wordnet_graph, minilm_path):
     return root
 
 
+@pytest.fixture(scope="module")
+def fit_folder(population, tmp_path_factory) -> Path:
+    """The population's 2PL fit, saved."""
+    return fit_irt(responses([population / "preds"]), held_out=0).save(tmp_path_factory.mktemp("fit") / "fit")
+
+
 @pytest.mark.wordnet
 @pytest.mark.model
 def test_fit_from_the_cli_on_a_real_population(population, cli):
@@ -173,24 +182,63 @@ def test_fit_from_the_cli_on_a_real_population(population, cli):
     assert estimate["asked"][0] == 20 and 0 <= estimate["lo"][0] <= estimate["accuracy"][0] <= estimate["hi"][0]
 
 
+def _bad_input(case: str, population, fit_folder, minilm_path, folder) -> list[str]:
+    """The command line of one bad input of issue 61's point 8, its files written into ``folder``."""
+    preds, probes = population / "preds", pl.read_parquet(population / "probes.parquet")
+    full = read_predictions(preds / "none-0.parquet")
+    member = folder / "member.parquet"
+    fit_args = ["irt", "fit", str(preds), str(member), "--out", str(folder / "fit")]
+    if case == "one member":
+        return ["irt", "fit", str(preds / "none-0.parquet"), "--out", str(folder / "fit")]
+    if case == "a file given twice":
+        write_parquet(full, member)
+    elif case == "one model under two names":
+        write_parquet(full.with_columns(fingerprint=pl.lit("another"), model=pl.lit("renamed")), member)
+    elif case == "NaN scores":
+        write_parquet(full.with_columns(fingerprint=pl.lit("nan"), scores=pl.col("scores").list.eval(
+            pl.element() * float("nan"))), member)  # fmt: skip
+    elif case == "missing answers":
+        write_parquet(full.with_columns(fingerprint=pl.lit("missing"), correct=pl.lit(None, pl.Boolean)), member)
+    elif case == "a member that answered nothing":
+        write_parquet(full.clear(), member)
+    if case in ("a file given twice", "one model under two names", "NaN scores", "missing answers",
+                "a member that answered nothing"):  # fmt: skip
+        return fit_args
+    if case == "another probe set":
+        probes = probes.with_columns(id=pl.col("id") + "-other", question=pl.col("question") + " really?")
+    elif case == "a question changed since the fit":
+        probes = probes.with_columns(choices=pl.col("choices").list.reverse())
+    write_parquet(probes, folder / "probes.parquet")
+    n = "41" if case == "--adaptive above the set" else "5"
+    return ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", str(folder / "probes.parquet"),
+            "--adaptive", n, "--irt", str(fit_folder), "--out", str(folder / "adaptive.parquet")]  # fmt: skip
+
+
+BAD_INPUTS = {
+    "one member": "the population holds 1 member\\(s\\)",
+    "a file given twice": "answered question .* twice, in .*: the same model given twice",
+    "one model under two names": "identical scores on all 40 questions: the same model twice",
+    "NaN scores": "a score is NaN or infinite",
+    "missing answers": "correct is not pred == answer",
+    "a member that answered nothing": "holds no predictions",
+    "another probe set": "none of the 40 questions is in the fit",
+    "a question changed since the fit": "40 question\\(s\\) changed since the fit",
+    "--adaptive above the set": "--adaptive 41 is more than the 40 questions",
+}
+"""Issue 61's point 8: each bad input, and the line that refuses it."""
+
+
 @pytest.mark.wordnet
 @pytest.mark.model
-def test_bad_population_inputs_are_refused_with_nothing_written(population, cli, tmp_path):
-    preds = population / "preds"
-    copy = tmp_path / "again.parquet"
-    copy.write_bytes((preds / "none-0.parquet").read_bytes())
-    with pytest.raises(WorkbenchError, match="the same model given twice"):
-        responses([preds, copy])
-    renamed = read_predictions(copy).with_columns(fingerprint=pl.lit("another"), model=pl.lit("renamed"))
-    write_parquet(renamed, copy)
-    with pytest.raises(WorkbenchError, match="identical scores on all 40 questions: the same model twice"):
-        responses([preds, copy])
-    unanswered = read_predictions(copy).with_columns(scores=pl.col("scores").list.eval(pl.element() * float("nan")))
-    write_parquet(unanswered, copy)  # a member that answered nothing: NaN scores
-    with pytest.raises(WorkbenchError, match="a score is NaN or infinite"):
-        responses([preds, copy])
-    result = CliRunner().invoke(cli, ["irt", "fit", str(preds / "none-0.parquet"), "--out", str(tmp_path / "fit")])
-    assert "holds 1 member(s)" in str(result.exception) and not (tmp_path / "fit").exists()
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_each_bad_input_is_refused_in_one_line_with_nothing_written(case, population, fit_folder, minilm_path, cli,
+                                                                    tmp_path):  # fmt: skip
+    args = _bad_input(case, population, fit_folder, minilm_path, tmp_path)
+    given = sorted(tmp_path.rglob("*"))
+    result = CliRunner().invoke(cli, args)
+    assert isinstance(result.exception, WorkbenchError), (result.exception, result.output)
+    assert re.search(BAD_INPUTS[case], str(result.exception)) and "\n" not in str(result.exception)
+    assert sorted(tmp_path.rglob("*")) == given  # nothing written: no fit folder, no prediction file, no staging
 
 
 @pytest.mark.wordnet
@@ -248,12 +296,10 @@ def test_adaptive_run_on_a_real_model_against_its_full_run(population, minilm_pa
 
 @pytest.mark.wordnet
 @pytest.mark.model
-def test_anchors_stand_for_the_set_with_weights(population, cli, tmp_path):
+def test_anchors_stand_for_the_set_with_weights(population, fit_folder, cli, tmp_path):
     from workbench.irt.anchors import anchor_estimate
 
     out = tmp_path / "tiny.parquet"
-    fit_folder = tmp_path / "fit"
-    fit_irt(responses([population / "preds"]), held_out=0).save(fit_folder)
     args = ["probes", "tiny", str(population / "probes.parquet"), "--irt", str(fit_folder), "--n", "8", "--out"]
     result = CliRunner().invoke(cli, [*args, str(out)])
     assert result.exit_code == 0, result.output
@@ -289,16 +335,14 @@ def test_adaptive_needs_its_fit(cli, population, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def adaptive_file(population, minilm_path, tmp_path_factory):
-    """MiniLM asked 8 of the 40 questions adaptively (``workbench score --adaptive 8 --irt FIT``), with its fit."""
+def adaptive_file(population, fit_folder, minilm_path, tmp_path_factory):
+    """MiniLM asked 8 of the 40 questions adaptively (``workbench score --adaptive 8 --irt FIT``)."""
     from workbench.cli import make_app
 
-    root = tmp_path_factory.mktemp("adaptive")
-    fit_irt(responses([population / "preds"]), held_out=0).save(root / "fit")
-    out = root / "minilm-adaptive.parquet"
+    out = tmp_path_factory.mktemp("adaptive") / "minilm-adaptive.parquet"
     result = CliRunner().invoke(make_app(), ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes",
                                              str(population / "probes.parquet"), "--adaptive", "8", "--irt",
-                                             str(root / "fit"), "--out", str(out)])  # fmt: skip
+                                             str(fit_folder), "--out", str(out)])  # fmt: skip
     assert result.exit_code == 0, result.output
     return out
 
@@ -378,11 +422,11 @@ def test_the_dashboard_shows_an_adaptive_run_as_its_estimate(adaptive_file, popu
 
 @pytest.mark.wordnet
 @pytest.mark.model
-def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_curve(adaptive_file, population):
+def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_curve(fit_folder, population):
     from widgets import ClusterBrowser, Session
     from workbench.irt.fit import in_fit
 
-    fit = IrtFit.load(adaptive_file.parent / "fit")
+    fit = IrtFit.load(fit_folder)
     probes = pl.read_parquet(population / "probes.parquet")
     session = Session(probes=probes, fit=fit)
     browser = ClusterBrowser(session)
@@ -410,19 +454,18 @@ def served_smollm2():
 
 @pytest.mark.wordnet
 @pytest.mark.model
-def test_adaptive_run_on_a_served_model_against_its_full_run(population, served_smollm2, cli, tmp_path):
+def test_adaptive_run_on_a_served_model_against_its_full_run(population, fit_folder, served_smollm2, cli, tmp_path):
     from workbench.irt.adaptive import read_estimate
     from workbench.scoring import score
 
     url, sent = served_smollm2
-    fit_irt(responses([population / "preds"]), held_out=0).save(tmp_path / "fit")
     probes = pl.read_parquet(population / "probes.parquet").head(10)
     write_parquet(probes, tmp_path / "probes.parquet")
     asking = {"scorer": "generate", "format": "letters", "chat_template": "auto", "max_new_tokens": 4}
     full = score(probes, url, **asking, cache=False, progress=False)  # the reference: every question, no cache
     options = ["--model", url, "--probes", str(tmp_path / "probes.parquet"), "--scorer", "generate", "--format",
                "letters", "--chat-template", "auto", "--max-new-tokens", "4",
-               "--irt", str(tmp_path / "fit")]  # fmt: skip
+               "--irt", str(fit_folder)]  # fmt: skip
     sent.clear()
     result = CliRunner().invoke(cli, ["score", *options, "--adaptive", "4", "--out", str(tmp_path / "a.parquet")])
     assert result.exit_code == 0, result.output
@@ -439,7 +482,7 @@ def test_adaptive_run_on_a_served_model_against_its_full_run(population, served_
     assert sent == {("GET", "/v1/models"): 1, ("POST", "/v1/chat/completions"): 6}, sent  # only the rest
     assert read_predictions(tmp_path / "full.parquet")["scores"].to_list() == full["scores"].to_list()
     sent.clear()
-    stopped = CliRunner().invoke(cli, ["score", *options, "--irt", str(tmp_path / "fit"), "--adaptive", "4", "--se",
+    stopped = CliRunner().invoke(cli, ["score", *options, "--irt", str(fit_folder), "--adaptive", "4", "--se",
                                        "5", "--out", str(tmp_path / "se.parquet")])  # fmt: skip
     assert stopped.exit_code == 0, stopped.output
     assert read_predictions(tmp_path / "se.parquet").height == 1 and "asked 1 question" in stopped.output

@@ -91,13 +91,12 @@ def predict(
                    f"{row['question'][:70]}")  # fmt: skip
 
 
-def adaptive_run(fit_folder: Path, probes, ask, n: int, se: float | None, out: Path) -> str:
+def adaptive_run(fit, probes, ask, n: int, se: float | None, out: Path) -> str:
     """``workbench score --adaptive``: the run, its predictions written with the estimate they carry, its lines."""
     from workbench.io import write_parquet
-    from workbench.irt import IrtFit
     from workbench.irt.adaptive import adaptive
 
-    result = adaptive(IrtFit.load(fit_folder), probes, ask, n, se)
+    result = adaptive(fit, probes, ask, n, se)
     write_parquet(result.asked, out, metadata=result.metadata())
     lines = [f"asked {result.asked.height} questions adaptively (ability {result.theta:+.2f} ± {result.theta_se:.2f});"
              f" accuracy on the whole set is an estimate -> {out}"]  # fmt: skip

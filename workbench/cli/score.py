@@ -208,6 +208,12 @@ def score(
         raise SpecError("--out is missing: where to write the predictions (.parquet)")
     if (adaptive is None) != (irt is None):
         raise SpecError("--adaptive N and --irt FIT go together: give both (or neither, to score the whole set)")
+    if adaptive is not None:
+        from workbench.irt import IrtFit
+        from workbench.irt.adaptive import askable
+
+        fit = IrtFit.load(irt)
+        askable(fit, frame, adaptive)  # refused before the model is loaded and --out locked
     with exclusive(out):  # a second run to the same --out is refused at once, naming this one
         if adaptive is not None:
             from workbench.cli.irt import adaptive_run
@@ -219,7 +225,7 @@ def score(
                                     name=name, format=format.value, shots=shots, shot_seed=shot_seed,
                                     chat_template=chat_template.value, system=system, shot_pool=pool,
                                     shots_from=shots_from, max_new_tokens=max_new_tokens)  # fmt: skip
-            typer.echo(adaptive_run(irt, frame, ask, adaptive, se, out))
+            typer.echo(adaptive_run(fit, frame, ask, adaptive, se, out))
             if endpoint is not None:
                 typer.echo(loaded.sent.line(loaded))
             return
