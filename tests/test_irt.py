@@ -163,10 +163,15 @@ def fit_folder(population, tmp_path_factory) -> Path:
 @pytest.mark.model
 def test_fit_from_the_cli_on_a_real_population(population, cli):
     out = population / "fit"
-    result = CliRunner().invoke(cli, ["irt", "fit", str(population / "preds"), "--explain", "hops", "--out", str(out)])
+    explain = ["--explain", "hops", "--explain", "concept_depth", "--explain", "polysemy"]
+    result = CliRunner().invoke(cli, ["irt", "fit", str(population / "preds"), *explain, "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "3 members x 40 questions, 120 answers" in result.output
     fit = IrtFit.load(out)
+    assert fit.effects["term"].to_list() == ["intercept", "hops", "concept_depth", "polysemy"]
+    assert fit.items["concept_depth"].min() >= 1 and fit.items["polysemy"].min() >= 1  # read from WordNet
+    predicted = CliRunner().invoke(cli, ["irt", "predict", str(out), str(population / "probes.parquet")])
+    assert predicted.exit_code == 0 and "40 questions, predicted difficulty" in predicted.output, predicted.output
     best = fit.members.sort("theta", descending=True)
     assert best["label"][0].endswith("none]")  # the trained model above its random-weights controls
     assert best["theta"][0] > best["theta_hi"][1]
