@@ -461,7 +461,7 @@ def served_smollm2():
 @pytest.mark.wordnet
 @pytest.mark.model
 def test_adaptive_run_on_a_served_model_against_its_full_run(population, fit_folder, served_smollm2, cli, tmp_path):
-    from workbench.irt.adaptive import read_estimate
+    from workbench.irt.adaptive import adaptive, read_estimate
     from workbench.scoring import score
 
     url, sent = served_smollm2
@@ -487,9 +487,16 @@ def test_adaptive_run_on_a_served_model_against_its_full_run(population, fit_fol
     assert whole.exit_code == 0, whole.output
     assert sent == {("GET", "/v1/models"): 1, ("POST", "/v1/chat/completions"): 6}, sent  # only the rest
     assert read_predictions(tmp_path / "full.parquet")["scores"].to_list() == full["scores"].to_list()
+    fit = IrtFit.load(fit_folder)
+
+    def answered(rows: pl.DataFrame) -> pl.DataFrame:  # the full run's answers, as the server gave them
+        return full.join(rows.select("id", "question"), on=["id", "question"], how="semi")
+
+    se = adaptive(fit, probes, answered, n=2).theta_se + 1e-4  # the standard error after two answers
+    assert adaptive(fit, probes, answered, n=1).theta_se > se
     sent.clear()
     stopped = CliRunner().invoke(cli, ["score", *options, "--irt", str(fit_folder), "--adaptive", "4", "--se",
-                                       "5", "--out", str(tmp_path / "se.parquet")])  # fmt: skip
+                                       f"{se:.6f}", "--out", str(tmp_path / "se.parquet")])  # fmt: skip
     assert stopped.exit_code == 0, stopped.output
-    assert read_predictions(tmp_path / "se.parquet").height == 1 and "asked 1 question" in stopped.output
-    assert sent[("POST", "/v1/chat/completions")] == 0  # its one question was asked before: from the cache
+    assert read_predictions(tmp_path / "se.parquet").height == 2 and "asked 2 questions" in stopped.output
+    assert sent[("POST", "/v1/chat/completions")] == 0  # its two questions were asked before: from the cache
