@@ -1,6 +1,7 @@
 """Servers the served-model tests talk to over HTTP on 127.0.0.1: llama-cpp-python's OpenAI-compatible server on
-SmolLM2's GGUF (a real inference server), and a misbehaving one (an ``http.server`` answering with the failures a
-user meets: 401, 429 storms, non-JSON, cut-short JSON, no log-probabilities)."""
+SmolLM2's GGUF (a real inference server), a misbehaving one (an ``http.server`` answering with the failures a
+user meets: 401, 429 storms, non-JSON, cut-short JSON, no log-probabilities), and a proxy in front of a real one
+that counts the requests it passes on."""
 
 import json
 import socket
@@ -8,7 +9,9 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
+from collections import Counter
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -110,6 +113,53 @@ def misbehaving(mode: str):
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+FORWARDED = ("authorization", "content-type")
+"""The request headers the counting proxy passes on."""
+
+
+@contextmanager
+def counting_proxy(url: str):
+    """A pass-through proxy at ``http://127.0.0.1:PORT/v1`` in front of the server at ``url`` (its base URL), that
+    counts what it forwards: yields its URL and the ``Counter`` of (method, path) it fills, which a test may clear."""
+    target = url.rsplit("/v1", 1)[0]
+    sent: Counter = Counter()
+
+    class Forward(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # quiet
+            pass
+
+        def _forward(self, method: str) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0))) if method == "POST" else None
+            sent[(method, self.path)] += 1
+            kept = {name: value for name, value in self.headers.items() if name.lower() in FORWARDED}
+            request = urllib.request.Request(target + self.path, data=body, headers=kept, method=method)
+            try:
+                with urllib.request.urlopen(request, timeout=300) as response:
+                    status, kind, answer = response.status, response.headers.get("Content-Type"), response.read()
+            except urllib.error.HTTPError as err:
+                status, kind, answer = err.code, err.headers.get("Content-Type"), err.read()
+            self.send_response(status)
+            self.send_header("Content-Type", kind or "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def do_GET(self) -> None:
+            self._forward("GET")
+
+        def do_POST(self) -> None:
+            self._forward("POST")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", sent
     finally:
         server.shutdown()
         server.server_close()

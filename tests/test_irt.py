@@ -2,6 +2,9 @@
 recovered by the explanatory model, a real population (MiniLM and its random-weights controls on real WordNet
 questions) fitted from the CLI, and the bad inputs refused in one line with nothing written."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -59,20 +62,44 @@ def test_sparse_answers_and_held_out_quality():
     assert np.corrcoef(items["b"], truth["b"])[0, 1] >= 0.85
 
 
-def test_explanatory_model_recovers_factor_effects():
-    effect = {"random": 0.0, "sister": 0.8}
-    frame, _ = simulated(150, 300, seed=3, difficulty=lambda h, f: -1.0 + 0.5 * h + np.vectorize(effect.get)(f))
-    fit = fit_irt(frame, explain=("hops", "distractor_family"), held_out=0.2)
+@pytest.mark.wordnet
+def test_explanatory_model_recovers_factor_effects_read_from_the_questions_and_wordnet(released_dir, wordnet_graph):
+    from workbench.knowledge.measures import concept_measures
+    from workbench.probes.formats import read_probes
+
+    questions = read_probes(released_dir / "hypernymy_test.jsonl").sort("id")
+    fitted, fresh = questions.head(300), questions.slice(300, 100)
+    measures = concept_measures(wordnet_graph, questions).select("concept", "word", "concept_depth", "polysemy")
+
+    def truth(frame: pl.DataFrame) -> np.ndarray:  # harder with hops, sister distractors, senses; easier deeper
+        known = frame.join(measures, on=["concept", "word"], how="left", maintain_order="left")
+        return (-1.5 + 0.5 * known["hops"] + 0.8 * (known["distractor_family"] == "sister")
+                - 0.2 * (known["concept_depth"] - 7) + 0.15 * known["polysemy"]).to_numpy()  # fmt: skip
+
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=150)
+    right = rng.random((150, 300)) < 1 / (1 + np.exp(-(theta[:, None] - truth(fitted)[None, :])))
+    frame = pl.concat([fitted.with_columns(member=pl.lit(f"m{m}")) for m in range(150)]).with_columns(
+        right=pl.Series(right.ravel()), label="member", source=pl.lit("simulated"), item="id",
+        choices=pl.lit(4, pl.Int64),
+    ).select(list(RESPONSE_SCHEMA))  # fmt: skip
+    factors = ("hops", "distractor_family", "concept_depth", "polysemy")
+    fit = fit_irt(frame, explain=factors, held_out=0.2, graph=wordnet_graph)
     assert fit.quality["predicted_difficulty_r"] >= 0.9 and fit.quality["held_out_questions"] >= 40
-    effects = dict(fit.effects.select("term", "effect").iter_rows())
-    assert effects["hops"] == pytest.approx(0.5, abs=0.1)
-    assert effects["distractor_family=sister"] == pytest.approx(0.8, abs=0.15)
-    assert (fit.effects["lo"] < fit.effects["effect"]).all() and (fit.effects["effect"] < fit.effects["hi"]).all()
-    fresh = frame.unique("item").select("id", "probe", "question", "hops", "distractor_family", "distractor_depth",
-                                        choices=pl.lit(["a", "b", "c", "d"]))  # fmt: skip
-    predicted = predict_difficulty(fit, fresh)
-    truth = -1.0 + 0.5 * fresh["hops"] + fresh["distractor_family"].replace_strict(effect)
-    assert np.corrcoef(predicted["b_predicted"], truth)[0, 1] >= 0.95
+    effects = {row["term"]: row for row in fit.effects.iter_rows(named=True)}
+    assert effects["hops"]["effect"] == pytest.approx(0.5, abs=0.1)
+    assert effects["distractor_family=sister"]["effect"] == pytest.approx(0.8, abs=0.15)
+    assert effects["concept_depth"]["effect"] == pytest.approx(-0.2, abs=0.06)
+    assert effects["polysemy"]["effect"] == pytest.approx(0.15, abs=0.05)
+    given = ("hops", "distractor_family=sister", "concept_depth", "polysemy")
+    assert all(effects[term]["lo"] > 0 or effects[term]["hi"] < 0 for term in given)  # told apart from none
+    assert effects["distractor_family=isa_down"]["lo"] < 0 < effects["distractor_family=isa_down"]["hi"]  # none given
+    assert {"concept_depth", "polysemy"} <= set(fit.items.columns)
+    predicted = predict_difficulty(fit, fresh, graph=wordnet_graph)  # questions no member answered
+    assert predicted.height == 100 and np.corrcoef(predicted["b_predicted"], truth(fresh))[0, 1] >= 0.95
+    gcide = fresh.head(2).with_columns(concept=pl.lit("on.u.18"))
+    with pytest.raises(WorkbenchError, match=r"2 question\(s\) have no concept_depth \('on.u.18' is not a wordnet"):
+        predict_difficulty(fit, gcide, graph=wordnet_graph)
 
 
 def test_questions_the_strong_miss_and_the_weak_get_are_suspected_defects():
@@ -127,14 +154,25 @@ def population(tmp_path_factory, wordnet_graph, minilm_path):
     return root
 
 
+@pytest.fixture(scope="module")
+def fit_folder(population, tmp_path_factory) -> Path:
+    """The population's 2PL fit, saved."""
+    return fit_irt(responses([population / "preds"]), held_out=0).save(tmp_path_factory.mktemp("fit") / "fit")
+
+
 @pytest.mark.wordnet
 @pytest.mark.model
 def test_fit_from_the_cli_on_a_real_population(population, cli):
     out = population / "fit"
-    result = CliRunner().invoke(cli, ["irt", "fit", str(population / "preds"), "--explain", "hops", "--out", str(out)])
+    explain = ["--explain", "hops", "--explain", "concept_depth", "--explain", "polysemy"]
+    result = CliRunner().invoke(cli, ["irt", "fit", str(population / "preds"), *explain, "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "3 members x 40 questions, 120 answers" in result.output
     fit = IrtFit.load(out)
+    assert fit.effects["term"].to_list() == ["intercept", "hops", "concept_depth", "polysemy"]
+    assert fit.items["concept_depth"].min() >= 1 and fit.items["polysemy"].min() >= 1  # read from WordNet
+    predicted = CliRunner().invoke(cli, ["irt", "predict", str(out), str(population / "probes.parquet")])
+    assert predicted.exit_code == 0 and "40 questions, predicted difficulty" in predicted.output, predicted.output
     best = fit.members.sort("theta", descending=True)
     assert best["label"][0].endswith("none]")  # the trained model above its random-weights controls
     assert best["theta"][0] > best["theta_hi"][1]
@@ -150,24 +188,63 @@ def test_fit_from_the_cli_on_a_real_population(population, cli):
     assert estimate["asked"][0] == 20 and 0 <= estimate["lo"][0] <= estimate["accuracy"][0] <= estimate["hi"][0]
 
 
+def _bad_input(case: str, population, fit_folder, minilm_path, folder) -> list[str]:
+    """The command line of one bad input of issue 61's point 8, its files written into ``folder``."""
+    preds, probes = population / "preds", pl.read_parquet(population / "probes.parquet")
+    full = read_predictions(preds / "none-0.parquet")
+    member = folder / "member.parquet"
+    fit_args = ["irt", "fit", str(preds), str(member), "--out", str(folder / "fit")]
+    if case == "one member":
+        return ["irt", "fit", str(preds / "none-0.parquet"), "--out", str(folder / "fit")]
+    if case == "a file given twice":
+        write_parquet(full, member)
+    elif case == "one model under two names":
+        write_parquet(full.with_columns(fingerprint=pl.lit("another"), model=pl.lit("renamed")), member)
+    elif case == "NaN scores":
+        write_parquet(full.with_columns(fingerprint=pl.lit("nan"), scores=pl.col("scores").list.eval(
+            pl.element() * float("nan"))), member)  # fmt: skip
+    elif case == "missing answers":
+        write_parquet(full.with_columns(fingerprint=pl.lit("missing"), correct=pl.lit(None, pl.Boolean)), member)
+    elif case == "a member that answered nothing":
+        write_parquet(full.clear(), member)
+    if case in ("a file given twice", "one model under two names", "NaN scores", "missing answers",
+                "a member that answered nothing"):  # fmt: skip
+        return fit_args
+    if case == "another probe set":
+        probes = probes.with_columns(id=pl.col("id") + "-other", question=pl.col("question") + " really?")
+    elif case == "a question changed since the fit":
+        probes = probes.with_columns(choices=pl.col("choices").list.reverse())
+    write_parquet(probes, folder / "probes.parquet")
+    n = "41" if case == "--adaptive above the set" else "5"
+    return ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes", str(folder / "probes.parquet"),
+            "--adaptive", n, "--irt", str(fit_folder), "--out", str(folder / "adaptive.parquet")]  # fmt: skip
+
+
+BAD_INPUTS = {
+    "one member": "the population holds 1 member\\(s\\)",
+    "a file given twice": "answered question .* twice, in .*: the same model given twice",
+    "one model under two names": "identical scores on all 40 questions: the same model twice",
+    "NaN scores": "a score is NaN or infinite",
+    "missing answers": "correct is not pred == answer",
+    "a member that answered nothing": "holds no predictions",
+    "another probe set": "none of the 40 questions is in the fit",
+    "a question changed since the fit": "40 question\\(s\\) changed since the fit",
+    "--adaptive above the set": "--adaptive 41 is more than the 40 questions",
+}
+"""Issue 61's point 8: each bad input, and the line that refuses it."""
+
+
 @pytest.mark.wordnet
 @pytest.mark.model
-def test_bad_population_inputs_are_refused_with_nothing_written(population, cli, tmp_path):
-    preds = population / "preds"
-    copy = tmp_path / "again.parquet"
-    copy.write_bytes((preds / "none-0.parquet").read_bytes())
-    with pytest.raises(WorkbenchError, match="the same model given twice"):
-        responses([preds, copy])
-    renamed = read_predictions(copy).with_columns(fingerprint=pl.lit("another"), model=pl.lit("renamed"))
-    write_parquet(renamed, copy)
-    with pytest.raises(WorkbenchError, match="identical scores on all 40 questions: the same model twice"):
-        responses([preds, copy])
-    unanswered = read_predictions(copy).with_columns(scores=pl.col("scores").list.eval(pl.element() * float("nan")))
-    write_parquet(unanswered, copy)  # a member that answered nothing: NaN scores
-    with pytest.raises(WorkbenchError, match="a score is NaN or infinite"):
-        responses([preds, copy])
-    result = CliRunner().invoke(cli, ["irt", "fit", str(preds / "none-0.parquet"), "--out", str(tmp_path / "fit")])
-    assert "holds 1 member(s)" in str(result.exception) and not (tmp_path / "fit").exists()
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_each_bad_input_is_refused_in_one_line_with_nothing_written(case, population, fit_folder, minilm_path, cli,
+                                                                    tmp_path):  # fmt: skip
+    args = _bad_input(case, population, fit_folder, minilm_path, tmp_path)
+    given = sorted(tmp_path.rglob("*"))
+    result = CliRunner().invoke(cli, args)
+    assert isinstance(result.exception, WorkbenchError), (result.exception, result.output)
+    assert re.search(BAD_INPUTS[case], str(result.exception)) and "\n" not in str(result.exception)
+    assert sorted(tmp_path.rglob("*")) == given  # nothing written: no fit folder, no prediction file, no staging
 
 
 @pytest.mark.wordnet
@@ -225,12 +302,10 @@ def test_adaptive_run_on_a_real_model_against_its_full_run(population, minilm_pa
 
 @pytest.mark.wordnet
 @pytest.mark.model
-def test_anchors_stand_for_the_set_with_weights(population, cli, tmp_path):
+def test_anchors_stand_for_the_set_with_weights(population, fit_folder, cli, tmp_path):
     from workbench.irt.anchors import anchor_estimate
 
     out = tmp_path / "tiny.parquet"
-    fit_folder = tmp_path / "fit"
-    fit_irt(responses([population / "preds"]), held_out=0).save(fit_folder)
     args = ["probes", "tiny", str(population / "probes.parquet"), "--irt", str(fit_folder), "--n", "8", "--out"]
     result = CliRunner().invoke(cli, [*args, str(out)])
     assert result.exit_code == 0, result.output
@@ -266,16 +341,14 @@ def test_adaptive_needs_its_fit(cli, population, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def adaptive_file(population, minilm_path, tmp_path_factory):
-    """MiniLM asked 8 of the 40 questions adaptively (``workbench score --adaptive 8 --irt FIT``), with its fit."""
+def adaptive_file(population, fit_folder, minilm_path, tmp_path_factory):
+    """MiniLM asked 8 of the 40 questions adaptively (``workbench score --adaptive 8 --irt FIT``)."""
     from workbench.cli import make_app
 
-    root = tmp_path_factory.mktemp("adaptive")
-    fit_irt(responses([population / "preds"]), held_out=0).save(root / "fit")
-    out = root / "minilm-adaptive.parquet"
+    out = tmp_path_factory.mktemp("adaptive") / "minilm-adaptive.parquet"
     result = CliRunner().invoke(make_app(), ["score", "--model", str(minilm_path), "--scorer", "similarity", "--probes",
                                              str(population / "probes.parquet"), "--adaptive", "8", "--irt",
-                                             str(root / "fit"), "--out", str(out)])  # fmt: skip
+                                             str(fit_folder), "--out", str(out)])  # fmt: skip
     assert result.exit_code == 0, result.output
     return out
 
@@ -355,11 +428,11 @@ def test_the_dashboard_shows_an_adaptive_run_as_its_estimate(adaptive_file, popu
 
 @pytest.mark.wordnet
 @pytest.mark.model
-def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_curve(adaptive_file, population):
+def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_curve(fit_folder, population):
     from widgets import ClusterBrowser, Session
     from workbench.irt.fit import in_fit
 
-    fit = IrtFit.load(adaptive_file.parent / "fit")
+    fit = IrtFit.load(fit_folder)
     probes = pl.read_parquet(population / "probes.parquet")
     session = Session(probes=probes, fit=fit)
     browser = ClusterBrowser(session)
@@ -371,3 +444,59 @@ def test_the_cluster_browser_shows_a_questions_difficulty_discrimination_and_cur
     assert "not in the IRT fit" in browser.irt.value and browser.curve.layout.display == "none"
     session.fit = None
     assert browser.irt.value == ""
+
+
+@pytest.fixture(scope="module")
+def served_smollm2():
+    """SmolLM2 served by llama-cpp-python's server, behind a proxy counting the requests it is sent."""
+    pytest.importorskip("llama_cpp")
+    from servers import counting_proxy, llama_server
+
+    from workbench.scoring.gguf import smollm2_gguf
+
+    with llama_server(smollm2_gguf()) as (_, url), counting_proxy(url) as proxied:
+        yield proxied
+
+
+@pytest.mark.wordnet
+@pytest.mark.model
+def test_adaptive_run_on_a_served_model_against_its_full_run(population, fit_folder, served_smollm2, cli, tmp_path):
+    from workbench.irt.adaptive import adaptive, read_estimate
+    from workbench.scoring import score
+
+    url, sent = served_smollm2
+    probes = pl.read_parquet(population / "probes.parquet").head(10)
+    write_parquet(probes, tmp_path / "probes.parquet")
+    asking = {"scorer": "generate", "format": "letters", "chat_template": "auto", "max_new_tokens": 4}
+    full = score(probes, url, **asking, cache=False, progress=False)  # the reference: every question, no cache
+    options = ["--model", url, "--probes", str(tmp_path / "probes.parquet"), "--scorer", "generate", "--format",
+               "letters", "--chat-template", "auto", "--max-new-tokens", "4",
+               "--irt", str(fit_folder)]  # fmt: skip
+    sent.clear()
+    result = CliRunner().invoke(cli, ["score", *options, "--adaptive", "4", "--out", str(tmp_path / "a.parquet")])
+    assert result.exit_code == 0, result.output
+    assert sent == {("GET", "/v1/models"): 1, ("POST", "/v1/chat/completions"): 4}, sent  # the asked, one listing
+    assert "sent 4 requests" in result.output and "estimated accuracy" in result.output
+    asked = read_predictions(tmp_path / "a.parquet")
+    same = full.join(asked.select("id", "question", asked=pl.col("scores")), on=["id", "question"])
+    assert same.height == 4 and same["scores"].to_list() == same["asked"].to_list()
+    assert read_estimate(tmp_path / "a.parquet")["asked"] == 4
+    sent.clear()
+    options = options[:-2]  # the same model, asked every question through the same prediction cache
+    whole = CliRunner().invoke(cli, ["score", *options, "--out", str(tmp_path / "full.parquet")])
+    assert whole.exit_code == 0, whole.output
+    assert sent == {("GET", "/v1/models"): 1, ("POST", "/v1/chat/completions"): 6}, sent  # only the rest
+    assert read_predictions(tmp_path / "full.parquet")["scores"].to_list() == full["scores"].to_list()
+    fit = IrtFit.load(fit_folder)
+
+    def answered(rows: pl.DataFrame) -> pl.DataFrame:  # the full run's answers, as the server gave them
+        return full.join(rows.select("id", "question"), on=["id", "question"], how="semi")
+
+    se = adaptive(fit, probes, answered, n=2).theta_se + 1e-4  # the standard error after two answers
+    assert adaptive(fit, probes, answered, n=1).theta_se > se
+    sent.clear()
+    stopped = CliRunner().invoke(cli, ["score", *options, "--irt", str(fit_folder), "--adaptive", "4", "--se",
+                                       f"{se:.6f}", "--out", str(tmp_path / "se.parquet")])  # fmt: skip
+    assert stopped.exit_code == 0, stopped.output
+    assert read_predictions(tmp_path / "se.parquet").height == 2 and "asked 2 questions" in stopped.output
+    assert sent[("POST", "/v1/chat/completions")] == 0  # its two questions were asked before: from the cache

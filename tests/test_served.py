@@ -283,3 +283,16 @@ def test_a_served_model_sweeps_from_the_command_line_in_every_documented_form(se
     result = CliRunner().invoke(cli, ["sweep", "--model", f"smollm2={server}", "--probes", f"few={probes}",
                                       "--out", str(tmp_path / "similarity")])  # fmt: skip
     assert "answers the scorers ['causal', 'generate'], not ['similarity']" in str(result.exception)
+
+
+def test_a_connected_server_is_asked_again_without_listing_its_models_again(few):
+    from workbench.scoring import served
+
+    with misbehaving("ok") as (url, handler):
+        server = served.connect(Endpoint(url), "generate")
+        for _ in range(2):  # as an adaptive run asks it, one question at a time
+            score(few.head(1), server, "generate", cache=False, progress=False)
+        assert len(handler.key_seen) == 1 and len(handler.posts) == 2  # one listing, then one answer a call
+        assert server.sent.requests == 2
+        with pytest.raises(SpecError, match="connected for scorer 'generate', not 'causal'"):
+            score(few.head(1), server, "causal", cache=False, progress=False)

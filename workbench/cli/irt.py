@@ -20,7 +20,7 @@ def fit(
     explain: list[str] = typer.Option(
         [],
         help="A design factor difficulty is regressed on inside the model (hops, distractor_family, "
-        "distractor_depth, probe, choices); repeatable.",
+        "distractor_depth, probe, choices; concept_depth and polysemy, read from WordNet); repeatable.",
     ),
     held_out: float = typer.Option(0.1, help="Share of answers held out of a first fit to score it (0: none)."),
     seed: int = typer.Option(0, help="Seed of the held-out draw."),
@@ -91,13 +91,12 @@ def predict(
                    f"{row['question'][:70]}")  # fmt: skip
 
 
-def adaptive_run(fit_folder: Path, probes, ask, n: int, se: float | None, out: Path) -> str:
+def adaptive_run(fit, probes, ask, n: int, se: float | None, out: Path) -> str:
     """``workbench score --adaptive``: the run, its predictions written with the estimate they carry, its lines."""
     from workbench.io import write_parquet
-    from workbench.irt import IrtFit
     from workbench.irt.adaptive import adaptive
 
-    result = adaptive(IrtFit.load(fit_folder), probes, ask, n, se)
+    result = adaptive(fit, probes, ask, n, se)
     write_parquet(result.asked, out, metadata=result.metadata())
     lines = [f"asked {result.asked.height} questions adaptively (ability {result.theta:+.2f} ± {result.theta_se:.2f});"
              f" accuracy on the whole set is an estimate -> {out}"]  # fmt: skip

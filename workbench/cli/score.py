@@ -208,17 +208,26 @@ def score(
         raise SpecError("--out is missing: where to write the predictions (.parquet)")
     if (adaptive is None) != (irt is None):
         raise SpecError("--adaptive N and --irt FIT go together: give both (or neither, to score the whole set)")
+    if adaptive is not None:
+        from workbench.irt import IrtFit
+        from workbench.irt.adaptive import askable
+
+        fit = IrtFit.load(irt)
+        askable(fit, frame, adaptive)  # refused before the model is loaded and --out locked
     with exclusive(out):  # a second run to the same --out is refused at once, naming this one
         if adaptive is not None:
             from workbench.cli.irt import adaptive_run
 
-            ask = functools.partial(score_probes, model=_loaded(endpoint, model, scorer, control, seed, max_length,
-                                    device, dtype, device_map), progress=False, scorer=scorer.value,
+            loaded = _loaded(endpoint, model, scorer, control, seed, max_length, device, dtype, device_map,
+                             chat_template)  # fmt: skip
+            ask = functools.partial(score_probes, model=loaded, progress=False, scorer=scorer.value,
                                     control=control.value, rule=rule, seed=seed, cache=cache, prompts=prompts,
                                     name=name, format=format.value, shots=shots, shot_seed=shot_seed,
                                     chat_template=chat_template.value, system=system, shot_pool=pool,
                                     shots_from=shots_from, max_new_tokens=max_new_tokens)  # fmt: skip
-            typer.echo(adaptive_run(irt, frame, ask, adaptive, se, out))
+            typer.echo(adaptive_run(fit, frame, ask, adaptive, se, out))
+            if endpoint is not None:
+                typer.echo(loaded.sent.line(loaded))
             return
         predictions = score_probes(
             frame,
@@ -332,10 +341,14 @@ def register(app: typer.Typer) -> None:
     app.command("score")(score)
 
 
-def _loaded(endpoint, model, scorer, control, seed, max_length, device, dtype, device_map):
-    """--adaptive asks one question at a time: a local model is loaded once for all of them."""
+def _loaded(endpoint, model, scorer, control, seed, max_length, device, dtype, device_map, chat_template):
+    """--adaptive asks one question at a time: a local model is loaded once for all of them, a served one connected
+    once (its models listed, its echo checked, once) and what it was sent counted over all of them."""
     if endpoint is not None:
-        return endpoint
+        from workbench.scoring.serving import connected
+        from workbench.scoring.spec import ScoreSpec
+
+        return connected(endpoint, ScoreSpec(scorer.value, control=control.value, chat_template=chat_template.value))
     from workbench.scoring.models import load_model
 
     return load_model(model, scorer.value, control.value, seed, max_length, device, dtype.value, device_map)

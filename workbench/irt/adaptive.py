@@ -55,14 +55,9 @@ def adaptive(
     """Ask ``ask`` (probe rows -> their predictions) at most ``n`` of ``probes``' questions that ``fit`` holds,
     most informative first, stopping early once the ability's standard error is at most ``se``.
 
-    Refused: ``n`` above the questions the fit holds of ``probes``, and as ``fit.in_fit`` refuses.
+    Refused as ``askable`` refuses.
     """
-    known = in_fit(fit, probes)
-    if n > known.height:
-        raise WorkbenchError(f"--adaptive {n} is more than the {known.height} questions of the probe set the fit "
-                             f"holds; give at most {known.height}, or score the set whole")  # fmt: skip
-    if n < 1:
-        raise WorkbenchError(f"--adaptive {n}: ask at least one question")
+    known = askable(fit, probes, n)
     a, b, floor = (known[name].to_numpy() for name in ("a", "b", "floor"))
     asked: list[int] = []
     answers: list[pl.DataFrame] = []
@@ -94,6 +89,21 @@ def adaptive(
         ).sort(keys)  # fmt: skip
 
     return AdaptiveResult(predictions, per(["probe"]), per(["probe", "hops", "distractor_family"]), theta, sd)
+
+
+def askable(fit, probes: pl.DataFrame, n: int) -> pl.DataFrame:
+    """The rows of ``probes`` the fit holds (``in_fit``), checked before a model is loaded or a file locked.
+
+    Refused: ``n`` above them, or below one, and as ``fit.in_fit`` refuses (another probe set, a question changed
+    since the fit).
+    """
+    known = in_fit(fit, probes)
+    if n > known.height:
+        raise WorkbenchError(f"--adaptive {n} is more than the {known.height} questions of the probe set the fit "
+                             f"holds; give at most {known.height}, or score the set whole")  # fmt: skip
+    if n < 1:
+        raise WorkbenchError(f"--adaptive {n}: ask at least one question")
+    return known
 
 
 def _set(values: np.ndarray, index: list[int], to) -> np.ndarray:

@@ -15,7 +15,7 @@ import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
 from workbench.irt import model as irt_model
-from workbench.irt.explain import FACTORS, design_matrix
+from workbench.irt.explain import FACTORS, design_matrix, with_graph_factors
 from workbench.irt.model import Z95
 from workbench.irt.responses import item_key
 from workbench.specs import resolve_spec
@@ -89,7 +89,7 @@ class IrtFit:
         return cls(spec, *frames, quality=meta["quality"])
 
 
-def fit_irt(responses: pl.DataFrame, spec: IrtSpec | str | None = None, **overrides) -> IrtFit:
+def fit_irt(responses: pl.DataFrame, spec: IrtSpec | str | None = None, *, graph=None, **overrides) -> IrtFit:
     """Fit ``spec.model`` to the population's answers (``responses.responses``), questions matched by content.
 
     Members answering different subsets are fine (a sparse matrix). Refused: fewer than two members, a member
@@ -102,6 +102,9 @@ def fit_irt(responses: pl.DataFrame, spec: IrtSpec | str | None = None, **overri
         ``RESPONSE_SCHEMA`` rows (``workbench.irt.responses``): one per member and question.
     spec : IrtSpec or str, optional
         The settings, or the model name; ``overrides`` change single settings (``explain=("hops",)``).
+    graph : Graph, optional
+        Where the explanatory model reads ``concept_depth`` and ``polysemy`` (``explain.GRAPH_FACTORS``; default:
+        WordNet); each question's values are kept in ``items``.
 
     Returns
     -------
@@ -128,6 +131,7 @@ def fit_irt(responses: pl.DataFrame, spec: IrtSpec | str | None = None, **overri
     floor = (1 / items["choices"].to_numpy()) if spec.model == "3pl" else np.zeros(items.height)
     design, effect_terms = (None, [])
     if spec.explain:
+        items = with_graph_factors(items, spec.explain, graph)
         design, effect_terms = design_matrix(items, spec.explain)
     quality = {"members": members.height, "questions": items.height, "answers": int(seen.sum()), "model": spec.model}
     if spec.held_out:

@@ -151,7 +151,8 @@ class Endpoint:
 class Server:
     """A checked connection to an ``Endpoint``: the client, the served ``model`` name, its ``identity`` (host,
     name and what the server reports of it; never the key), the ``fingerprint`` that names it, and what the
-    scorers read of a ``Model`` (``name``, ``scorer``, ``control``, ``max_length``, ``tokenizer``)."""
+    scorers read of a ``Model`` (``name``, ``scorer``, ``control``, ``max_length``, ``tokenizer``); ``echo_checked``:
+    ``check_echo`` passed on this connection (it is not asked again)."""
 
     endpoint: Endpoint
     client: object
@@ -163,6 +164,7 @@ class Server:
     control: str = "none"
     max_length: int = 0
     sent: "Traffic" = field(default_factory=lambda: Traffic())
+    echo_checked: bool = False
 
     @property
     def name(self) -> str:
@@ -538,7 +540,10 @@ def check_echo(server: Server) -> None:
     """Refuse a server whose echoed prompt log-probabilities are wrong: for each canary, the log-probability echo
     gives its last token must equal the one the server gives that token as the next token of the canary without it
     (``top_logprobs`` of a one-token completion). Catches llama.cpp's llama-server (echo gives the generated token's
-    log-probability only) and llama-cpp-python's server on a prompt without a BOS (shifted by one position)."""
+    log-probability only) and llama-cpp-python's server on a prompt without a BOS (shifted by one position). Once
+    per connection: a server asked again (an adaptive run, one question at a time) is not checked again."""
+    if server.echo_checked:
+        return
     key = os.environ.get(server.endpoint.key_env) or "none"
     verdicts = []
     try:
@@ -582,6 +587,7 @@ def check_echo(server: Server) -> None:
             f"the prompt log-probabilities of {server.endpoint.url} ({server.model}) cannot be trusted: {said}{hint}; "
             + GENERATION_WAYS
         )
+    server.echo_checked = True
 
 
 def _request(server: Server, create: Callable, **arguments):

@@ -58,10 +58,13 @@ def plan_requests(
     )  # fmt: skip
 
 
-def connected(model: "str | served.Endpoint", spec: ScoreSpec, listing_only: bool = False) -> "served.Server":
+def connected(
+    model: "str | served.Endpoint | served.Server", spec: ScoreSpec, listing_only: bool = False
+) -> "served.Server":
     """A served model checked and connected (``workbench.scoring.served``); the settings of a local model refused.
     The server's chat template (``/props``) is asked only where a way needs it, and never by a dry run
-    (``listing_only``), which sends nothing but the listing of its models."""
+    (``listing_only``), which sends nothing but the listing of its models. A ``Server`` connected before is kept
+    (an adaptive run asks it one question at a time, listing its models once), if connected for ``spec.scorer``."""
     local = {"control": (spec.control, "none"), "device": (spec.device, None), "dtype": (spec.dtype, "float32"),
              "device_map": (spec.device_map, None)}  # fmt: skip
     clashes = [f"{name}={value!r}" for name, (value, default) in local.items() if value not in (None, default)]
@@ -70,9 +73,15 @@ def connected(model: "str | served.Endpoint", spec: ScoreSpec, listing_only: boo
             f"{', '.join(clashes)} place or change a local model's weights, and a served model's are the server's; "
             "leave them out (score a control locally, on the same weights)"
         )
-    endpoint = model if isinstance(model, served.Endpoint) else served.Endpoint(str(model))
     templated = spec.chat_template == "auto" and spec.scorer != "generate"
-    server = served.connect(endpoint, spec.scorer, template=templated and not listing_only)
+    if isinstance(model, served.Server):
+        if model.scorer != spec.scorer:
+            raise SpecError(f"the server passed in was connected for scorer {model.scorer!r}, not {spec.scorer!r}; "
+                            "connect it again with that scorer")  # fmt: skip
+        server = model
+    else:
+        endpoint = model if isinstance(model, served.Endpoint) else served.Endpoint(str(model))
+        server = served.connect(endpoint, spec.scorer, template=templated and not listing_only)
     if templated and server.tokenizer is None:
         said = ("a dry run sends nothing but the listing of its models, so it cannot ask the server for it (at "
                 "/props)" if listing_only else "which the server does not give (at /props)")  # fmt: skip

@@ -22,7 +22,7 @@ from workbench.specs import resolve_spec
 
 def score(
     probes: pl.DataFrame,
-    model: "str | Path | Model | served.Endpoint",
+    model: "str | Path | Model | served.Endpoint | served.Server",
     spec: ScoreSpec | str | None = None,
     *,
     cache: bool | str | Path | PredictionCache = True,
@@ -37,10 +37,11 @@ def score(
     ----------
     probes : polars.DataFrame
         A probe frame (``PROBE_SCHEMA``), e.g. from ``build_probes`` or ``read_probes``.
-    model : str, Path, Model or Endpoint
+    model : str, Path, Model, Endpoint or Server
         A model folder, a hub name in the local Hugging Face cache, a ``Model`` from ``load_model``
         (whose settings must match the spec), or a served model: an ``Endpoint`` or its URL
-        (``http://HOST:PORT/v1``; ``workbench.scoring.served``), for the causal and generate scorers.
+        (``http://HOST:PORT/v1``; ``workbench.scoring.served``), for the causal and generate scorers, or a
+        ``Server`` that ``served.connect`` connected (asked again without listing its models again).
     spec : ScoreSpec or str
         The settings, or a scorer name (``"mcqa"``, ``"mlm"``, ``"similarity"``, ``"causal"``, ``"seq2seq"``)
         with the others as ``overrides``.
@@ -76,7 +77,7 @@ def score(
     spec = resolve_spec(ScoreSpec, spec, overrides)
     check_label(name, "name")
     probes = check_probes(probes)
-    if served.is_endpoint(model):
+    if served.is_endpoint(model) or isinstance(model, served.Server):
         model = connected(model, spec)
     elif not isinstance(model, Model):
         model = load_model(
