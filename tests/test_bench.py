@@ -124,3 +124,26 @@ def test_every_record_belongs_to_a_declared_case_and_names_its_commit():
         assert path.stem in CASES, f"{path.name} is the record of no case in bench/cases.py"
         for record in harness.read_records(path):
             assert record["case"] == path.stem and record["commit"] and record["rows"]
+
+
+def test_the_fresh_clone_runs_nothing_of_this_checkout_and_each_step_alone(tmp_path, monkeypatch):
+    """bench_explore's clone sees neither this checkout's venv, code nor workspace, and ``make -o`` of the earlier
+    steps leaves each of make explore's targets its own command alone."""
+    import bench_explore
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:/usr/bin")
+    env = bench_explore.clean_environment(tmp_path / "cache")
+    assert not {"PYTHONPATH", "WORKBENCH_HOME", "VIRTUAL_ENV"} & set(env) and env["PATH"] == "/usr/bin"
+    assert env["PIP_CACHE_DIR"] == str(tmp_path / "cache")
+    assert "PIP_CACHE_DIR" not in bench_explore.clean_environment(None)  # this machine's cache
+    done = ("explore-setup",)
+    for _, target in bench_explore.STEPS:
+        dry = subprocess.run(["make", "-n", *(f"-o{name}" for name in done), target], cwd=ROOT, capture_output=True,
+                             text=True, check=True)  # fmt: skip
+        assert len([line for line in dry.stdout.splitlines() if line.startswith(".venv/bin/workbench")]) == 1
+        done += (target,)
+    serve = subprocess.run(["make", "-n", *(f"-o{name}" for name in done), "explore"], cwd=ROOT, capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    assert serve.stdout.split() == [".venv/bin/workbench", "serve", "explorer", "--port", "8866"]
