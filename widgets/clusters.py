@@ -6,7 +6,8 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
+from widgets.offline import offline_charts
 from widgets.render import STYLE, offer, prompt_block, readable_labels
 from widgets.state import Session
 from workbench import markup, metrics

@@ -13,8 +13,9 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
 from widgets.files import mcqa_folders, model_folders, probe_folders, safe_child
+from widgets.offline import offline_charts
 from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench.charts.curves import inoculation_curves

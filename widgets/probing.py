@@ -14,8 +14,9 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
 from widgets.files import edge_result_folders, olmpics_curve_files
+from widgets.offline import offline_charts
 from widgets.render import readable_labels, table
 from workbench import markup
 from workbench.charts.accuracy import Chart

@@ -12,8 +12,9 @@ from pathlib import Path
 import altair as alt
 import ipywidgets as w
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
 from widgets.files import run_folders
+from widgets.offline import offline_charts
 from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench import markup

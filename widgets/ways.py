@@ -18,7 +18,8 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts, with_rows
+from widgets.dashboard import EMBED, with_rows
+from widgets.offline import offline_charts
 from widgets.render import offer, readable_labels, table
 from widgets.state import Session
 from workbench import charts

@@ -28,6 +28,10 @@ STOP_TIMEOUT_S = 20.0  # how long Voilà may take to shut its kernels down befor
 JUPYTER_DATA = Path(__file__).resolve().parent / "jupyter_data"  # the Voilà template "workbench" and its static files
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 MIN_TOKEN = 12  # characters
+IOPUB_TIMEOUT_S = 60
+"""How long Voilà waits for the app cell's output once the kernel said the cell ran (nbclient's default: 4 s, and
+then it renders the page without the app: a blank page that never draws). The output trails the reply when the
+machine is busy, as when a preheated pool runs the app in several kernels at once (bench/README.md)."""
 
 
 class App(str, Enum):
@@ -176,6 +180,7 @@ def voila_command(
         sys.executable, "-m", "workbench.cli.voila_server", str(notebook), f"--port={port}", f"--Voila.ip={address}",
         f"--Voila.root_dir={notebook.parent.parent}", "--show_tracebacks=False", "--theme=light",
         "--Voila.port_retries=0",  # the port asked for or an error, never a silent other one
+        f"--VoilaExecutor.iopub_timeout={IOPUB_TIMEOUT_S}",
         "--template=workbench", f"--CappedKernelManager.max_kernels={max_kernels}",
         *(f"--WorkbenchVoila.allowed_hosts={host}" for host in hosts),
     ]  # fmt: skip
