@@ -4,7 +4,7 @@ In a notebook every chart's widget state carries the whole bundle (about 900 KB)
 it once per chart. An app under ``workbench serve`` gets it once instead: the server serves the kept bundle
 (``chart_bundle``) and names its address in ``$WORKBENCH_CHART_MODULE``; every chart of the app's kernels then
 carries a few lines that import it from there, which a page fetches and compiles once for all its charts (the
-dashboard's widget state went from 7.3 MB to ... KB; bench/README.md, serve-browsers).
+dashboard's widget state, what each page receives, went from 7.3 MB to 137 KB; the explorer's from 1.9 MB to 95 KB).
 """
 
 import contextlib
