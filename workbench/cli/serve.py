@@ -160,6 +160,12 @@ def stage_app(app: str, home: Path) -> Path:
         return write_text(text, folder / f"{app}.ipynb")
 
 
+PREHEAT = 3
+"""Kernels ``workbench serve`` keeps ready by default: a visitor's first page is the app already run (about 1 s, not
+5.5-7 s for the explorer: the kernel's start and the app's build), and three visitors arriving at once each find one;
+about 0.3 GiB each (docs/SHARING.md)."""
+
+
 def voila_command(
     notebook: Path,
     port: int,
@@ -221,7 +227,9 @@ def serve(
     max_kernels: int = typer.Option(8, min=1, help="Visitors served at once (one kernel each); more see 'full'."),
     cull_idle: int = typer.Option(600, min=0, help="Shut down a kernel after this many idle seconds (0: never)."),
     browser: bool = typer.Option(False, "--browser/--no-browser", help="Also open the app in a web browser."),
-    preheat: int = typer.Option(0, help="Kernels to start ahead with the app already run, so visitors wait less."),
+    preheat: int = typer.Option(
+        PREHEAT, help="Kernels kept ready with the app already run, so a visitor's first page shows at once (0: none)."
+    ),
 ) -> None:
     """Serve one Voilà app and print its URL; Ctrl-C stops it. Local (127.0.0.1) unless --host or --public."""
     from workbench.errors import WorkbenchError
