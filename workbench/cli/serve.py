@@ -160,6 +160,10 @@ def stage_app(app: str, home: Path) -> Path:
         return write_text(text, folder / f"{app}.ipynb")
 
 
+REFILL_S = 5
+"""Seconds the pool waits before it starts a kernel in place of one a visitor took (Voilà's default: 1 s): the new
+kernel's start and app (3-5 s of CPU) then come after the visitor's page is drawn, not while it is (on 2 cores)."""
+
 PREHEAT = 3
 """Kernels ``workbench serve`` keeps ready by default: a visitor's first page is the app already run (about 1 s, not
 5.5-7 s for the explorer: the kernel's start and the app's build), and three visitors arriving at once each find one;
@@ -193,7 +197,7 @@ def voila_command(
     if not browser:
         command.append("--no-browser")
     if preheat:
-        command += ["--preheat_kernel=True", f"--pool_size={preheat}"]
+        command += ["--preheat_kernel=True", f"--pool_size={preheat}", f"--CappedKernelManager.fill_delay={REFILL_S}"]
     if cull_idle:  # pages left open but untouched count as idle too: a place must free up for the next visitor
         interval = max(1, min(60, cull_idle // 3))
         command += [
