@@ -165,9 +165,10 @@ REFILL_S = 5
 kernel's start and app (3-5 s of CPU) then come after the visitor's page is drawn, not while it is (on 2 cores)."""
 
 PREHEAT = 3
-"""Kernels ``workbench serve`` keeps ready by default: a visitor's first page is the app already run (about 1 s, not
-5.5-7 s for the explorer: the kernel's start and the app's build), and three visitors arriving at once each find one;
-about 0.3 GiB each (docs/SHARING.md)."""
+"""Kernels ``workbench serve`` keeps ready by default: a visitor's first page is the app already run, not a kernel's
+start and the app's build (the explorer's in 2.5 s against 8.9 s, the dashboard's 3.1 s against 7.3 s, on 2 cores
+busy with other work; bench/README.md, serve-first-page), and three visitors arriving at once each find one; about
+0.3 GiB each (docs/SHARING.md)."""
 
 
 def voila_command(
