@@ -287,7 +287,7 @@ def test_apps_explain_what_to_run_on_an_empty_workspace(tmp_path, monkeypatch):
 def test_the_kept_vega_bundle_is_what_altair_bundles_and_spares_the_next_kernel_the_work(tmp_path, monkeypatch):
     import altair as alt
 
-    from widgets.offline import MODULE_ENV, chart_bundle, offline_charts
+    from workbench.charts.offline import MODULE_ENV, chart_bundle, offline_charts
 
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
     monkeypatch.setattr(alt.JupyterChart, "_is_offline", False)  # a fresh kernel: altair's CDN loader

@@ -25,7 +25,6 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.offline import offline_charts
 from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench import charts, markup, metrics
@@ -34,6 +33,7 @@ from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.analysis.crosslingual import language_report
 from workbench.charts.crosslingual import language_chart
+from workbench.charts.offline import offline_charts
 from workbench.errors import WorkbenchError
 from workbench.io import read_predictions
 from workbench.irt.estimates import Estimate, estimate_html, estimates, refuse_mixed

@@ -14,11 +14,11 @@ import ipywidgets as w
 
 from widgets.dashboard import EMBED
 from widgets.files import run_folders
-from widgets.offline import offline_charts
 from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench import markup
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
+from workbench.charts.offline import offline_charts
 from workbench.inoculation import learning_curve
 from workbench.paths import workspace
 

@@ -201,8 +201,8 @@ class NoLogoutHandler(tornado.web.RequestHandler):
 
 
 class ChartModuleHandler(tornado.web.StaticFileHandler):
-    """The charts' Vega bundle (``widgets.offline``): its name holds the versions it was made from, so a browser
-    may keep it as long as it likes."""
+    """The charts' Vega bundle (``workbench.charts.offline``): its name holds the versions it was made from, so a
+    browser may keep it as long as it likes."""
 
     def set_extra_headers(self, path: str) -> None:
         self.set_header("Cache-Control", "public, max-age=31536000, immutable")
@@ -210,14 +210,14 @@ class ChartModuleHandler(tornado.web.StaticFileHandler):
 
 class WorkbenchVoila(Voila):
     """Voilà whose routes answer only the allowlisted host names, with the kernel cap and the token from the env;
-    it serves the charts' Vega bundle once for all the charts of a page (``widgets.offline``)."""
+    it serves the charts' Vega bundle once for all the charts of a page (``workbench.charts.offline``)."""
 
     name = "workbench-voila"
     allowed_hosts = List(Unicode(), ["localhost", "127.0.0.1", "[::1]"], config=True, help="Host names served.")
     classes = [*Voila.classes, CappedKernelManager]
 
     def initialize(self, argv=None) -> None:
-        from widgets.offline import MODULE_ENV, chart_bundle
+        from workbench.charts.offline import MODULE_ENV, chart_bundle
 
         self.chart_bundle = chart_bundle()  # before the kernels start: they inherit MODULE_ENV
         os.environ.pop(MODULE_ENV, None)
