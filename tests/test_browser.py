@@ -135,6 +135,21 @@ def test_dashboard_heatmap_click_filters_the_drilldown_table(app_home, page):
         page.screenshot(path=SHOTS / "dashboard-1-cell.png", full_page=True)
 
 
+def test_dashboard_draws_from_a_preheated_kernel_with_vega_fetched_once(app_home, page):
+    """Three kernels run the app at once as the pool fills (on 2 cores the app's output trailed the kernel's reply
+    by more than Voilà's 4 s: the page came without the app, blank for good); the page then takes the first."""
+    charts = []
+    page.on("request", lambda request: charts.append(request.url) if "/workbench/charts/" in request.url else None)
+    for url in serve("dashboard", app_home, preheat=3):
+        open_app(page, url, "dashboard-preheated")
+        page.wait_for_selector(".wb-drill-title:has-text('all cells')", timeout=60_000)
+        page.wait_for_selector(".wb-heatmap svg g.mark-rect path", timeout=60_000)
+        page.wait_for_selector(".wb-cluster-bars svg g.mark-rect path", timeout=60_000)
+        page.screenshot(path=SHOTS / "dashboard-preheated-1.png", full_page=True)
+        assert "Using pre-heated kernel" in (app_home / "voila-dashboard.log").read_text()  # the pool's page
+        assert len(charts) == 1 and charts[0].startswith(url), charts  # one bundle for every chart, from the server
+
+
 def test_inoculation_app_renders_and_names_the_missing_inputs(app_home, page):
     for url in serve("inoculation", app_home):
         open_app(page, url, "inoculation")

@@ -287,7 +287,7 @@ def test_apps_explain_what_to_run_on_an_empty_workspace(tmp_path, monkeypatch):
 def test_the_kept_vega_bundle_is_what_altair_bundles_and_spares_the_next_kernel_the_work(tmp_path, monkeypatch):
     import altair as alt
 
-    from widgets.dashboard import offline_charts
+    from workbench.charts.offline import MODULE_ENV, chart_bundle, offline_charts
 
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path))
     monkeypatch.setattr(alt.JupyterChart, "_is_offline", False)  # a fresh kernel: altair's CDN loader
@@ -301,6 +301,12 @@ def test_the_kept_vega_bundle_is_what_altair_bundles_and_spares_the_next_kernel_
     alt.JupyterChart._esm = "the CDN loader"
     offline_charts()
     assert alt.JupyterChart._is_offline and alt.JupyterChart._esm == bundled
+    assert chart_bundle() == kept  # what workbench serve serves
+
+    monkeypatch.setattr(alt.JupyterChart, "_is_offline", False)  # a kernel of a served app: a loader of it
+    monkeypatch.setenv(MODULE_ENV, f"workbench/charts/{kept.name}")
+    offline_charts()
+    assert f'"workbench/charts/{kept.name}"' in alt.JupyterChart._esm and len(alt.JupyterChart._esm) < 1000
 
 
 def test_an_app_kernel_builds_both_apps_without_the_heavy_imports_it_does_not_use(home):

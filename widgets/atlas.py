@@ -12,11 +12,12 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
 from widgets.render import readable_labels
 from widgets.state import Session
 from workbench import charts, markup
 from workbench.analysis import atlas
+from workbench.charts.offline import offline_charts
 from workbench.errors import WorkbenchError
 from workbench.probes.select import select
 from workbench.views import taxonomy_layout

@@ -6,12 +6,13 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
 from widgets.render import STYLE, offer, prompt_block, readable_labels
 from widgets.state import Session
 from workbench import markup, metrics
 from workbench.annotation import FLAGS
 from workbench.charts.irt import characteristic_chart
+from workbench.charts.offline import offline_charts
 from workbench.irt.fit import characteristic_curves
 from workbench.irt.responses import item_key
 from workbench.probes.select import ProbeFilter, cluster_of, cluster_verdicts, select

@@ -13,7 +13,6 @@ and get their bootstrap intervals from a background thread, which also computes 
 sensitivity and drops work a newer toggle outdated; the difficulty model is fitted there on request.
 """
 
-import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -34,10 +33,10 @@ from workbench.analysis.calibration import calibration
 from workbench.analysis.consistency import template_consistency
 from workbench.analysis.crosslingual import language_report
 from workbench.charts.crosslingual import language_chart
+from workbench.charts.offline import offline_charts
 from workbench.errors import WorkbenchError
-from workbench.io import read_predictions, write_text
+from workbench.io import read_predictions
 from workbench.irt.estimates import Estimate, estimate_html, estimates, refuse_mixed
-from workbench.paths import workspace_path
 from workbench.probes.select import select
 from workbench.schema import population_line
 from workbench.views import (
@@ -51,28 +50,6 @@ from workbench.views import (
 
 EMBED = {"renderer": "svg", "actions": False}
 _EMPTY = alt.Chart(alt.Data(values=[])).mark_point()  # what a chart shows before predictions arrive
-
-
-def offline_charts() -> None:
-    """Serve Vega's JavaScript from the kernel (vl-convert's bundle), never from a CDN: altair's public switch.
-
-    vl-convert bundles for one to two seconds of CPU, in every kernel; the bundle is kept in the workspace
-    (``vendor/``, per altair and vl-convert version) so that the next kernels read it instead, which matters
-    when many visitors' kernels start at once. A read-only workspace is not written: its kernels bundle anew.
-    """
-    import vl_convert
-
-    chart = alt.JupyterChart
-    if chart._is_offline:
-        return
-    kept = workspace_path("vendor") / f"jupyterchart-altair{alt.__version__}-vlconvert{vl_convert.__version__}.js"
-    if kept.is_file():  # what enable_offline would set (tests/test_widgets.py checks they agree)
-        chart._esm, chart._is_offline = kept.read_text(encoding="utf-8"), True
-        return
-    chart.enable_offline()
-    with contextlib.suppress(OSError):  # a read-only workspace: nothing kept
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        write_text(chart._esm, kept)
 
 
 def with_rows(spec: dict, rows: pl.DataFrame) -> dict:

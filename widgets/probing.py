@@ -14,12 +14,13 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
 from widgets.files import edge_result_folders, olmpics_curve_files
 from widgets.render import readable_labels, table
 from workbench import markup
 from workbench.charts.accuracy import Chart
 from workbench.charts.edge import edge_accuracy_bars, mdl_bars, memorisation_bars
+from workbench.charts.offline import offline_charts
 from workbench.charts.olmpics import language_sensitivity_bars, olmpics_curves
 from workbench.io import read_parquet
 from workbench.paths import workspace

@@ -12,12 +12,13 @@ from pathlib import Path
 import altair as alt
 import ipywidgets as w
 
-from widgets.dashboard import EMBED, offline_charts
+from widgets.dashboard import EMBED
 from widgets.files import run_folders
 from widgets.render import readable_labels, table
 from widgets.state import Session
 from workbench import markup
 from workbench.charts.curves import HUMAN_ACCURACY, inoculation_curves
+from workbench.charts.offline import offline_charts
 from workbench.inoculation import learning_curve
 from workbench.paths import workspace
 

@@ -18,12 +18,13 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from widgets.dashboard import EMBED, offline_charts, with_rows
+from widgets.dashboard import EMBED, with_rows
 from widgets.render import offer, readable_labels, table
 from widgets.state import Session
 from workbench import charts
 from workbench.analysis.ways import way_difference, way_rows, ways_of_asking
 from workbench.charts import Chart
+from workbench.charts.offline import offline_charts
 from workbench.probes.select import select
 from workbench.schema import model_label
 from workbench.views import heatmap_data, way_difference_points

@@ -28,6 +28,10 @@ STOP_TIMEOUT_S = 20.0  # how long Voilà may take to shut its kernels down befor
 JUPYTER_DATA = Path(__file__).resolve().parent / "jupyter_data"  # the Voilà template "workbench" and its static files
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 MIN_TOKEN = 12  # characters
+IOPUB_TIMEOUT_S = 60
+"""How long Voilà waits for the app cell's output once the kernel said the cell ran (nbclient's default: 4 s, and
+then it renders the page without the app: a blank page that never draws). The output trails the reply when the
+machine is busy, as when a preheated pool runs the app in several kernels at once (bench/README.md)."""
 
 
 class App(str, Enum):
@@ -156,6 +160,17 @@ def stage_app(app: str, home: Path) -> Path:
         return write_text(text, folder / f"{app}.ipynb")
 
 
+REFILL_S = 5
+"""Seconds the pool waits before it starts a kernel in place of one a visitor took (Voilà's default: 1 s): the new
+kernel's start and app (3-5 s of CPU) then come after the visitor's page is drawn, not while it is (on 2 cores)."""
+
+PREHEAT = 3
+"""Kernels ``workbench serve`` keeps ready by default: a visitor's first page is the app already run, not a kernel's
+start and the app's build (the explorer's in 2.5 s against 8.9 s, the dashboard's 3.1 s against 7.3 s, on 2 cores
+busy with other work; bench/README.md, serve-first-page), and three visitors arriving at once each find one; about
+0.3 GiB each (docs/SHARING.md)."""
+
+
 def voila_command(
     notebook: Path,
     port: int,
@@ -176,13 +191,14 @@ def voila_command(
         sys.executable, "-m", "workbench.cli.voila_server", str(notebook), f"--port={port}", f"--Voila.ip={address}",
         f"--Voila.root_dir={notebook.parent.parent}", "--show_tracebacks=False", "--theme=light",
         "--Voila.port_retries=0",  # the port asked for or an error, never a silent other one
+        f"--VoilaExecutor.iopub_timeout={IOPUB_TIMEOUT_S}",
         "--template=workbench", f"--CappedKernelManager.max_kernels={max_kernels}",
         *(f"--WorkbenchVoila.allowed_hosts={host}" for host in hosts),
     ]  # fmt: skip
     if not browser:
         command.append("--no-browser")
     if preheat:
-        command += ["--preheat_kernel=True", f"--pool_size={preheat}"]
+        command += ["--preheat_kernel=True", f"--pool_size={preheat}", f"--CappedKernelManager.fill_delay={REFILL_S}"]
     if cull_idle:  # pages left open but untouched count as idle too: a place must free up for the next visitor
         interval = max(1, min(60, cull_idle // 3))
         command += [
@@ -216,7 +232,9 @@ def serve(
     max_kernels: int = typer.Option(8, min=1, help="Visitors served at once (one kernel each); more see 'full'."),
     cull_idle: int = typer.Option(600, min=0, help="Shut down a kernel after this many idle seconds (0: never)."),
     browser: bool = typer.Option(False, "--browser/--no-browser", help="Also open the app in a web browser."),
-    preheat: int = typer.Option(0, help="Kernels to start ahead with the app already run, so visitors wait less."),
+    preheat: int = typer.Option(
+        PREHEAT, help="Kernels kept ready with the app already run, so a visitor's first page shows at once (0: none)."
+    ),
 ) -> None:
     """Serve one Voilà app and print its URL; Ctrl-C stops it. Local (127.0.0.1) unless --host or --public."""
     from workbench.errors import WorkbenchError

@@ -16,6 +16,7 @@ import time
 
 import tornado.web
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
+from jupyter_server.utils import url_path_join
 from traitlets import Integer, List, Unicode
 from voila.app import Voila
 from voila.static_file_handler import TemplateStaticFileHandler
@@ -199,21 +200,39 @@ class NoLogoutHandler(tornado.web.RequestHandler):
         self.finish(page("Not found", "There is nothing to log out of: close the page."))
 
 
+class ChartModuleHandler(tornado.web.StaticFileHandler):
+    """The charts' Vega bundle (``workbench.charts.offline``): its name holds the versions it was made from, so a
+    browser may keep it as long as it likes."""
+
+    def set_extra_headers(self, path: str) -> None:
+        self.set_header("Cache-Control", "public, max-age=31536000, immutable")
+
+
 class WorkbenchVoila(Voila):
-    """Voilà whose routes answer only the allowlisted host names, with the kernel cap and the token from the env."""
+    """Voilà whose routes answer only the allowlisted host names, with the kernel cap and the token from the env;
+    it serves the charts' Vega bundle once for all the charts of a page (``workbench.charts.offline``)."""
 
     name = "workbench-voila"
     allowed_hosts = List(Unicode(), ["localhost", "127.0.0.1", "[::1]"], config=True, help="Host names served.")
     classes = [*Voila.classes, CappedKernelManager]
 
     def initialize(self, argv=None) -> None:
+        from workbench.charts.offline import MODULE_ENV, chart_bundle
+
+        self.chart_bundle = chart_bundle()  # before the kernels start: they inherit MODULE_ENV
+        os.environ.pop(MODULE_ENV, None)
         super().initialize(argv)
+        if self.chart_bundle is not None:  # a read-only workspace: each chart carries the bundle, as in a notebook
+            os.environ[MODULE_ENV] = f"workbench/charts/{self.chart_bundle.name}"
         self.token = os.environ.pop(TOKEN_ENV, None) or None  # None: no token (served on loopback only)
         self.voila_configuration.multi_kernel_manager_class = CappedKernelManager
 
     def init_handlers(self) -> list:
         replaced = {TornadoVoilaHandler: CappedVoilaHandler, TemplateStaticFileHandler: TemplateFileHandler}
         rules = [(rule[0], replaced.get(rule[1], rule[1]), *rule[2:]) for rule in super().init_handlers()]
+        if self.chart_bundle is not None:
+            module = url_path_join(self.base_url, "workbench", "charts", f"({re.escape(self.chart_bundle.name)})")
+            rules.insert(0, (module, ChartModuleHandler, {"path": str(self.chart_bundle.parent)}))
         return [(r"/logout", NoLogoutHandler), *rules]
 
     def start(self) -> None:
