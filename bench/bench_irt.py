@@ -80,15 +80,20 @@ def population(sweeps: tuple = ("irt", "irt-static", "irt-smollm2"), predictions
     return _rows(errors, sizes, note)
 
 
-def served(sizes: tuple = (25, 50, 100), sweeps: tuple = ("irt", "irt-static", "irt-smollm2"),
-           predictions: tuple = ("irt/baselines",), port: int = 8131, threads: int = 1) -> list[dict]:  # fmt: skip
-    """The served SmolLM2 asked adaptively (N of ``sizes``) and asked every question of the fit, no cache: requests
-    sent and accuracy, on a 2PL fitted without the smollm2 family."""
+def served(sizes: tuple = (25, 50, 100), questions: int | None = None, timeout: float = 600,
+           sweeps: tuple = ("irt", "irt-static", "irt-smollm2"), predictions: tuple = ("irt/baselines",),
+           port: int = 8131, threads: int = 1) -> list[dict]:  # fmt: skip
+    """The served SmolLM2 asked adaptively (N of ``sizes``) and asked every question of the fit (``questions``: a
+    sample of whole clusters of them, for a loaded machine), no cache: requests sent and accuracy, on a 2PL fitted
+    without the smollm2 family. ``timeout``: seconds a request may take (an echo request on a loaded machine is
+    slow)."""
+    from workbench.probes.select import sample_clusters
     from workbench.scoring import score
     from workbench.scoring import served as serving
     from workbench.scoring.served import Endpoint
 
     answers, probes, _ = _population(sweeps, predictions)
+    probes = sample_clusters(probes, questions, 0)
     kept = answers.filter(~pl.col("label").str.starts_with("smollm2"))
     fit = fit_irt(kept, held_out=0)
     sent = [0]
@@ -100,7 +105,7 @@ def served(sizes: tuple = (25, 50, 100), sweeps: tuple = ("irt", "irt-static", "
 
     serving._request = counted
     process = _start_server(port, threads)
-    endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", bos="<|im_start|>", concurrency=1)
+    endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", bos="<|im_start|>", concurrency=1, timeout=timeout)
     try:
         rows = []
         for n in sizes:
