@@ -36,8 +36,8 @@ course: setup
 # the IRT population (docs/IRT.md, "The population recipe") on the hypernymy test split (whole clusters, at most 400
 # questions, the same for every member): the lexical baselines; MiniLM (similarity), its random-weights controls over
 # three seeds, its static-embeddings control and its inoculation checkpoints (k 50 and 200, two seeds); SmolLM2 in two
-# ways of asking and its random-weights control. Cached and resumable: a rerun scores only what is missing. Then the
-# 2PL with the design factors' effects.
+# ways of asking (about half an hour of CPU each: the costliest members). Cached and resumable: a rerun scores only
+# what is missing. Then the 2PL with the design factors' effects.
 IRT_DIR := $(WORKBENCH_HOME)/irt
 IRT_SPLIT := --probes hypernymy=$(PROBES_DIR)/hypernymy --split test --max-questions 400
 SMOLLM2 = $$(.venv/bin/python -c 'from workbench.scoring.gguf import smollm2_gguf; print(smollm2_gguf())')
@@ -57,7 +57,7 @@ irt-population: setup
 	.venv/bin/workbench sweep --out $(WORKBENCH_HOME)/sweeps/irt-static --model minilm=$(MINILM) $(IRT_SPLIT) \
 		--scorers similarity --controls static-embeddings --seeds 0
 	.venv/bin/workbench sweep --out $(WORKBENCH_HOME)/sweeps/irt-smollm2 --model smollm2=$(SMOLLM2) $(IRT_SPLIT) \
-		--scorers causal --ways cloze/0-shot/plain,letters/0-shot/chat --controls none,random-weights --seeds 0
+		--scorers causal --ways cloze/0-shot/plain,letters/0-shot/chat --controls none
 	.venv/bin/workbench irt fit --sweep $(WORKBENCH_HOME)/sweeps/irt --sweep $(WORKBENCH_HOME)/sweeps/irt-static \
 		--sweep $(WORKBENCH_HOME)/sweeps/irt-smollm2 $(IRT_DIR)/baselines \
 		--explain hops --explain distractor_family --out $(IRT_DIR)/population
