@@ -46,17 +46,34 @@ course: setup
 	.venv/bin/workbench data setup
 	.venv/bin/workbench course build --out $(WORKBENCH_HOME)/course-site
 
-# the IRT population (docs/IRT.md): MiniLM and its random-weights controls over eight seeds on the hypernymy test
-# split (whole clusters, at most 400 questions), as a sweep (cached and resumable: a rerun scores only what is
-# missing), then the 2PL with the design factors' effects; add --model, --run (inoculation checkpoints) to widen it
+# the IRT population (docs/IRT.md, "The population recipe") on the hypernymy test split (whole clusters, at most 400
+# questions, the same for every member): the lexical baselines; MiniLM (similarity), its random-weights controls over
+# three seeds, its static-embeddings control and its inoculation checkpoints (k 50 and 200, two seeds); SmolLM2 in two
+# ways of asking (about half an hour of CPU each: the costliest members). Cached and resumable: a rerun scores only
+# what is missing. Then the 2PL with the design factors' effects.
+IRT_DIR := $(WORKBENCH_HOME)/irt
+IRT_SPLIT := --probes hypernymy=$(PROBES_DIR)/hypernymy --split test --max-questions 400
+SMOLLM2 = $$(.venv/bin/python -c 'from workbench.scoring.gguf import smollm2_gguf; print(smollm2_gguf())')
 irt-population: setup
 	.venv/bin/workbench data setup
 	test -d $(PROBES_DIR)/hypernymy || .venv/bin/workbench probes build --probe hypernymy --out $(PROBES_DIR)/hypernymy
-	.venv/bin/workbench sweep --out $(WORKBENCH_HOME)/sweeps/irt --model minilm=$(MINILM) \
-		--probes hypernymy=$(PROBES_DIR)/hypernymy --split test --scorers similarity \
-		--controls none,random-weights --seeds 0,1,2,3,4,5,6,7 --max-questions 400
-	.venv/bin/workbench irt fit --sweep $(WORKBENCH_HOME)/sweeps/irt --explain hops --explain distractor_family \
-		--out $(WORKBENCH_HOME)/irt/population
+	test -f $(IRT_DIR)/baselines/hypernymy.parquet || .venv/bin/workbench baselines --n-boot 100 \
+		--probes $(PROBES_DIR)/hypernymy/train.parquet --probes $(PROBES_DIR)/hypernymy/test.parquet \
+		--max-questions 400 --save-predictions $(IRT_DIR)/baselines/hypernymy.parquet
+	# inoculation's original task offline: the definitions probe stands in for science QA (as notebook 05 does)
+	test -d $(IRT_DIR)/orig-definitions || .venv/bin/workbench probes build --probe definitions --format jsonl \
+		--out $(IRT_DIR)/orig-definitions
+	.venv/bin/workbench inoculate --model $(MINILM) --probes $(PROBES_DIR)/hypernymy --orig $(IRT_DIR)/orig-definitions \
+		--out $(IRT_DIR)/runs/minilm --k 50,200 --lr 1e-4 --epochs 1 --seeds 0,1 --max-eval 100 --keep-checkpoints all
+	.venv/bin/workbench sweep --out $(WORKBENCH_HOME)/sweeps/irt --model minilm=$(MINILM) --run $(IRT_DIR)/runs/minilm \
+		$(IRT_SPLIT) --scorers similarity --controls none,random-weights --seeds 0,1,2
+	.venv/bin/workbench sweep --out $(WORKBENCH_HOME)/sweeps/irt-static --model minilm=$(MINILM) $(IRT_SPLIT) \
+		--scorers similarity --controls static-embeddings --seeds 0
+	.venv/bin/workbench sweep --out $(WORKBENCH_HOME)/sweeps/irt-smollm2 --model smollm2=$(SMOLLM2) $(IRT_SPLIT) \
+		--scorers causal --ways cloze/0-shot/plain,letters/0-shot/chat --controls none
+	.venv/bin/workbench irt fit --sweep $(WORKBENCH_HOME)/sweeps/irt --sweep $(WORKBENCH_HOME)/sweeps/irt-static \
+		--sweep $(WORKBENCH_HOME)/sweeps/irt-smollm2 $(IRT_DIR)/baselines \
+		--explain hops --explain distractor_family --out $(IRT_DIR)/population
 
 # bench/README.md's tables drawn again from the records in bench/records/ (python bench/run.py CASE makes one)
 bench-readme:

@@ -96,6 +96,13 @@ CASES = {case.name: case for case in (
     Case("sweep", "A sweep against the same units as workbench score calls, Ray, kill and resume",
          "bench_sweep:sweep_overhead", baseline="workbench score, 8 calls in a loop", cost="minutes",
          needs=("released data",)),
+    # --- item response theory (issue 61) --------------------------------------------------------------------------
+    Case("irt-population", "IRT estimates from N questions, leave-one-family-out over the real population",
+         "bench_irt:population", cost="minutes", needs=("irt population",)),
+    Case("irt-simulated", "IRT estimates from N questions on a simulated 2PL population", "bench_irt:simulated",
+         cost="minutes"),
+    Case("irt-served", "The served SmolLM2 asked adaptively against asked everything: requests and accuracy",
+         "bench_irt:served", cost="minutes", needs=("irt population", "llama-server")),
     # --- panels, site, serving, course ---------------------------------------------------------------------------
     Case("widgets", "Panels: a toggle change to every view updated", "bench_views:toggle_latency",
          baseline="baseline: previous synchronous redraw, 1000 resamples", ratio_of=("median_ms",), cost="minutes"),

@@ -25,6 +25,7 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.io import write_parquet
 from workbench.probes import ProbeSpec, build_probes
 from workbench.probes.formats import read_probes
+from workbench.probes.select import sample_clusters
 from workbench.reports import text_report
 from workbench.schema import PREDICTION_SCHEMA
 
@@ -279,6 +280,25 @@ def test_cli_prints_the_health_table_writes_it_and_refuses_probes_without_train(
     assert text.returncode == 0 and "choice-only" in text.stdout and "LEAKS" in text.stdout
     refused = run("baselines", "--probes", str(tmp_path / "dev.parquet"))
     assert refused.returncode == 2 and "no train split" in refused.stderr and "Traceback" not in refused.stderr
+
+
+@pytest.mark.wordnet
+def test_saved_baseline_predictions_answer_a_sweeps_sample_and_are_irt_members_each_its_own_family(generated, tmp_path):
+    write_parquet(split(generated, "train").head(300), tmp_path / "train.parquet")
+    write_parquet(split(generated, "dev"), tmp_path / "dev.parquet")
+    saved = tmp_path / "baselines.parquet"
+    result = run("baselines", "--probes", str(tmp_path / "train.parquet"), "--probes", str(tmp_path / "dev.parquet"),
+                 "--n-boot", "10", "--max-questions", "120", "--save-predictions", str(saved))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    preds = pl.read_parquet(saved)
+    sample = sample_clusters(read_probes(tmp_path / "dev.parquet"), 120, 0)  # what a sweep's unit scores
+    assert 0 < sample.height <= 120 < split(generated, "dev").height
+    for name, part in preds.partition_by("model", as_dict=True).items():
+        assert sorted(part["id"]) == sorted(sample["id"]), name
+    fitted = run("irt", "fit", str(saved), "--held-out", "0", "--out", str(tmp_path / "fit"))
+    assert fitted.returncode == 0, fitted.stderr
+    members = pl.read_parquet(tmp_path / "fit" / "members.parquet")
+    assert sorted(members["family"]) == sorted(preds["model"].unique()) and members.height == 5
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,7 +9,8 @@ from workbench.cli.guard import Reads, Writes, declares
 from workbench.cli.tables import markdown
 
 
-@declares(probes=Reads(), model=Reads(), predictions=Reads(), out=Writes("table"))
+@declares(probes=Reads(), model=Reads(), predictions=Reads(), out=Writes("table"),
+          save_predictions=Writes("predictions"))  # fmt: skip
 def baselines(
     probes: list[Path] = typer.Option(
         ..., help="Probe file(s) or folder(s) with a train split and a dev or test split; repeat for several files."
@@ -22,6 +23,13 @@ def baselines(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON rows instead of text."),
     out: Path | None = typer.Option(None, help="Also write the health table here (.parquet)."),
+    save_predictions: Path | None = typer.Option(
+        None, help="Also write the baselines' predictions here (.parquet): one member each for `workbench irt fit`."
+    ),
+    max_questions: int | None = typer.Option(
+        None, help="Score at most this many questions of each dev or test split, whole clusters (as sweep and score)."
+    ),
+    data_seed: int = typer.Option(0, help="Seed of the --max-questions sample (the sweep's --data-seed)."),
     margin: float = typer.Option(
         0.10, help="Flag a question-blind baseline whose CI lower bound is this far above chance."
     ),
@@ -33,14 +41,26 @@ def baselines(
     """Train partial-input baselines on each probe's train split, score dev/test, flag probes that leak."""
     import polars as pl
 
-    from workbench.baselines import probe_health
+    from workbench.baselines.health import HealthSpec, baseline_predictions, check_same_questions, health_table
     from workbench.io import read_predictions, write_parquet
     from workbench.probes.formats import read_probes
+    from workbench.probes.select import sample_clusters
 
     frame = pl.concat([read_probes(path) for path in probes])
+    if max_questions is not None:  # each evaluated split sampled as a sweep samples it: the same questions
+        parts = frame.partition_by("probe", "split", maintain_order=True)
+        frame = pl.concat([part if part["split"][0] == "train" else sample_clusters(part, max_questions, data_seed)
+                           for part in parts])  # fmt: skip
     model_preds = read_predictions(predictions) if predictions is not None else None
+    if model_preds is not None:
+        check_same_questions(frame, model_preds)
     options = {"batch_size": batch_size, "device": device} if model is not None else {}
-    table = probe_health(frame, model_preds, model=model, margin=margin, n_boot=n_boot, seed=seed, **options)
+    spec = HealthSpec(margin=margin, n_boot=n_boot, seed=seed)
+    preds = baseline_predictions(frame, model=model, seed=seed, **options)
+    table = health_table(preds, model_preds, spec)
+    if save_predictions is not None:
+        write_parquet(preds, save_predictions)
+        typer.echo(f"wrote {save_predictions}", err=True)
     if out is not None:
         write_parquet(table, out)
     if as_json:

@@ -17,7 +17,7 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.irt import model as irt_model
 from workbench.irt.explain import FACTORS, design_matrix, with_graph_factors
 from workbench.irt.model import Z95
-from workbench.irt.responses import item_key
+from workbench.irt.responses import FAMILY, item_key
 from workbench.specs import resolve_spec
 
 MODELS = ("1pl", "2pl", "3pl")
@@ -51,8 +51,9 @@ class IrtSpec:
 @dataclass(frozen=True)
 class IrtFit:
     """A fitted population: ``items`` (one row per question: ``a``, ``b``, their standard errors, the guessing
-    ``floor``, item fit), ``members`` (ability ``theta`` with its 95 % interval), ``effects`` (the explanatory
-    model's factor effects on difficulty with intervals; empty otherwise) and ``quality``."""
+    ``floor``, item fit), ``members`` (ability ``theta`` with its 95 % interval; ``family``: ``responses.FAMILY``),
+    ``effects`` (the explanatory model's factor effects on difficulty with intervals; empty otherwise) and
+    ``quality``."""
 
     spec: IrtSpec
     items: pl.DataFrame
@@ -117,8 +118,10 @@ def fit_irt(responses: pl.DataFrame, spec: IrtSpec | str | None = None, *, graph
     >>> fit.members.sort("theta").select("label", "theta", "theta_lo", "theta_hi")  # doctest: +SKIP
     """
     spec = resolve_spec(IrtSpec, spec, overrides)
-    members = responses.group_by("member", maintain_order=True).agg(
-        pl.col("label").first(), pl.col("source").first(), n=pl.len(), accuracy=pl.col("right").mean()
+    members = (
+        responses.group_by("member", maintain_order=True)
+        .agg(pl.col("label").first(), pl.col("source").first(), n=pl.len(), accuracy=pl.col("right").mean())
+        .with_columns(family=pl.col("label").str.extract(FAMILY))
     )
     if members.height < 2:
         raise WorkbenchError(f"the population holds {members.height} member(s); an IRT fit needs several models "

@@ -36,6 +36,10 @@ RESPONSE_SCHEMA: dict[str, pl.DataType] = {
     "question": pl.String(),
     "right": pl.Boolean(),
 }
+FAMILY = r"^(.+?)(?:/| \[|$)"
+"""A member's family, the model its label starts with: the model name before its ``[scorer, rule, control]`` (a
+model's random-weights and static controls share it) or before a ``/`` (an inoculation checkpoint
+``<run>/<trial>`` belongs to its run's name: name a run after the model it trains)."""
 MIN_SHARED = 20
 """Fewest questions two members must share before identical scores on all of them count as one model twice."""
 
