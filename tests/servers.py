@@ -108,11 +108,18 @@ class Misbehaving(BaseHTTPRequestHandler):
 def misbehaving(mode: str):
     """A ``Misbehaving`` server in ``mode`` at ``http://127.0.0.1:PORT/v1``; yields its URL and handler class."""
     handler = type("Handler", (Misbehaving,), {"mode": mode, "posts": [], "key_seen": []})
+    with serving(handler) as url:
+        yield url, handler
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]):
+    """``handler`` served in a thread at ``http://127.0.0.1:PORT``; yields its ``/v1`` URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", handler
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
         server.shutdown()
         server.server_close()
@@ -155,11 +162,5 @@ def counting_proxy(url: str):
         def do_POST(self) -> None:
             self._forward("POST")
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", sent
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Forward) as proxy:
+        yield proxy, sent
