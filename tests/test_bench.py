@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+DRY_RUN = ("make", "--no-print-directory", "-n")
+"""make's dry run, without the lines a make above it (`make test`) adds about entering this folder."""
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 
@@ -140,10 +142,10 @@ def test_the_fresh_clone_runs_nothing_of_this_checkout_and_each_step_alone(tmp_p
     assert "PIP_CACHE_DIR" not in bench_explore.clean_environment(None)  # this machine's cache
     done = ("explore-setup",)
     for _, target in bench_explore.STEPS:
-        dry = subprocess.run(["make", "-n", *(f"-o{name}" for name in done), target], cwd=ROOT, capture_output=True,
+        dry = subprocess.run([*DRY_RUN, *(f"-o{name}" for name in done), target], cwd=ROOT, capture_output=True,
                              text=True, check=True)  # fmt: skip
         assert len([line for line in dry.stdout.splitlines() if line.startswith(".venv/bin/workbench")]) == 1
         done += (target,)
-    serve = subprocess.run(["make", "-n", *(f"-o{name}" for name in done), "explore"], cwd=ROOT, capture_output=True,
+    serve = subprocess.run([*DRY_RUN, *(f"-o{name}" for name in done), "explore"], cwd=ROOT, capture_output=True,
                            text=True, check=True)  # fmt: skip
     assert serve.stdout.split() == [".venv/bin/workbench", "serve", "explorer", "--port", "8866"]

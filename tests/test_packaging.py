@@ -11,6 +11,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+DRY_RUN = ("make", "--no-print-directory", "-n")
+"""make's dry run, without the lines a make above it (`make test`) adds about entering this folder."""
 
 
 def name(spec: str) -> str:
@@ -74,7 +76,7 @@ def test_setup_for_the_explorer_installs_the_package_alone_and_the_suites_setup_
 
 def test_make_test_sets_up_the_suite_and_make_explore_the_explorer():
     def commands(*args: str) -> list[str]:
-        done = subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+        done = subprocess.run([*DRY_RUN, *args], cwd=ROOT, capture_output=True, text=True, check=True)
         return done.stdout.splitlines()
 
     assert commands("test")[0] == "bash scripts/setup.sh" and commands("setup") == ["bash scripts/setup.sh"]
