@@ -45,21 +45,24 @@ def offline_charts() -> None:
     if kept.is_file():  # what enable_offline would set (tests/test_widgets.py checks they agree)
         chart._esm, chart._is_offline = kept.read_text(encoding="utf-8"), True
         return
-    chart.enable_offline()
-    with contextlib.suppress(OSError):  # a read-only workspace: nothing kept
-        write_text(chart._esm, kept)
+    _bundle(kept)
 
 
 def chart_bundle() -> Path | None:
     """The kept bundle (made and kept if missing), for a server to serve; None in a read-only workspace."""
     kept = _kept()
     if not kept.is_file():
-        chart = alt.JupyterChart
-        chart.enable_offline(False)  # altair's own module, then bundled (whatever this process set before)
-        chart.enable_offline()
-        with contextlib.suppress(OSError):  # a read-only workspace
-            write_text(chart._esm, kept)
+        alt.JupyterChart.enable_offline(False)  # altair's own module, then bundled (whatever this process set before)
+        _bundle(kept)
     return kept if kept.is_file() else None
+
+
+def _bundle(kept: Path) -> None:
+    """Bundle Vega into ``JupyterChart`` (vl-convert) and keep the bundle at ``kept``, unless the workspace is
+    read-only."""
+    alt.JupyterChart.enable_offline()
+    with contextlib.suppress(OSError):
+        write_text(alt.JupyterChart._esm, kept)
 
 
 def _kept() -> Path:
