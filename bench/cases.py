@@ -101,6 +101,9 @@ CASES = {case.name: case for case in (
          "bench_irt:population", cost="minutes", needs=("irt population",)),
     Case("irt-simulated", "IRT estimates from N questions on a simulated 2PL population", "bench_irt:simulated",
          cost="minutes"),
+    Case("inspect", "Inspect beside our served scorer: the same questions, messages and server settings",
+         "bench_inspect:beside", {"questions": 50}, baseline="ours: score(Endpoint, generate, letters)",
+         cost="minutes", needs=("released data", "llama-server", "inspect-ai")),
     Case("irt-served", "The served SmolLM2 asked adaptively against asked everything: requests and accuracy",
          "bench_irt:served", cost="minutes", needs=("irt population", "llama-server")),
     # --- panels, site, serving, course ---------------------------------------------------------------------------
@@ -126,6 +129,8 @@ CASES = {case.name: case for case in (
          {"counts": [1], "votes": 5}, cost="minutes", needs=("released data",)),
     Case("annotate-browsers", "Annotation: annotators as Chromium pages here", "bench_serve:annotators",
          {"browsers": True}, cost="minutes", needs=("released data", "chromium")),
+    Case("suite", "The suite on a clean clone, as CI runs it (.ci/run): totals and the longest modules",
+         "bench_suite:clean_clone", cost="minutes", shown=3),
     Case("explore", "make explore on a fresh clone, step by step, against its old set-up (empty pip caches)",
          "bench_explore:fresh_clone", {"cache": "empty"}, baseline="make explore before", cost="minutes"),
     Case("explore-warm", "The same with this machine's pip cache (llama.cpp's build kept from before)",

@@ -34,7 +34,8 @@ class Case:
     """One measurement declared as data. ``measure`` is ``"module:function"`` of a bench/ module; ``params`` are its
     keyword arguments; ``cost`` says how long a run takes here (``hours`` cases are not run on a shared machine);
     ``device`` is ``"gpu"`` where the figures mean something only on a GPU; ``needs`` names what a machine must have
-    (``"chromium"``, ``"lm-eval"``, ``"minicons"``, ``"llama-server"``, ``"released data"``)."""
+    (``"chromium"``, ``"lm-eval"``, ``"minicons"``, ``"llama-server"``, ``"inspect-ai"``, ``"released data"``);
+    ``shown``: how many of its latest records bench/README.md draws, newest last (the suite's three clean runs)."""
 
     name: str
     title: str
@@ -46,6 +47,7 @@ class Case:
     cost: str = "minutes"
     device: str = "cpu"
     needs: tuple[str, ...] = ()
+    shown: int = 1
 
     def __post_init__(self) -> None:
         if ":" not in self.measure:

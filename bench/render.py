@@ -1,7 +1,7 @@
 """bench/README.md's tables, drawn from the records: ``python bench/render.py`` rewrites what lies between each
-``<!-- bench:CASE -->`` and ``<!-- /bench:CASE -->`` from that case's latest record in bench/records/, and between
-``<!-- bench:awaiting -->`` and ``<!-- /bench:awaiting -->`` the cases that have no record yet, each with the command
-that makes it. Everything outside the markers is prose, kept as written. ``--check`` fails where the README is not
+``<!-- bench:CASE -->`` and ``<!-- /bench:CASE -->`` from that case's latest record in bench/records/ (its latest
+``Case.shown`` records, oldest first), and between ``<!-- bench:awaiting -->`` and ``<!-- /bench:awaiting -->`` the
+cases that have no record yet, each with the command that makes it. Everything outside the markers is prose, kept as written. ``--check`` fails where the README is not
 what the records render (tests/test_bench.py).
 """
 
@@ -84,7 +84,11 @@ def section(name: str, records: Path) -> str:
     found = harness.read_records(records / f"{name}.jsonl")
     if not found:
         return f"No record yet: `{CASES[name].command()}` makes one.\n"
-    return table(found[-1]["rows"]) + "\n\n" + provenance(found[-1], len(found)) + "\n"
+    first = max(0, len(found) - CASES[name].shown)
+    return "\n".join(
+        table(record["rows"]) + "\n\n" + provenance(record, line) + "\n"
+        for line, record in enumerate(found[first:], start=first + 1)
+    )
 
 
 def awaiting(records: Path) -> str:

@@ -4,6 +4,7 @@ holds exactly what its records render."""
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -107,6 +108,15 @@ def test_a_section_renders_its_latest_record_and_says_which_it_is(tmp_path):
     assert f"| {name} |" not in drawn.split("<!-- bench:awaiting -->")[1]
     with pytest.raises(SystemExit, match="no case"):
         render.render("<!-- bench:no-such-case -->\n<!-- /bench:no-such-case -->", tmp_path)
+    suite = CASES["suite"]  # three clean runs: its latest three records, oldest first
+    assert suite.shown == 3
+    (tmp_path / "suite.jsonl").write_text("".join(
+        json.dumps({**old, **common, "case": "suite", "rows": [{"measure": "run", "failed": n}]}) + "\n"
+        for n in range(4)
+    ))  # fmt: skip
+    drawn = render.render("<!-- bench:suite -->\n<!-- /bench:suite -->\n", tmp_path)
+    assert [int(n) for n in re.findall(r"\| run \| (\d) \|", drawn)] == [1, 2, 3]
+    assert [int(n) for n in re.findall(r"suite.jsonl` line (\d)", drawn)] == [2, 3, 4]
 
 
 def test_the_bench_readme_is_what_its_records_render():

@@ -1,0 +1,60 @@
+"""The suite on a clean clone, as CI runs it: ``git clone`` of this commit into a temporary folder, then
+``CI=true bash .ci/run`` (the README's test command: the set-up, ruff, ``workbench data setup``, then pytest on
+``make test``'s workers) with every test's duration printed.
+
+Rows: the whole command and its pytest part (wall seconds, and the tests passed, skipped and failed: the counts say
+nothing was dropped), the share of the machine's CPU time that was busy while it ran (from ``/proc/stat``: a share
+near 1 means the cores, not waits, bound the run), the README blocks its README test ran, then each test module's
+summed durations (setup, call and teardown), longest first: where the time goes. Run it on a quiet machine (the
+figures are the run's wall time on the cores it had): ``python bench/run.py suite``.
+"""
+
+import re
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench_explore import clean_environment, clone
+
+ROOT = Path(__file__).resolve().parents[1]
+SUMMARY = re.compile(r"=+ (?P<counts>.*?) in (?P<seconds>[0-9.]+)s")
+DURATION = re.compile(r"^(?P<seconds>[0-9.]+)s (?:call|setup|teardown)\s+(?P<module>tests/\S+?\.py)::", re.M)
+README_BLOCK = re.compile(r"^```bash\n", re.M)
+
+
+def clean_clone(top: int = 25) -> list[dict]:
+    """One clean-clone run of ``.ci/run``: its totals, then the ``top`` longest test modules."""
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as scratch:
+        folder = clone(Path(scratch) / "clone")
+        env = {**clean_environment(None), "CI": "true", "PYTEST_ADDOPTS": "--durations=0"}
+        before, started = _cpu(), time.perf_counter()
+        done = subprocess.run(["bash", ".ci/run"], cwd=folder, env=env, capture_output=True, text=True)
+        seconds, after = time.perf_counter() - started, _cpu()
+        blocks = len(README_BLOCK.findall((folder / "README.md").read_text(encoding="utf-8")))
+    summary = SUMMARY.findall(done.stdout)
+    if not summary:
+        raise RuntimeError(f".ci/run printed no pytest summary (exit {done.returncode}): {done.stdout[-3000:]}"
+                           f"{done.stderr[-3000:]}")  # fmt: skip
+    counts_text, pytest_s = summary[-1]
+    counts = {name: int(n) for n, name in re.findall(r"(\d+) (passed|failed|skipped|errors?)", counts_text)}
+    busy = [b - a for a, b in zip(before, after)]
+    modules = Counter()
+    for match in DURATION.finditer(done.stdout):
+        modules[match["module"]] += float(match["seconds"])
+    rows = [
+        {"measure": "CI=true bash .ci/run (set-up, ruff, data setup, pytest)", "seconds": seconds,
+         "exit": done.returncode, "cpu busy": 1 - (busy[3] + busy[4]) / sum(busy)},
+        {"measure": "pytest (make test's workers)", "seconds": float(pytest_s), "passed": counts.get("passed", 0),
+         "skipped": counts.get("skipped", 0), "failed": counts.get("failed", 0) + counts.get("errors", 0)
+         + counts.get("error", 0), "README blocks": blocks, "test seconds": sum(modules.values())},
+    ]  # fmt: skip
+    rows += [{"measure": module, "test seconds": value} for module, value in modules.most_common(top)]
+    return rows
+
+
+def _cpu() -> list[int]:
+    """The machine's CPU time so far by kind (user, nice, system, idle, iowait, ...), from ``/proc/stat``."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        return [int(value) for value in stat.readline().split()[1:]]
