@@ -31,13 +31,15 @@ explore-score: explore-probes
 explore: explore-score
 	.venv/bin/workbench serve explorer --port $(PORT)
 
-# the suite on up to 4 worker processes (pytest-xdist; one per core), each module handed out whole (its fixtures
-# are made once), in tests/conftest.py's order: the longest first; the graphs are built once here (both at once),
-# and every worker and the README's run copy them instead
+# the suite on one worker process more than the cores (pytest-xdist; at most 5: a worker waiting on a server, a
+# browser or a kernel leaves its core to another), each module handed out whole (its fixtures are made once), in
+# tests/conftest.py's order: the longest first; the graphs are built once here (both at once), and every worker and
+# the README's run copy them instead
+TEST_WORKERS ?= $(shell python3 -c 'import os; print(min(len(os.sched_getaffinity(0)) + 1, 5))')
 test: setup
 	.venv/bin/ruff check .
 	.venv/bin/workbench data setup
-	.venv/bin/python -m pytest -n auto --maxprocesses 4 --dist loadscope --no-loadscope-reorder
+	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # the teaching notebooks executed at student sizes and rendered as a static site (docs/COURSE.md), in
 # workspace/course-site/ (open its index.html); executed notebooks are cached in workspace/course/, so a rebuild
