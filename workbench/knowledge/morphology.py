@@ -12,11 +12,7 @@ them against the lemmas it cares about (a concept's), which spares opening NLTK'
 
 from functools import cache
 
-import nltk
-from nltk.corpus.reader.wordnet import WordNetCorpusReader
-
 from workbench.errors import DataSourceError
-from workbench.knowledge.wordnet import INSTALL_HINT, find_wordnet
 
 EXCEPTION_FILES = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 
@@ -25,15 +21,28 @@ def base_forms(text: str, pos: str) -> set[str]:
     """``text`` and every form it may inflect as a ``pos`` word (n, v, a, s, r): WordNet's exceptions, then each
     suffix rule NLTK's ``morphy`` applies (to the whole phrase, as morphy does: "domestic dogs" -> "domestic dog")."""
     forms = {text, *exceptions(pos).get(text, ())}
-    for old, new in WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS.get(pos, []):
+    for old, new in substitutions(pos):
         if text.endswith(old) and len(text) > len(old):
             forms.add(text[: len(text) - len(old)] + new)
     return forms
 
 
 @cache
+def substitutions(pos: str) -> tuple[tuple[str, str], ...]:
+    """NLTK's suffix rules of a part of speech (old ending, new ending). NLTK is imported here, on first use, not
+    with the scorers that import this module: ``import nltk`` takes 1.5 s of CPU in every process that loads them."""
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    return tuple(WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS.get(pos, []))
+
+
+@cache
 def exceptions(pos: str) -> dict[str, tuple[str, ...]]:
     """WordNet's irregular inflections of a part of speech: inflected form -> base forms (underscores as spaces)."""
+    import nltk
+
+    from workbench.knowledge.wordnet import INSTALL_HINT, find_wordnet
+
     name = EXCEPTION_FILES.get(pos)
     if name is None:
         return {}
