@@ -85,8 +85,9 @@ def served(sizes: tuple = (25, 50, 100), questions: int | None = None, timeout: 
            port: int = 8131, threads: int = 1) -> list[dict]:  # fmt: skip
     """The served SmolLM2 asked adaptively (N of ``sizes``) and asked every question of the fit (``questions``: a
     sample of whole clusters of them, for a loaded machine), no cache: requests sent and accuracy, on a 2PL fitted
-    without the smollm2 family. ``timeout``: seconds a request may take (an echo request on a loaded machine is
-    slow)."""
+    without the smollm2 family. The server is connected once, as ``score --adaptive`` connects it (its echo checked
+    once, not before each question). ``timeout``: seconds a request may take (an echo request on a loaded machine
+    is slow)."""
     from workbench.probes.select import sample_clusters
     from workbench.scoring import score
     from workbench.scoring import served as serving
@@ -107,18 +108,19 @@ def served(sizes: tuple = (25, 50, 100), questions: int | None = None, timeout: 
     process = _start_server(port, threads)
     endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", bos="<|im_start|>", concurrency=1, timeout=timeout)
     try:
+        server = serving.connect(endpoint, "causal")  # once, as `score --adaptive` connects: a listing, not counted
         rows = []
         for n in sizes:
             sent[0] = 0
             begun = time.perf_counter()
-            result = adaptive(fit, probes, lambda rows: score(rows, endpoint, "causal", cache=False, progress=False),
+            result = adaptive(fit, probes, lambda rows: score(rows, server, "causal", cache=False, progress=False),
                               n)  # fmt: skip
             rows.append({"measure": f"adaptive, N = {n}", "questions": n, "requests": sent[0],
                          "seconds": time.perf_counter() - begun, "accuracy": result.estimate["accuracy"][0],
                          "lo": result.estimate["lo"][0], "hi": result.estimate["hi"][0]})  # fmt: skip
         sent[0] = 0
         begun = time.perf_counter()
-        full = score(probes, endpoint, "causal", cache=False, progress=False)
+        full = score(probes, server, "causal", cache=False, progress=False)
         rows.append({"measure": "full run", "questions": full.height, "requests": sent[0],
                      "seconds": time.perf_counter() - begun, "accuracy": full["correct"].mean()})  # fmt: skip
     finally:
