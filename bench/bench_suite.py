@@ -1,6 +1,6 @@
-"""The suite on a clean clone, as CI runs it: ``git clone`` of this commit into a temporary folder, then
-``CI=true bash .ci/run`` (the README's test command: the set-up, ruff, ``workbench data setup``, then pytest on
-``make test``'s workers) with every test's duration printed.
+"""The suite on a clean clone, as CI runs it: ``git clone`` of this commit into a temporary folder (``../shared``
+linked beside it, as beside this checkout), then ``CI=true bash .ci/run`` (the README's test command: the set-up,
+ruff, ``workbench data setup``, then pytest on ``make test``'s workers) with every test's duration printed.
 
 Rows: the whole command and its pytest part (wall seconds, and the tests passed, skipped and failed: the counts say
 nothing was dropped), the share of the machine's CPU time that was busy while it ran (from ``/proc/stat``: a share
@@ -28,6 +28,8 @@ def clean_clone(top: int = 25) -> list[dict]:
     """One clean-clone run of ``.ci/run``: its totals, then the ``top`` longest test modules."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as scratch:
         folder = clone(Path(scratch) / "clone")
+        if (ROOT.parent / "shared").is_dir():  # the released data and science QA sets, beside the clone as here
+            (Path(scratch) / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
         env = {**clean_environment(None), "CI": "true", "PYTEST_ADDOPTS": "--durations=0"}
         before, started = _cpu(), time.perf_counter()
         done = subprocess.run(["bash", ".ci/run"], cwd=folder, env=env, capture_output=True, text=True)
