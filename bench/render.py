@@ -1,8 +1,8 @@
 """bench/README.md's tables, drawn from the records: ``python bench/render.py`` rewrites what lies between each
 ``<!-- bench:CASE -->`` and ``<!-- /bench:CASE -->`` from that case's latest record in bench/records/ (its latest
 ``Case.shown`` records, oldest first), and between ``<!-- bench:awaiting -->`` and ``<!-- /bench:awaiting -->`` the
-cases that have no record yet, each with the command that makes it. Everything outside the markers is prose, kept as written. ``--check`` fails where the README is not
-what the records render (tests/test_bench.py).
+cases that have no record yet, each with the command that makes it. Everything outside the markers is prose, kept
+as written. ``--check`` fails where the README is not what the records render (tests/test_bench.py).
 """
 
 import argparse
