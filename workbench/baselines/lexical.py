@@ -128,7 +128,7 @@ def _length_features(texts) -> np.ndarray:
 def _classifier(C: float, seed: int, wide: bool) -> LogisticRegression:
     """liblinear: deterministic for a seed, and about twice as fast as lbfgs on sparse n-gram features. ``wide``
     (more features than training rows: n-grams, hashed terms) solves its dual problem, as scikit-learn advises there:
-    the same fit (the same accuracies to four places on the released hyponymy train), 8x faster (bench/README.md,
+    the same accuracies on the released hyponymy train, the three baselines in half the time (bench/README.md,
     ``baselines-dual``); a few dense features, the primal."""
     return LogisticRegression(C=C, solver="liblinear", dual=wide, max_iter=2000, random_state=seed)
 
