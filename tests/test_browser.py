@@ -114,6 +114,8 @@ def test_explorer_picks_a_concept_and_the_hop_slider_changes_the_counts(app_home
 
 
 def test_dashboard_heatmap_click_filters_the_drilldown_table(app_home, page):
+    from playwright.sync_api import expect
+
     for url in serve("dashboard", app_home):
         open_app(page, url, "dashboard")
         page.select_option(".wb-probe-controls select >> nth=0", "hypernymy")
@@ -128,7 +130,7 @@ def test_dashboard_heatmap_click_filters_the_drilldown_table(app_home, page):
         row, column = after.split(" in ", 1)[1].split(" (first")[0].split(" × ")
         assert int(after.split()[0].replace(",", "")) < int(before.split()[0].replace(",", ""))
         shown = page.locator(".wb-drill table.wb-table tbody tr")
-        assert shown.count() > 0
+        expect(shown.first.locator("td").nth(2)).to_have_text(column.strip(), timeout=30_000)  # the page draws late
         for index in range(shown.count()):
             cells_text = shown.nth(index).locator("td").all_inner_texts()
             assert cells_text[1:3] == [row, column.strip()]

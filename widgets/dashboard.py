@@ -406,12 +406,12 @@ class ResultsDashboard:
             preds = questions_in_cells(preds, cells)
         labels = self._memo("labels", lambda: metrics.model_labels(self.session.predictions))
         where = "; ".join(f"{r} × {c}" for r, c in cells) or "all cells (click a heat-map cell to filter)"
-        self.drill_title.value = (
+        shown = first_questions(preds, self.max_rows, labels)
+        self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
+        self.drill_title.value = (  # after the table: a page that sees the new title sees its rows
             f"<b class='wb-drill-title'>{preds['id'].n_unique():,} questions in {escape(where)}</b>"
             f" <span class='wb-muted'>(first {self.max_rows:,}, most often wrong first)</span>"
         )
-        shown = first_questions(preds, self.max_rows, labels)
-        self.drill.value = table(shown, ["label", "row", "column", "question", "gold", "pick", "correct"])
 
 
 def _marks_note(cells: pl.DataFrame) -> str:
