@@ -6,7 +6,8 @@ Rows: the whole command and its pytest part (wall seconds, and the tests passed,
 nothing was dropped), the share of the machine's CPU time that was busy while it ran (from ``/proc/stat``: a share
 near 1 means the cores, not waits, bound the run), the README blocks its README test ran, then each test module's
 summed durations (setup, call and teardown), longest first: where the time goes. Run it on a quiet machine (the
-figures are the run's wall time on the cores it had): ``python bench/run.py suite``.
+figures are the run's wall time on the cores it had): ``python bench/run.py suite``; the run's whole output
+is left in ``$TMPDIR/bench-suite.log``.
 """
 
 import re
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = re.compile(r"=+ (?P<counts>.*?) in (?P<seconds>[0-9.]+)s")
 DURATION = re.compile(r"^(?P<seconds>[0-9.]+)s (?:call|setup|teardown)\s+(?P<module>tests/\S+?\.py)::", re.M)
 README_BLOCK = re.compile(r"^```bash\n", re.M)
+LOG = Path(tempfile.gettempdir()) / "bench-suite.log"
 
 
 def clean_clone(top: int = 25) -> list[dict]:
@@ -35,6 +37,7 @@ def clean_clone(top: int = 25) -> list[dict]:
         done = subprocess.run(["bash", ".ci/run"], cwd=folder, env=env, capture_output=True, text=True)
         seconds, after = time.perf_counter() - started, _cpu()
         blocks = len(README_BLOCK.findall((folder / "README.md").read_text(encoding="utf-8")))
+    LOG.write_text(done.stdout + done.stderr, encoding="utf-8")  # every test's duration, to read past the top rows
     summary = SUMMARY.findall(done.stdout)
     if not summary:
         raise RuntimeError(f".ci/run printed no pytest summary (exit {done.returncode}): {done.stdout[-3000:]}"
