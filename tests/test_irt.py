@@ -14,8 +14,10 @@ from workbench.charts.irt import ability_chart, characteristic_chart
 from workbench.errors import WorkbenchError
 from workbench.io import read_predictions, write_parquet
 from workbench.irt import IrtFit, fit_irt, predict_difficulty, responses
+from workbench.irt.adaptive import adaptive
 from workbench.irt.fit import ability, characteristic_curves
-from workbench.irt.responses import RESPONSE_SCHEMA
+from workbench.irt.responses import RESPONSE_SCHEMA, item_key
+from workbench.schema import PROBE_SCHEMA, empty
 
 
 def simulated(n_members: int, n_items: int, seed: int, difficulty=None) -> tuple[pl.DataFrame, dict]:
@@ -63,6 +65,36 @@ def test_sparse_answers_and_held_out_quality():
 
 
 @pytest.mark.wordnet
+def test_adaptive_intervals_hold_the_whole_sets_accuracy_of_members_the_fit_never_saw():
+    """The estimate's 95 % interval counts each unasked answer's own chance, not only the ability's: over 60 new
+    members asked 30 of 200 questions, it holds their accuracy on all 200 about 95 % of the time."""
+    rng = np.random.default_rng(7)
+    n_items, n_fitted, n_new = 200, 150, 60
+    a, b, theta = rng.uniform(0.5, 2.0, n_items), rng.normal(size=n_items), rng.normal(size=n_fitted + n_new)
+    right = rng.random((n_fitted + n_new, n_items)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))
+    probes = pl.concat([empty(PROBE_SCHEMA), pl.DataFrame({
+        "id": [f"q{i}" for i in range(n_items)], "probe": "hypernymy", "context": "", "answer": 0,
+        "question": [f"question {i}?" for i in range(n_items)], "choices": [["a", "b", "c", "d"]] * n_items,
+        "hops": rng.integers(1, 4, n_items), "distractor_family": rng.choice(["random", "sister"], n_items),
+    })], how="diagonal_relaxed")  # fmt: skip
+    frame = pl.DataFrame({
+        "member": np.repeat([f"m{m}" for m in range(n_fitted)], n_items), "source": "simulated",
+        "item": np.tile(probes.select(item_key(probes))[:, 0].to_numpy(), n_fitted),
+        "id": np.tile(probes["id"], n_fitted), "probe": "hypernymy", "choices": 4,
+        "hops": np.tile(probes["hops"], n_fitted), "distractor_family": np.tile(probes["distractor_family"], n_fitted),
+        "distractor_depth": 0, "concept": "", "word": "", "question": "", "right": right[:n_fitted].ravel(),
+    }).with_columns(label=pl.col("member")).select(list(RESPONSE_SCHEMA)).cast(RESPONSE_SCHEMA)  # fmt: skip
+    fit = fit_irt(frame, held_out=0)
+    held, inside = [], []
+    for member in range(n_fitted, n_fitted + n_new):
+        by_id = dict(zip(probes["id"], right[member], strict=True))
+        result = adaptive(fit, probes, lambda rows: rows.with_columns(correct=rows["id"].replace_strict(by_id)), 30)
+        row = result.estimate.row(0, named=True)
+        held.append(row["lo"] <= right[member].mean() <= row["hi"])
+        inside.append(row["questions"] == n_items and row["asked"] == 30 and row["lo"] <= row["accuracy"] <= row["hi"])
+    assert all(inside) and np.mean(held) >= 0.88, np.mean(held)
+
+
 def test_explanatory_model_recovers_factor_effects_read_from_the_questions_and_wordnet(released_dir, wordnet_graph):
     from workbench.knowledge.measures import concept_measures
     from workbench.probes.formats import read_probes

@@ -3,8 +3,8 @@
 Each next question is the unasked one of maximum Fisher information at the current ability estimate (EAP over
 the answers so far, item parameters fixed from a fit); the run stops after ``n`` questions or once the ability's
 standard error is at most ``se``. The estimate of accuracy on the whole set counts the asked questions as
-answered and adds each unasked question's probability of a right answer at the final ability; its 95 % interval
-takes the ability's ends (``theta +/- 1.96 se``) for the unasked part.
+answered and each unasked one as a right answer with its probability, over the ability's posterior (the
+posterior predictive); its 95 % interval holds both the ability's uncertainty and each unasked answer's chance.
 
 >>> result = adaptive(fit, probes, ask=lambda rows: wb.score(rows, model, progress=False), n=50)  # doctest: +SKIP
 >>> result.estimate  # per probe; result.cells per probe x hops x distractor family          # doctest: +SKIP
@@ -73,22 +73,31 @@ def adaptive(
                                            floor[asked])  # fmt: skip
         theta, sd = float(mean[0]), float(spread[0])
     predictions = pl.concat(answers)
-    probs = irt_model.probability(np.array([theta, theta - Z95 * sd, theta + Z95 * sd]), a, b, floor)
-    expected = known.select("probe", "hops", "distractor_family").with_columns(
-        accuracy=probs[0], lo=probs[1], hi=probs[2], asked=pl.lit(False)
-    )
-    observed = predictions["correct"].cast(pl.Float64).to_numpy()
-    expected = expected.with_columns(
-        *(pl.Series(c, _set(expected[c].to_numpy(), asked, observed)) for c in ("accuracy", "lo", "hi")),
-        asked=pl.Series(_set(np.zeros(known.height, bool), asked, True)),
-    )
+    post = irt_model.posterior(right[None, :], np.ones((1, len(asked)), bool), a[asked], b[asked], floor[asked])[0]
+    p = irt_model.probability(irt_model.GRID, a, b, floor)  # grid x questions
+    observed = _set(np.full(known.height, np.nan), asked, right)
 
     def per(keys: list[str]) -> pl.DataFrame:
-        return expected.group_by(keys, maintain_order=True).agg(
-            pl.col("accuracy", "lo", "hi").mean(), questions=pl.len(), asked=pl.col("asked").sum()
-        ).sort(keys)  # fmt: skip
+        groups = known.with_row_index("at").group_by(keys, maintain_order=True).agg("at").sort(keys)
+        rows = [_predictive(np.asarray(at), observed, p, post) for at in groups["at"]]
+        columns = ["accuracy", "lo", "hi", "questions", "asked"]
+        return pl.concat([groups.drop("at"), pl.DataFrame(rows, schema=columns, orient="row")], how="horizontal")
 
     return AdaptiveResult(predictions, per(["probe"]), per(["probe", "hops", "distractor_family"]), theta, sd)
+
+
+def _predictive(at: np.ndarray, observed: np.ndarray, p: np.ndarray, post: np.ndarray) -> tuple:
+    """Accuracy on the questions ``at`` (the posterior predictive mean) with its 95 % interval: the asked ones as
+    answered, each unasked one a right answer with its probability, over the ability's whole posterior (so the
+    interval holds both the ability's uncertainty and the unasked answers' own chance)."""
+    seen = ~np.isnan(observed[at])
+    unasked = p[:, at[~seen]]
+    mean_g, var_g = unasked.sum(axis=1), (unasked * (1 - unasked)).sum(axis=1)  # per ability on the grid
+    mean = float(post @ mean_g)
+    spread = np.sqrt(max(float(post @ (var_g + mean_g**2)) - mean**2, 0.0))
+    n, right = len(at), float(observed[at][seen].sum())
+    low, high = (right + mean - Z95 * spread) / n, (right + mean + Z95 * spread) / n
+    return (right + mean) / n, max(low, 0.0), min(high, 1.0), n, int(seen.sum())
 
 
 def askable(fit, probes: pl.DataFrame, n: int) -> pl.DataFrame:
