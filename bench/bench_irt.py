@@ -17,7 +17,8 @@ row gives the mean absolute error of the estimate against the full-set accuracy 
 mean Pearson r of the estimated hops x distractor-family profile with the full one (a cell the way asked nothing of
 takes the way's overall estimate; members whose full profile is flat are left out of r). On adaptive rows, how many
 random questions give the same error (interpolated on log N, log error between the measured sizes, extrapolated
-from the last two beyond them) and what share that is.
+from the last two beyond them) and what share that is, and the share of held-out members whose full-set accuracy
+lies inside the estimate's 95 % interval.
 """
 
 import time
@@ -197,8 +198,9 @@ def _held_out(fit, probes: pl.DataFrame, truth: dict, sizes, rng, seed: int) -> 
             out.append(scored("anchors", n, tiny[n]["row"].to_numpy(), tiny[n]["weight"].to_numpy()))
             result = adaptive(fit, probes, _answerer(dict(zip(probes["id"], right, strict=True))), n)
             guess = order.join(result.cells, on=list(CELL), how="left").sort("at")["accuracy"].to_numpy()
-            out.append({"member": member, "way": "adaptive", "n": n,
-                        "error": abs(result.estimate["accuracy"][0] - full), "r": _r(profile, guess)})  # fmt: skip
+            estimate, low, high = (result.estimate[name][0] for name in ("accuracy", "lo", "hi"))
+            out.append({"member": member, "way": "adaptive", "n": n, "error": abs(estimate - full),
+                        "r": _r(profile, guess), "held": low <= full <= high})  # fmt: skip
     return out
 
 
@@ -216,10 +218,10 @@ def _r(full: np.ndarray, estimated) -> float:
 
 def _rows(errors: list[dict], sizes, note: str) -> list[dict]:
     """One row per way and N: the mean absolute error, the mean profile r; on adaptive rows random's equal N."""
-    frame = pl.DataFrame(errors)
+    frame = pl.DataFrame(errors, infer_schema_length=None)
     table = frame.group_by("way", "n").agg(
         members=pl.col("member").n_unique(), error=pl.col("error").mean(),
-        r=pl.col("r").filter(pl.col("r").is_not_nan()).mean(),
+        r=pl.col("r").filter(pl.col("r").is_not_nan()).mean(), held=pl.col("held").mean(),
     )  # fmt: skip
     random = table.filter(pl.col("way") == "random").sort("n")
     rows = [{"measure": note}]
@@ -229,7 +231,8 @@ def _rows(errors: list[dict], sizes, note: str) -> list[dict]:
             out = {"measure": way, "N": n, "members": row["members"], "error": row["error"], "profile r": row["r"]}
             if way == "adaptive":
                 equal = _equal_n(random["n"].to_numpy(), random["error"].to_numpy(), row["error"])
-                out |= {"random N for this error": equal, "share of random's N": n / equal}
+                out |= {"random N for this error": equal, "share of random's N": n / equal,
+                        "interval holds the full": row["held"]}  # fmt: skip
             rows.append(out)
     return rows
 
