@@ -64,7 +64,6 @@ def test_sparse_answers_and_held_out_quality():
     assert np.corrcoef(items["b"], truth["b"])[0, 1] >= 0.85
 
 
-@pytest.mark.wordnet
 def test_adaptive_intervals_hold_the_whole_sets_accuracy_of_members_the_fit_never_saw():
     """The estimate's 95 % interval counts each unasked answer's own chance, not only the ability's: over 60 new
     members asked 30 of 200 questions, it holds their accuracy on all 200 about 95 % of the time."""
@@ -95,6 +94,7 @@ def test_adaptive_intervals_hold_the_whole_sets_accuracy_of_members_the_fit_neve
     assert all(inside) and np.mean(held) >= 0.88, np.mean(held)
 
 
+@pytest.mark.wordnet
 def test_explanatory_model_recovers_factor_effects_read_from_the_questions_and_wordnet(released_dir, wordnet_graph):
     from workbench.knowledge.measures import concept_measures
     from workbench.probes.formats import read_probes
