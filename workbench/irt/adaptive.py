@@ -69,11 +69,10 @@ def adaptive(
         asked.append(index)
         answers.append(ask(known[index].drop("item", "a", "b", "floor")))
         right = pl.concat(answers)["correct"].cast(pl.Float64).to_numpy()
-        mean, spread = irt_model.abilities(right[None, :], np.ones((1, len(asked)), bool), a[asked], b[asked],
-                                           floor[asked])  # fmt: skip
-        theta, sd = float(mean[0]), float(spread[0])
+        post = irt_model.posterior(right[None, :], np.ones((1, len(asked)), bool), a[asked], b[asked],
+                                   floor[asked])[0]  # fmt: skip
+        theta, sd = map(float, irt_model.moments(post))
     predictions = pl.concat(answers)
-    post = irt_model.posterior(right[None, :], np.ones((1, len(asked)), bool), a[asked], b[asked], floor[asked])[0]
     p = irt_model.probability(irt_model.GRID, a, b, floor)  # grid x questions
     observed = _set(np.full(known.height, np.nan), asked, right)
 

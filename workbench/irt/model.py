@@ -105,7 +105,11 @@ def abilities(
     right: np.ndarray, seen: np.ndarray, a: np.ndarray, b: np.ndarray, floor: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each member's ability: the posterior mean and SD over ``GRID`` given its seen answers (EAP)."""
-    post = posterior(right, seen, a, b, floor)
+    return moments(posterior(right, seen, a, b, floor))
+
+
+def moments(post: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and SD of posteriors over ``GRID`` (rows, or one posterior)."""
     mean = post @ GRID
     return mean, np.sqrt(np.maximum(post @ GRID**2 - mean**2, 0.0))
 
