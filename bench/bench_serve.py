@@ -97,12 +97,18 @@ def start(app: str, home: Path, pool: int, cap: int, cull: int) -> tuple[subproc
         process = subprocess.Popen(command, env={**os.environ, "WORKBENCH_HOME": str(home)}, stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
     deadline = time.time() + 300
-    while not ("is filled with" in log.read_text() if pool else listening(port)):  # its pool filled, or it listens
+    while not (refills(log) if pool else listening(port)):  # its pool filled, or it listens
         if process.poll() is not None or time.time() > deadline:
             raise RuntimeError(f"{app} did not start: {log.read_text()[-2000:]}")
         time.sleep(0.5)
     settle(voila(process), deadline)
     return process, f"http://127.0.0.1:{port}/"
+
+
+def refills(log: Path) -> int:
+    """How often the server's pool was filled so far: once at its start, then once per kernel a visitor took (the
+    refill waits for quiet CPUs: up to 30 s after a phase)."""
+    return log.read_text().count("is filled with")
 
 
 def settle(server: psutil.Process, deadline: float) -> None:
@@ -574,11 +580,14 @@ def served(home: Path, counts: tuple[int, ...], pool: int, cap: int, cull: int, 
     """Both apps served with ``pool`` kernels kept ready, each N of ``counts`` visitors in turn: a row per phase."""
     servers = {app: start(app, home, pool, cap, cull) for app in ("explorer", "dashboard")}
     urls = {app: url for app, (_, url) in servers.items()}
-    rows = []
+    rows, taken = [], dict.fromkeys(servers, 0)  # kernels visitors took from each pool so far
     try:
         for n in counts:
-            for process, _ in servers.values():  # the pools refilled after the phase before
-                settle(voila(process), time.time() + 300)
+            for app, (process, _) in servers.items():  # the pools refilled after the phase before
+                deadline = time.time() + 300
+                while pool and refills(home / f"serve-{app}.log") < 1 + taken[app] and time.time() < deadline:
+                    time.sleep(0.5)
+                settle(voila(process), deadline)
             load = os.getloadavg()[0]
             sampler = Sampler([voila(process) for process, _ in servers.values()])
             sampler.start()
@@ -590,6 +599,8 @@ def served(home: Path, counts: tuple[int, ...], pool: int, cap: int, cull: int, 
             spent_cpu = sampler.cpu_seconds()
             alive = sum(len(voila(process).children()) for process, _ in servers.values())
             outcomes = [outcome for result in results for outcome in result.values()]
+            for app in servers:
+                taken[app] += sum(not result[app]["refused"] for result in results)
             per_app = {app: [s for result in results for s in result[app]["usable"]] for app in servers}
             rows.append({
                 "measure": f"{label}{n} visitor(s) at once", "load_start": load, "load_end": os.getloadavg()[0],

@@ -224,3 +224,31 @@ def test_the_servers_log_masks_the_lab_token_and_personal_links(tmp_path):
     for status in ("503", "403", "404"):
         assert re.search(rf"{status} GET /\S*\?token={re.escape(HIDDEN)}&annotator={re.escape(HIDDEN)}", written), (
             status, written[-3000:])  # fmt: skip
+
+
+def test_a_pool_refill_waits_for_quiet_cpus_unless_a_visitor_waits_on_it():
+    """A kernel started in place of one a visitor took is held while the machine is busy (at most ``refill_wait``),
+    started once the CPUs are quiet, and started at once when a visitor already waits on it (it left the pool)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    from workbench.cli.voila_server import CappedKernelManager
+
+    async def held(busy: float, in_pool: bool) -> float:
+        manager = SimpleNamespace(refill_delay=0.2, refill_busy=busy, refill_wait=3.0, _pools={"app.ipynb": []})
+        refill = asyncio.current_task()
+        if in_pool:
+            manager._pools["app.ipynb"].append(refill)
+        began = time.monotonic()
+        await CappedKernelManager.until_quiet(manager)
+        return time.monotonic() - began
+
+    def run(busy: float, in_pool: bool) -> float:  # in a thread of its own: a browser fixture's loop may run here
+        with ThreadPoolExecutor(1) as thread:
+            return thread.submit(asyncio.run, held(busy, in_pool)).result()
+
+    never_quiet, always_quiet = 0.0, 1.01  # the share of busy CPU below which the machine counts as quiet
+    assert 3.0 <= run(never_quiet, in_pool=True) < 4.5  # held the whole wait, then started anyway
+    assert 1.0 <= run(always_quiet, in_pool=True) < 2.0  # quiet over its first second: started
+    assert run(never_quiet, in_pool=False) < 1.0  # a visitor waits on it: only the short delay

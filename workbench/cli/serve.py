@@ -161,8 +161,9 @@ def stage_app(app: str, home: Path) -> Path:
 
 
 REFILL_S = 5
-"""Seconds the pool waits before it starts a kernel in place of one a visitor took (Voilà's default: 1 s): the new
-kernel's start and app (3-5 s of CPU) then come after the visitor's page is drawn, not while it is (on 2 cores)."""
+"""Seconds the pool waits before it starts a kernel in place of one a visitor took (Voilà's default: 1 s), and then
+until the CPUs are less than half busy (at most 30 s, or until a visitor waits on it: ``CappedKernelManager``): the
+new kernel's start and app (3-5 s of CPU) then come after the visitors' pages are drawn, not while they are."""
 
 PREHEAT = 3
 """Kernels ``workbench serve`` keeps ready by default: a visitor's first page is the app already run, not a kernel's
@@ -198,7 +199,8 @@ def voila_command(
     if not browser:
         command.append("--no-browser")
     if preheat:
-        command += ["--preheat_kernel=True", f"--pool_size={preheat}", f"--CappedKernelManager.fill_delay={REFILL_S}"]
+        command += ["--preheat_kernel=True", f"--pool_size={preheat}", "--CappedKernelManager.fill_delay=0",
+                    f"--CappedKernelManager.refill_delay={REFILL_S}"]
     if cull_idle:  # pages left open but untouched count as idle too: a place must free up for the next visitor
         interval = max(1, min(60, cull_idle // 3))
         command += [

@@ -6,6 +6,7 @@ Run as ``python -m workbench.cli.voila_server NOTEBOOK [voila options]``. Beside
 line, where other users of the machine could read it; removed from the environment the kernels inherit).
 """
 
+import asyncio
 import html
 import logging
 import os
@@ -14,10 +15,11 @@ import sys
 import tempfile
 import time
 
+import psutil
 import tornado.web
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 from jupyter_server.utils import url_path_join
-from traitlets import Integer, List, Unicode
+from traitlets import Float, Integer, List, Unicode
 from voila.app import Voila
 from voila.static_file_handler import TemplateStaticFileHandler
 from voila.tornado.handler import TornadoVoilaHandler
@@ -89,12 +91,16 @@ class CappedKernelManager(AsyncMappingKernelManager):
     max_kernels = Integer(8, config=True, help="The most kernels visitors may hold at once (the pool aside).")
     page_grace = Integer(120, config=True, help="Seconds after a page request that unconnected kernels are spared.")
     render_grace = Integer(30, config=True, help="Seconds after its page connected that a kernel is spared.")
+    refill_delay = Float(5, config=True, help="Seconds a kernel started in place of one a visitor took waits first.")
+    refill_busy = Float(0.5, config=True, help="Then it waits until the CPUs are less busy than this (over 1 s)...")
+    refill_wait = Float(30, config=True, help="...for at most this many seconds, or until a visitor waits on it.")
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.pending: set[str] = set()  # kernels asked for and not yet started, by id
         self.connected: dict[str, float] = {}  # kernels a page has connected to, and when it first did
         self.last_page = time.monotonic()  # when a visitor last asked for a page
+        self.visited = False  # whether a visitor has asked for a page: later pool kernels are refills
 
     def visitor_kernels(self) -> int:
         """Live kernels (listed or starting, each once) minus those waiting in the preheated pool. A starting kernel
@@ -111,11 +117,31 @@ class CappedKernelManager(AsyncMappingKernelManager):
         if (kwargs.get("env") or {}).get("VOILA_PREHEAT") == "False" and self.full():  # a visitor's, not the pool's
             raise tornado.web.HTTPError(503, "all %d kernels are taken", self.max_kernels)
         kernel_id = kwargs["kernel_id"] = kwargs.get("kernel_id") or self.new_kernel_id()
-        self.pending.add(kernel_id)
+        self.pending.add(kernel_id)  # counted from now on: a refill waiting below is not a free place
         try:
+            if (kwargs.get("env") or {}).get("VOILA_PREHEAT") == "True" and self.visited:
+                await self.until_quiet()
             return await super().start_kernel(*args, **kwargs)
         finally:
             self.pending.discard(kernel_id)
+
+    async def until_quiet(self) -> None:
+        """Hold a refill of the pool (a kernel started in place of one a visitor took: 3-5 s of CPU for its start and
+        the app) ``refill_delay`` seconds, then until the machine's CPUs are less busy than ``refill_busy`` over a
+        second, at most ``refill_wait`` seconds, or until a visitor waits on it (it left the pool). Visitors arriving
+        at once drew their pages while their kernels' refills competed for the cores: the dashboard's first page
+        took 9.5 s for each of three visitors on 2 cores (bench/README.md, serve-first-page)."""
+        me = asyncio.current_task()  # the pool's entry: Voilà awaits the start within it
+        await asyncio.sleep(self.refill_delay)
+        deadline, before = time.monotonic() + self.refill_wait, psutil.cpu_times()
+        while time.monotonic() < deadline and any(me in pool for pool in getattr(self, "_pools", {}).values()):
+            await asyncio.sleep(1)
+            after = psutil.cpu_times()
+            total = sum(after) - sum(before)
+            idle = after.idle - before.idle + getattr(after, "iowait", 0) - getattr(before, "iowait", 0)
+            if total > 0 and 1 - idle / total < self.refill_busy:
+                return
+            before = after
 
     def notify_connect(self, kernel_id: str) -> None:
         self.connected.setdefault(kernel_id, time.monotonic())
@@ -139,7 +165,7 @@ class CappedVoilaHandler(TornadoVoilaHandler):
 
     @tornado.web.authenticated
     async def get(self, path=None) -> None:
-        self.kernel_manager.last_page = time.monotonic()
+        self.kernel_manager.last_page, self.kernel_manager.visited = time.monotonic(), True
         self.xsrf_token  # noqa: B018 (sets the _xsrf cookie: the page's shutdown beacon sends it back; without it the
         # beacon was refused with a 403 and a closed tab kept its kernel until the culler, 10 minutes by default)
         if self.kernel_manager.full():  # checked and the pooled kernel taken with no await between: no race
