@@ -167,9 +167,9 @@ new kernel's start and app (3-5 s of CPU) then come after the visitors' pages ar
 
 PREHEAT = 3
 """Kernels ``workbench serve`` keeps ready by default: a visitor's first page is the app already run, not a kernel's
-start and the app's build (the explorer's in 2.5 s against 8.9 s, the dashboard's 3.1 s against 7.3 s, on 2 cores
-busy with other work; bench/README.md, serve-first-page), and three visitors arriving at once each find one; about
-0.3 GiB each (docs/SHARING.md)."""
+start and the app's build (on 2 cores: the explorer's in 1.45 s against 4.3 s, the dashboard's 1.4 s against 3.3 s;
+for each of three visitors at once 4.1 s and 4.5 s against 9.7 s and 8.4 s; bench/README.md, serve-first-page), and
+three visitors arriving at once each find one; about 0.3 GiB each (docs/SHARING.md)."""
 
 
 def voila_command(
