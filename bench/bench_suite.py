@@ -5,12 +5,16 @@ ruff, ``workbench data setup``, then pytest on ``make test``'s workers) with eve
 Rows: the whole command and its pytest part (wall seconds, and the tests passed, skipped and failed: the counts say
 nothing was dropped), the share of the machine's CPU time that was busy while it ran (from ``/proc/stat``: a share
 near 1 means the cores, not waits, bound the run), the README blocks its README test ran, then each test module's
-summed durations (setup, call and teardown), longest first: where the time goes. Run it on a quiet machine (the
-figures are the run's wall time on the cores it had): ``python bench/run.py suite``; the run's whole output
-is left in ``$TMPDIR/bench-suite.log``.
+summed durations (setup, call and teardown), longest first: where the time goes. With ``cpu`` (case ``suite-cpu``)
+the modules are ranked by the CPU seconds their tests took instead (``suite_cpu.py``: in the worker and in the
+commands, kernels, servers and browsers the test started and reaped), with the total: on 2 cores the run is bound by
+CPU, so these say what a shorter run must cut. Run it on a quiet machine (the figures are the run's wall time on the
+cores it had): ``python bench/run.py suite``; the run's whole output is left in ``$TMPDIR/bench-suite.log``.
 """
 
+import json
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -26,17 +30,24 @@ README_BLOCK = re.compile(r"^```bash\n", re.M)
 LOG = Path(tempfile.gettempdir()) / "bench-suite.log"
 
 
-def clean_clone(top: int = 25) -> list[dict]:
-    """One clean-clone run of ``.ci/run``: its totals, then the ``top`` longest test modules."""
+def clean_clone(top: int = 25, cpu: bool = False) -> list[dict]:
+    """One clean-clone run of ``.ci/run``: its totals, then the ``top`` longest test modules. ``cpu``: each test's
+    CPU seconds too (``suite_cpu.py``), and the modules ranked by them."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as scratch:
         folder = clone(Path(scratch) / "clone")
         if (ROOT.parent / "shared").is_dir():  # the released data and science QA sets, beside the clone as here
             (Path(scratch) / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
         env = {**clean_environment(None), "CI": "true", "PYTEST_ADDOPTS": "--durations=0"}
+        if cpu:  # the plugin alone on the path (bench/'s other modules would shadow names the tests import)
+            plugins, lines = Path(scratch) / "plugins", Path(scratch) / "cpu"
+            plugins.mkdir(), lines.mkdir()
+            shutil.copy(Path(__file__).with_name("suite_cpu.py"), plugins)
+            env.update(PYTHONPATH=str(plugins), SUITE_CPU_OUT=str(lines), PYTEST_ADDOPTS="--durations=0 -p suite_cpu")
         before, started = _cpu(), time.perf_counter()
         done = subprocess.run(["bash", ".ci/run"], cwd=folder, env=env, capture_output=True, text=True)
         seconds, after = time.perf_counter() - started, _cpu()
         blocks = len(README_BLOCK.findall((folder / "README.md").read_text(encoding="utf-8")))
+        tests = [json.loads(line) for path in (lines.glob("*.jsonl") if cpu else ()) for line in path.open()]
     LOG.write_text(done.stdout + done.stderr, encoding="utf-8")  # every test's duration, to read past the top rows
     summary = SUMMARY.findall(done.stdout)
     if not summary:
@@ -55,7 +66,19 @@ def clean_clone(top: int = 25) -> list[dict]:
          "skipped": counts.get("skipped", 0), "failed": counts.get("failed", 0) + counts.get("errors", 0)
          + counts.get("error", 0), "README blocks": blocks, "test seconds": sum(modules.values())},
     ]  # fmt: skip
-    rows += [{"measure": module, "test seconds": value} for module, value in modules.most_common(top)]
+    if not cpu:
+        return rows + [{"measure": module, "test seconds": value} for module, value in modules.most_common(top)]
+    spent = Counter()
+    for test in tests:
+        spent[test["id"].split("::")[0], "self"] += test["self"]
+        spent[test["id"].split("::")[0], "children"] += test["children"]
+    by_module = Counter({module: spent[module, "self"] + spent[module, "children"] for module, _ in spent})
+    rows.append({"measure": "CPU seconds of the tests (in the workers, in what they started and reaped)",
+                 "seconds": sum(by_module.values()), "in the workers": sum(t["self"] for t in tests),
+                 "in their children": sum(t["children"] for t in tests), "tests": len(tests)})  # fmt: skip
+    rows += [{"measure": module, "cpu seconds": value, "in the worker": spent[module, "self"],
+              "in children": spent[module, "children"], "test seconds": modules[module]}
+             for module, value in by_module.most_common(top)]  # fmt: skip
     return rows
 
 
