@@ -199,8 +199,12 @@ def voila_command(
     if not browser:
         command.append("--no-browser")
     if preheat:
-        command += ["--preheat_kernel=True", f"--pool_size={preheat}", "--CappedKernelManager.fill_delay=0",
-                    f"--CappedKernelManager.refill_delay={REFILL_S}"]
+        command += [
+            "--preheat_kernel=True",
+            f"--pool_size={preheat}",
+            "--CappedKernelManager.fill_delay=0",
+            f"--CappedKernelManager.refill_delay={REFILL_S}",
+        ]
     if cull_idle:  # pages left open but untouched count as idle too: a place must free up for the next visitor
         interval = max(1, min(60, cull_idle // 3))
         command += [
