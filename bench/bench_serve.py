@@ -580,7 +580,7 @@ def visitors(
     if not browsers and set(apps) - set(WATCH):
         raise ValueError(f"{sorted(set(apps) - set(WATCH))}: only with browsers=true (no hop slider to move)")
     home = Path(tempfile.mkdtemp(prefix="bench-serve-"))
-    home = explore_workspace(home, get_model_path()) if explore else make_app_workspace(home, get_model_path())
+    home = explore_workspace(home) if explore else make_app_workspace(home, get_model_path())
     if "inoculation" in apps:
         add_inoculation_inputs(home, get_model_path(), ROOT.parent / "shared" / "data" / "mcqa")
     if not isinstance(pool, list):
@@ -589,23 +589,16 @@ def visitors(
             for row in served(home, counts, size, cap, cull, after, browsers, f"pool {size}: ", apps)]  # fmt: skip
 
 
-def explore_workspace(home: Path, minilm: Path) -> Path:
-    """What ``make explore`` serves, made as its steps make it (the graphs linked from this machine's workspace): the
-    five probe sets over the whole of WordNet, and MiniLM's predictions on the hypernymy test split (whole clusters,
-    at most 400 questions)."""
+def explore_workspace(home: Path) -> Path:
+    """What ``make explore`` serves, made by its own steps (``explore-probes``, ``explore-score``; the graphs linked
+    from this machine's workspace): the five probe sets over the whole of WordNet, and MiniLM's predictions on the
+    hypernymy test split (whole clusters, at most 400 questions)."""
     from workbench.paths import workspace
 
     for name in ("graphs", "nltk_data"):
         (home / name).symlink_to(workspace() / name, target_is_directory=True)
-    env = {**os.environ, "WORKBENCH_HOME": str(home)}
-    steps = [
-        ["probes", "build", "--probe", "all", "--out", str(home / "probes")],
-        ["score", "--model", str(minilm), "--scorer", "similarity", "--probes", str(home / "probes" / "hypernymy"),
-         "--split", "test", "--max-questions", "400", "--name", "MiniLM",
-         "--out", str(home / "predictions" / "minilm-similarity-hypernymy.parquet")],
-    ]  # fmt: skip
-    for step in steps:
-        subprocess.run([sys.executable, "-m", "workbench", *step], env=env, check=True, capture_output=True)
+    subprocess.run(["make", "-o", "explore-setup", "-o", "explore-data", "explore-score"], cwd=ROOT,
+                   env={**os.environ, "WORKBENCH_HOME": str(home)}, check=True, capture_output=True)  # fmt: skip
     return home
 
 
