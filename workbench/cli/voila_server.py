@@ -77,6 +77,17 @@ def host_pattern(hosts: list[str]) -> str:
     return "^(" + "|".join(re.escape(host.lower()) for host in hosts) + ")$"
 
 
+def busy_share(before, after) -> float:
+    """The share of the CPUs' time that was busy between two ``psutil.cpu_times()``, as ``psutil.cpu_percent`` reckons
+    it (each counter's change at least 0: counters can go back; guest time is already in user time), on samples of our
+    own: ``cpu_percent`` keeps one sample per thread, which refills waiting at once on the server's thread would each
+    reset for the others. A counter going back made a busy machine read as below 0, quiet (tests/test_serve.py)."""
+    change = {name: max(0.0, getattr(after, name) - getattr(before, name)) for name in after._fields}
+    total = sum(change.values()) - change.get("guest", 0.0) - change.get("guest_nice", 0.0)
+    idle = change["idle"] + change.get("iowait", 0.0)
+    return 1.0 - idle / total if total > 0 else 1.0
+
+
 class CappedKernelManager(AsyncMappingKernelManager):
     """jupyter_server's kernel manager that refuses a visitor a kernel once ``max_kernels`` visitors hold one, and
     whose culler spares a kernel no page has connected to while pages are still being asked for, and a kernel whose
@@ -114,12 +125,13 @@ class CappedKernelManager(AsyncMappingKernelManager):
         return self.visitor_kernels() >= self.max_kernels
 
     async def start_kernel(self, *args, **kwargs) -> str:
-        if (kwargs.get("env") or {}).get("VOILA_PREHEAT") == "False" and self.full():  # a visitor's, not the pool's
+        preheat = (kwargs.get("env") or {}).get("VOILA_PREHEAT")  # "True": the pool's kernel, "False": a visitor's
+        if preheat == "False" and self.full():
             raise tornado.web.HTTPError(503, "all %d kernels are taken", self.max_kernels)
         kernel_id = kwargs["kernel_id"] = kwargs.get("kernel_id") or self.new_kernel_id()
         self.pending.add(kernel_id)  # counted from now on: a refill waiting below is not a free place
         try:
-            if (kwargs.get("env") or {}).get("VOILA_PREHEAT") == "True" and self.visited:
+            if preheat == "True" and self.visited:
                 await self.until_quiet()
             return await super().start_kernel(*args, **kwargs)
         finally:
@@ -134,12 +146,10 @@ class CappedKernelManager(AsyncMappingKernelManager):
         me = asyncio.current_task()  # the pool's entry: Voilà awaits the start within it
         await asyncio.sleep(self.refill_delay)
         deadline, before = time.monotonic() + self.refill_wait, psutil.cpu_times()
-        while time.monotonic() < deadline and any(me in pool for pool in getattr(self, "_pools", {}).values()):
+        while time.monotonic() < deadline and any(me in pool for pool in self._pools.values()):
             await asyncio.sleep(1)
             after = psutil.cpu_times()
-            total = sum(after) - sum(before)
-            idle = after.idle - before.idle + getattr(after, "iowait", 0) - getattr(before, "iowait", 0)
-            if total > 0 and 1 - idle / total < self.refill_busy:
+            if busy_share(before, after) < self.refill_busy:
                 return
             before = after
 
