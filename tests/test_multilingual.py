@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from workbench.analysis.crosslingual import compare_languages, concept_table, paired_questions
 from workbench.errors import DataSourceError, SpecError, WorkbenchError
 from workbench.knowledge import cache, wordnet
-from workbench.knowledge.omw import language_graph, read_omw, words_across
+from workbench.knowledge.omw import language_graph, read_omw, wordnet_keys, words_across
 from workbench.knowledge.wordnet import open_wordnet, wordnet_version
 from workbench.probes.formats import probe_metadata, read_probes
 from workbench.probes.languages import (
@@ -119,6 +119,19 @@ def test_omw_lemmas_join_their_wordnet_3_0_synset(wordnet_graph, wn):
     # whose definition says so, at 00613036 in the installed files
     forget = next(name for name, lemmas in by_name.items() if "oublier" in lemmas and "laisser" in lemmas)
     assert wn.synset(forget).definition() == "leave behind unintentionally"
+
+
+def test_omw_keys_read_from_the_lemma_index_are_nltks_own_offsets(wordnet_graph, wn):
+    """Every concept gets a key, and a sample of each part of speech (satellites keyed as ``a``) is the offset NLTK
+    reads for that synset from the data files."""
+    keys = wordnet_keys(wordnet_graph)
+    assert keys["id"].n_unique() == keys.height == wordnet_graph.concepts.height
+    key_of = dict(keys.iter_rows())
+    for pos in ("n", "v", "a", "s", "r"):
+        names = wordnet_graph.concepts.filter(pl.col("pos") == pos).sample(200, seed=0).select("id", "name")
+        for index, name in names.iter_rows():
+            synset = wn.synset(name)
+            assert key_of[index] == f"{synset.offset():08d}-{'a' if pos == 's' else pos}", name
 
 
 def test_every_language_reads_whole_and_italian_keeps_its_definitions(wordnet_graph):

@@ -201,7 +201,8 @@ def _check_keys(frame: pl.DataFrame, path: Path) -> None:
 
 def wordnet_keys(graph: Graph) -> pl.DataFrame:
     """``id`` and OMW ``key`` (``00001740-n``; satellites as ``a``) of every concept of an English WordNet graph,
-    read once through NLTK and cached beside the graph (keyed by its version and checksum)."""
+    read once from NLTK's lemma index (a name ``dog.n.01`` is the first offset of ``dog`` as a noun, as NLTK's
+    ``synset`` reads it) and cached beside the graph (keyed by its version and checksum)."""
     path = cache_dir("graphs") / f"{graph.key}-omw-keys.parquet"
     if path.is_file():
         try:
@@ -210,10 +211,14 @@ def wordnet_keys(graph: Graph) -> pl.DataFrame:
             pass
     from workbench.knowledge.wordnet import open_wordnet
 
-    reader = open_wordnet()
-    rows = [(s.name(), f"{s.offset():08d}-{'a' if s.pos() == 's' else s.pos()}") for s in reader.all_synsets()]
-    found = pl.DataFrame(rows, schema={"name": pl.String(), "key": pl.String()}, orient="row")
-    keys = graph.concepts.select("id", "name").join(found, on="name", how="inner").select("id", "key")
+    offsets = open_wordnet()._lemma_pos_offset_map  # lemma -> part of speech -> offsets in sense order
+    rows = []
+    for index, name in graph.concepts.select("id", "name").iter_rows():
+        lemma, pos, sense = name.lower().rsplit(".", 2)
+        found = offsets.get(lemma, {}).get(pos, [])
+        if 0 < int(sense) <= len(found):
+            rows.append((index, f"{found[int(sense) - 1]:08d}-{'a' if pos == 's' else pos}"))
+    keys = pl.DataFrame(rows, schema={"id": graph.concepts.schema["id"], "key": pl.String()}, orient="row")
     write_parquet(keys, path)
     return keys
 

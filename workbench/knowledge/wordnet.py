@@ -12,6 +12,7 @@ import io
 import os
 import re
 import shutil
+import warnings
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -90,6 +91,15 @@ def find_wordnet(provision: bool = True) -> Path:
     return provision_princeton(folder)
 
 
+class _Reader(WordNetCorpusReader):
+    """NLTK's reader without the map from WordNet 3.0 that it builds on opening for its multilingual functions
+    (it reads ``index.sense`` twice: about half of the opening time). The workbench reads OMW itself
+    (``knowledge.omw``) and never asks NLTK for another language, so nothing reads that map."""
+
+    def map_wn(self, version: str = "wordnet") -> None:
+        return None
+
+
 def open_wordnet() -> WordNetCorpusReader:
     """An NLTK WordNet reader over the provisioned data."""
     path = find_wordnet()
@@ -98,7 +108,9 @@ def open_wordnet() -> WordNetCorpusReader:
             root = nltk.data.find("corpora/wordnet.zip/wordnet/")
         else:
             root = nltk.data.FileSystemPathPointer(str(path))
-        return WordNetCorpusReader(root, None)
+        with warnings.catch_warnings():  # "multilingual functions are not available": they are not used
+            warnings.filterwarnings("ignore", "The multilingual functions", UserWarning)
+            return _Reader(root, None)
     except (OSError, ValueError, LookupError) as err:
         raise DataSourceError(
             f"WordNet at {path} could not be read ({err}). Delete that folder and run "
