@@ -2,8 +2,9 @@
 
 The graph caches are linked from the tests' workspace (``tests/conftest.py``: a temporary copy of the
 user's); the probe sets are built for a few hundred concepts only (dog.n.01 among them) so that everything is
-quick. The built probes and predictions are kept in that workspace (``test-apps/``, keyed by
-the graph) and copied into each test workspace, so only the first test of a session builds and scores.
+quick. The built probes and predictions are kept in the folder the run's workers share (``WORKBENCH_TESTS_SHARED``,
+``tests/conftest.py``; else that workspace), in ``test-apps/`` keyed by the graph, and copied into each test
+workspace, so only the first test of a run builds and scores: the others wait for it (a lock), then copy.
 """
 
 import os
@@ -17,18 +18,21 @@ CONCEPTS = ("dog.n.01", "cat.n.01", "oak.n.01", "car.n.01")
 
 def make_app_workspace(home: Path, minilm_path: Path | None = None, n_concepts: int = 150, n_scored: int = 300) -> Path:
     """Fill ``home`` as a workspace: linked graph caches, hypernymy and definitions probes, predictions."""
+    from workbench.io import exclusive
     from workbench.knowledge import load_graph
-    from workbench.paths import cache_dir, workspace
+    from workbench.paths import workspace
 
     main = workspace()
     for name in ("graphs", "nltk_data"):
         (home / name).symlink_to(main / name, target_is_directory=True)
     graph = load_graph("wordnet")
-    built = cache_dir("test-apps") / f"{graph.key}-{n_concepts}-{n_scored}-{minilm_path is not None}"
-    if not (built / "done").exists():
-        shutil.rmtree(built, ignore_errors=True)
-        _build(built, graph, minilm_path, n_concepts, n_scored)
-        (built / "done").touch()
+    shared = Path(os.environ["WORKBENCH_TESTS_SHARED"]) if "WORKBENCH_TESTS_SHARED" in os.environ else main
+    built = shared / "test-apps" / f"{graph.key}-{n_concepts}-{n_scored}-{minilm_path is not None}"
+    with exclusive(built, wait=True):  # the first worker to ask builds; the others wait, then copy
+        if not (built / "done").exists():
+            shutil.rmtree(built, ignore_errors=True)
+            _build(built, graph, minilm_path, n_concepts, n_scored)
+            (built / "done").touch()
     for name in ("probes", "predictions"):
         if (built / name).is_dir():
             shutil.copytree(built / name, home / name)

@@ -23,6 +23,8 @@ os.environ["WORKBENCH_HOME"] = str(TEST_HOME)
 IS_WORKER = "PYTEST_XDIST_WORKER" in os.environ
 if not IS_WORKER:
     os.environ["WORKBENCH_TESTS_GGUF"] = tempfile.mkdtemp(prefix="workbench-tests-gguf-")
+    # what every worker would otherwise build for itself (tests/app_workspace.py), made once for the run, the same way
+    os.environ["WORKBENCH_TESTS_SHARED"] = tempfile.mkdtemp(prefix="workbench-tests-shared-")
 (TEST_HOME / "predictions").mkdir()
 (TEST_HOME / "predictions" / "gguf").symlink_to(os.environ["WORKBENCH_TESTS_GGUF"], target_is_directory=True)
 
@@ -88,6 +90,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     shutil.rmtree(TEST_HOME, ignore_errors=True)
     if not IS_WORKER:  # the workers are done
         shutil.rmtree(os.environ["WORKBENCH_TESTS_GGUF"], ignore_errors=True)
+        shutil.rmtree(os.environ["WORKBENCH_TESTS_SHARED"], ignore_errors=True)
     changed = sorted({name for name, *_ in USER_CONTENTS ^ (_contents(USER_HOME) if USER_HOME.is_dir() else set())})
     if changed:
         print(f"\nthe tests changed {len(changed)} file(s) in the user's workspace {USER_HOME}: {changed[:5]}")
