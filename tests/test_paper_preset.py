@@ -184,14 +184,16 @@ def test_released_gold_tests_keep_their_annotators_judgements(released_dir, prob
 
 
 def test_compare_release_sets_the_annotators_beside_a_released_test(paper, released_dir, tmp_path, cli):
-    """`compare-release` on a released gold-standard test prints its annotators' accuracy and agreement."""
+    """`compare-release` on a released gold-standard test prints its annotators' accuracy and agreement; with
+    `--no-baselines` it fits no baseline (the README's run prints them)."""
     from typer.testing import CliRunner
 
     ours = tmp_path / "hypernymy.parquet"
     paper["hypernymy"].write_parquet(ours)
     released = released_dir / "hypernymy_test.jsonl"
-    result = CliRunner().invoke(cli, ["probes", "compare-release", str(ours), str(released)])
+    result = CliRunner().invoke(cli, ["probes", "compare-release", str(ours), str(released), "--no-baselines"])
     assert result.exit_code == 0, result.output
+    assert "\nbaselines\n" not in result.output and "\ndistances\n" in result.output
     table = [line for line in result.output.split("\nhumans\n")[1].splitlines() if line.startswith("|")]
     header, values = ([cell.strip() for cell in line.strip("|").split("|")] for line in (table[0], table[2]))
     votes = human_votes(released)
