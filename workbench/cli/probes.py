@@ -312,7 +312,7 @@ def compare_release(
         raise typer.BadParameter("--alike scores questions: give --model too", param_hint="--alike")
     ours_frame, released_frame = read_probes(ours), read_probes(released)
     tables = release_comparison(
-        ours_frame, released_frame, seed=seed, baselines=baselines, seeds=seeds, progress=baselines and seeds > 1
+        ours_frame, released_frame, seed=seed, baselines=baselines, seeds=seeds, progress=seeds > 1
     )
     votes = human_votes(released) if released.is_file() and released.suffix == ".jsonl" else pl.DataFrame()
     if votes.height:
