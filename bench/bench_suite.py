@@ -68,16 +68,16 @@ def clean_clone(top: int = 25, cpu: bool = False) -> list[dict]:
     ]  # fmt: skip
     if not cpu:
         return rows + [{"measure": module, "test seconds": value} for module, value in modules.most_common(top)]
-    spent = Counter()
+    own, reaped = Counter(), Counter()  # each module's CPU seconds in the worker, and in what its tests reaped
     for test in tests:
-        spent[test["id"].split("::")[0], "self"] += test["self"]
-        spent[test["id"].split("::")[0], "children"] += test["children"]
-    by_module = Counter({module: spent[module, "self"] + spent[module, "children"] for module, _ in spent})
+        own[test["id"].split("::")[0]] += test["self"]
+        reaped[test["id"].split("::")[0]] += test["children"]
+    by_module = Counter({module: own[module] + reaped[module] for module in own})
     rows.append({"measure": "CPU seconds of the tests (in the workers, in what they started and reaped)",
-                 "seconds": sum(by_module.values()), "in the workers": sum(t["self"] for t in tests),
-                 "in their children": sum(t["children"] for t in tests), "tests": len(tests)})  # fmt: skip
-    rows += [{"measure": module, "cpu seconds": value, "in the worker": spent[module, "self"],
-              "in children": spent[module, "children"], "test seconds": modules[module]}
+                 "seconds": sum(by_module.values()), "in the workers": sum(own.values()),
+                 "in their children": sum(reaped.values()), "tests": len(tests)})  # fmt: skip
+    rows += [{"measure": module, "cpu seconds": value, "in the worker": own[module],
+              "in children": reaped[module], "test seconds": modules[module]}
              for module, value in by_module.most_common(top)]  # fmt: skip
     return rows
 
