@@ -14,7 +14,6 @@ Each child reports the seconds importing its modules (``import_s``), of the work
 
 import sys
 import time
-import warnings
 
 from harness import in_child
 
@@ -26,7 +25,6 @@ def nltk_read() -> dict:
     from workbench.knowledge.wordnet import open_wordnet  # imports nltk (and polars via the package)
 
     imported = time.perf_counter()
-    warnings.simplefilter("ignore")  # NLTK warns that the multilingual functions are unavailable
     reader = open_wordnet()
     count = 0
     for synset in reader.all_synsets():
