@@ -167,6 +167,8 @@ def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumab
 ):
     import shutil
 
+    from playwright.sync_api import expect
+
     from workbench.inoculation import inoculate, load_run
 
     home = tmp_path / "workspace"
@@ -196,7 +198,7 @@ def test_inoculation_app_runs_in_a_preheated_kernel_cancels_and_leaves_a_resumab
         assert filled > 0  # the trials bar advanced: baseline and first trial done
         box.locator("button:has-text('Cancel')").click()
         page.wait_for_selector(".wb-run-done:has-text('cancelled')", timeout=120_000)
-        assert box.locator("button:has-text('Start')").is_enabled()
+        expect(box.locator("button:has-text('Start')")).to_be_enabled(timeout=10_000)  # sent before "cancelled"
         page.wait_for_selector(
             ".wb-runs .wb-run-name:has-text('browser-run')", timeout=30_000
         )  # now among the past runs

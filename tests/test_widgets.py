@@ -407,6 +407,11 @@ def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation
     launcher.probe.value = str(inoculation_home / "probes" / "hypernymy")
     launcher.ks.value, launcher.lrs.value, launcher.max_eval.value = "4,8,16", "1e-4", 12
     launcher.name.value = "tiny run"
+    start_when_done = []  # Start's state when the page first reads the ending: a browser may check it right then
+    launcher.status.observe(
+        lambda change: start_when_done.append(launcher.start.disabled) if "wb-run-done" in change.new else None,
+        "value",
+    )
     launcher.start.click()
     assert launcher.thread.is_alive() and launcher.start.disabled  # the click returned while the run goes on
     deadline = time.time() + 240
@@ -416,7 +421,7 @@ def test_launcher_runs_in_the_background_draws_the_curve_and_cancels(inoculation
     launcher.thread.join(timeout=240)
     trials = load_run(inoculation_home / "runs" / "inoculation" / "tiny-run")
     assert 2 <= trials.height < 4  # baseline + at least one trial, stopped before the grid's end
-    assert "cancelled" in launcher.status.value and not launcher.start.disabled
+    assert "cancelled" in launcher.status.value and start_when_done == [False]
     assert launcher.curve.spec is not None and "k4-lr" in launcher.trials.value
     assert launcher.progress.value == trials.height
     assert curves.run.value.endswith("tiny-run") and curves.chart.spec is not None  # the ended run joins the past runs

@@ -149,15 +149,14 @@ class InoculationLauncher:
                 stop=self.stop,
             )  # fmt: skip
             word = "cancelled (resumable)" if self.stop.is_set() else "finished"
-            self.status.value = (
-                f"<span class='wb-run-done'>{escape(word)}</span>: <code>{escape(str(self.out))}</code>"
-                + table(summary)
+            said = f"<span class='wb-run-done'>{escape(word)}</span>: <code>{escape(str(self.out))}</code>" + table(
+                summary
             )
         except Exception as err:  # a failed run is reported on the page, never raised into it
-            self.status.value = f"<span class='wb-wrong'>the run stopped: {escape(str(err))}</span>"
-        finally:
-            self.start.disabled, self.cancel.disabled = False, True
-            self.name.value = fresh_name(self.home / "runs" / "inoculation")
+            said = f"<span class='wb-wrong'>the run stopped: {escape(str(err))}</span>"
+        self.start.disabled, self.cancel.disabled = False, True
+        self.name.value = fresh_name(self.home / "runs" / "inoculation")
+        self.status.value = said  # last: whoever reads "finished" finds Start enabled again
 
     def _trial(self, row: dict) -> None:
         """Called by ``inoculate`` after each trial: advance the bar, redraw curve and table."""

@@ -92,18 +92,16 @@ class SourceTrainer:
                 progress=False, stop=self.stop, on_step=self._step,
             )  # fmt: skip
             accuracy = ", ".join(f"{name} {value:.1%}" for name, value in metrics.items())
-            self.status.value = (
-                f"<span class='wb-run-done'>saved</span> <code>{escape(str(out))}</code>: {escape(accuracy)}"
-            )
+            said = f"<span class='wb-run-done'>saved</span> <code>{escape(str(out))}</code>: {escape(accuracy)}"
             if self.on_done is not None:
                 self.on_done(out)
         except Cancelled:
-            self.status.value = "<span class='wb-wrong'>cancelled</span>: no model was saved"
+            said = "<span class='wb-wrong'>cancelled</span>: no model was saved"
         except Exception as err:  # a failed run is reported on the page, never raised into it
-            self.status.value = f"<span class='wb-wrong'>training stopped: {escape(str(err))}</span>"
-        finally:
-            self.start.disabled, self.cancel.disabled = False, True
-            self.name.value = fresh_name(self.home / "runs" / "source", "source")
+            said = f"<span class='wb-wrong'>training stopped: {escape(str(err))}</span>"
+        self.start.disabled, self.cancel.disabled = False, True
+        self.name.value = fresh_name(self.home / "runs" / "source", "source")
+        self.status.value = said  # last: whoever reads "saved" finds Start enabled again
 
     def _step(self, done: int, total: int) -> None:
         self.progress.max, self.progress.value = total, done + 1
