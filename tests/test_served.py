@@ -296,3 +296,37 @@ def test_a_connected_server_is_asked_again_without_listing_its_models_again(few)
         assert server.sent.requests == 2
         with pytest.raises(SpecError, match="connected for scorer 'generate', not 'causal'"):
             score(few.head(1), server, "causal", cache=False, progress=False)
+
+
+WITHOUT_TORCH = """import atexit, sys
+atexit.register(lambda: print("loaded:", sorted({"torch", "transformers"} & set(sys.modules)), file=sys.stderr))
+from workbench.cli import main
+sys.argv = ["workbench", *sys.argv[1:]]
+main()"""
+"""``workbench`` as its entry point runs it, saying at exit which of torch and transformers it imported."""
+
+
+def test_a_served_model_is_scored_from_the_command_line_without_importing_torch(server, few, tmp_path):
+    """Asking a server needs no local model, so neither torch nor transformers is imported (about 2 s of CPU a
+    command): the dry run, log-likelihoods from the echo and letters from the chat, each written and read back."""
+    import subprocess
+    import sys
+
+    from workbench.io import read_predictions
+
+    probes = _file(few, tmp_path)
+    common = ["score", "--model", server, "--probes", str(probes)]
+    ways = {
+        "dry-run": ["--scorer", "causal", "--bos", BOS, "--dry-run"],
+        "echo": ["--scorer", "causal", "--bos", BOS, "--out", str(tmp_path / "echo.parquet")],
+        "letters": ["--scorer", "generate", "--chat-template", "auto", "--format", "letters",
+                    "--out", str(tmp_path / "letters.parquet")],
+    }  # fmt: skip
+    for way, options in ways.items():
+        run = subprocess.run([sys.executable, "-c", WITHOUT_TORCH, *common, *options], capture_output=True, text=True,
+                             timeout=300)  # fmt: skip
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stderr.splitlines()[-1] == "loaded: []", (way, run.stderr[-2000:])
+    for name in ("echo", "letters"):
+        preds = read_predictions(tmp_path / f"{name}.parquet")
+        assert preds.height == few.height and preds["served"].str.contains("smollm2").all()

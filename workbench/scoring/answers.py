@@ -27,13 +27,16 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from workbench.knowledge import Graph
+from workbench.knowledge import Graph, load_graph
 from workbench.knowledge.morphology import base_forms
+from workbench.scoring.scorers import SCORER_RULES
 
 LEMMA_PROBES = ("hypernymy", "hyponymy", "synonymy")
 NEAR = {"hypernymy": "another hypernym of the concept", "hyponymy": "another hyponym of the concept",
         "synonymy": "a lemma of the synset the gold choice does not list"}  # fmt: skip
 MATCH_SCHEMA = {"matched": pl.String(), "match": pl.String(), "pred": pl.Int64()}
+SYNSET = r"\.[nvasr]\.\d+$"
+"""A WordNet synset name (dog.n.01): the questions whose answers are matched against WordNet's lemmas."""
 
 _ARTICLES = re.compile(r"^(?:(?:a|an|the)\s+)+")
 _PARENTHESES = re.compile(r"\([^)]*\)")
@@ -167,3 +170,22 @@ def _near(words: Lexicon, probe: str, concept: int | None, gold: int, named: dic
     else:
         close = [id for id in named if id != gold and taxonomy.is_descendant(id, concept)]
     return named[min(close)] if close else None
+
+
+def answered(probes: pl.DataFrame, prompts: list[str], answers: list[str], letters: bool = False) -> pl.DataFrame:
+    """The ``generate`` scorer's rows from each question's free answer (a local model's, or a served one's:
+    ``workbench.scoring.served``); ``letters``: the answers name a choice by its letter (``answers.match_letters``)."""
+    synsets = probes["probe"].is_in(LEMMA_PROBES) & probes["gold_concept"].str.contains(SYNSET).fill_null(False)
+    graph = load_graph("wordnet") if synsets.any() and not letters else None
+    matches = match_letters(probes, answers) if letters else match_answers(probes, answers, graph)
+    width = probes["choices"].list.len()
+    scores = [[float(index == pred) for index in range(size)] for size, pred in zip(width, matches["pred"])]
+    return pl.DataFrame(
+        {
+            "row": pl.Series(range(probes.height), dtype=pl.Int64),
+            "rule": [SCORER_RULES["generate"][0]] * probes.height,
+            "scores": pl.Series(scores, dtype=pl.List(pl.Float64)),
+            "prompt": pl.Series(prompts, dtype=pl.String),
+            "generated": pl.Series(answers, dtype=pl.String),
+        }
+    ).hstack(matches)

@@ -18,19 +18,15 @@ import polars as pl
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
 
-from workbench.knowledge import load_graph
-from workbench.scoring.answers import LEMMA_PROBES, match_answers, match_letters
+from workbench.scoring.answers import answered
 from workbench.scoring.batching import Features, Unit, Work, compute, length_batches
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.lm import _leading_bos
 from workbench.scoring.models import Model
+from workbench.scoring.scorers import SCORER_RULES
 
-RULES = ("match",)
-MAX_NEW_TOKENS = 16
-"""Tokens decoded per answer by default: a lemma or a short phrase (a gloss gets cut, see ``answers``)."""
+RULES = SCORER_RULES["generate"]
 KIND = "causal-greedy"
-SYNSET = r"\.[nvasr]\.\d+$"
-"""A WordNet synset name (dog.n.01): the questions whose answers are matched against WordNet's lemmas."""
 
 _STOPS: dict[str, list[int]] = {}
 
@@ -54,25 +50,6 @@ def question_scores(
     return frame.with_columns(
         scores=pl.when(broken).then(pl.col("scores").list.eval(pl.element() * float("nan"))).otherwise("scores")
     )
-
-
-def answered(probes: pl.DataFrame, prompts: list[str], answers: list[str], letters: bool = False) -> pl.DataFrame:
-    """``question_scores`` from each question's free answer (a local model's, or a served one's:
-    ``workbench.scoring.served``); ``letters``: the answers name a choice by its letter (``answers.match_letters``)."""
-    synsets = probes["probe"].is_in(LEMMA_PROBES) & probes["gold_concept"].str.contains(SYNSET).fill_null(False)
-    graph = load_graph("wordnet") if synsets.any() and not letters else None
-    matches = match_letters(probes, answers) if letters else match_answers(probes, answers, graph)
-    width = probes["choices"].list.len()
-    scores = [[float(index == pred) for index in range(size)] for size, pred in zip(width, matches["pred"])]
-    return pl.DataFrame(
-        {
-            "row": pl.Series(range(probes.height), dtype=pl.Int64),
-            "rule": [RULES[0]] * probes.height,
-            "scores": pl.Series(scores, dtype=pl.List(pl.Float64)),
-            "prompt": pl.Series(prompts, dtype=pl.String),
-            "generated": pl.Series(answers, dtype=pl.String),
-        }
-    ).hstack(matches)
 
 
 def generate_answers(

@@ -16,17 +16,23 @@ continuation template gives the leading space), so a choice's tokens never depen
 Over-long prompts lose tokens from the left (after any leading special token), never the choice.
 """
 
+from __future__ import annotations  # the local model's types (torch) are annotations only: a served model's rules
+
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from workbench.errors import WorkbenchError
-from workbench.scoring.batching import Features, Unit, Work, compute
 from workbench.scoring.cache import PredictionCache
-from workbench.scoring.models import Model
+from workbench.scoring.scorers import LM_RULES
 
-RULES = ("sum", "mean-token", "mean-char", "mi")
+if TYPE_CHECKING:
+    from workbench.scoring.batching import Features, Unit, Work
+    from workbench.scoring.models import Model
+
+RULES = LM_RULES
 TEXT_PAIR = {"prompt": pl.String, "continuation": pl.String}
 
 
@@ -41,6 +47,8 @@ def choice_scores(
 ) -> pl.DataFrame:
     """``pairs`` (with ``prompt``, ``neutral``, ``continuation``) with ``score`` and ``rule``; for
     ``rule="all"``, one copy of ``pairs`` per rule, stacked in the order of ``RULES``."""
+    from workbench.scoring.batching import compute
+
     return rule_scores(pairs, rule, lambda units: compute(model, work, units, batch_size, cache, progress))
 
 

@@ -20,8 +20,9 @@ from workbench.errors import WorkbenchError
 from workbench.scoring.batching import Features, Unit, Work, compute, pad
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
+from workbench.scoring.scorers import SCORER_RULES
 
-RULES = ("mc-mlm", "pll-sum", "pll-mean")
+RULES = SCORER_RULES["mlm"]
 _MASK = "[MASK]"
 
 

@@ -22,7 +22,6 @@ Controls (SPEC §4):
 
 import contextlib
 import hashlib
-import importlib.util
 import os
 import warnings
 from collections.abc import Iterator
@@ -45,13 +44,13 @@ from workbench.errors import SpecError, WorkbenchError
 from workbench.scoring.fingerprints import model_fingerprint, model_folder
 from workbench.scoring.gguf import dequantised, gguf_file
 from workbench.scoring.quiet import quiet_transformers
+from workbench.scoring.scorers import (
+    PROMPT_SCORERS,
+    ScoringWarning,
+    check_control,
+    check_device_map,
+)
 
-SCORERS = ("mcqa", "mlm", "similarity", "causal", "seq2seq", "generate")
-LM_SCORERS = ("causal", "seq2seq")  # scorers that read a language model's likelihood of each choice
-PROMPT_SCORERS = (*LM_SCORERS, "generate")  # scorers that ask a language model through prompt templates
-MODEL_CONTROLS = ("none", "random-weights", "static-embeddings")
-"""Model controls (SPEC §4): the trained weights, the same architecture untrained, the input embeddings alone.
-Language controls, which change the probe's text instead, are ``workbench.probes.language_controls``."""
 LOADABLE_CONTROLS = ("none", "random-weights")  # static-embeddings is cut from a loaded model
 HEADS = {
     "mcqa": AutoModelForMultipleChoice,
@@ -69,30 +68,6 @@ HEAD_NAMES = {
     "seq2seq": "sequence-to-sequence LM",
     "generate": "causal-LM",
 }
-
-
-class ScoringWarning(UserWarning):
-    """Scores were computed, but something about them needs the user's attention."""
-
-
-def check_control(scorer: str, control: str) -> None:
-    """Raise a ``SpecError`` unless ``scorer`` and ``control`` are known and go together."""
-    if scorer not in SCORERS:
-        raise SpecError(f"scorer={scorer!r} is not allowed; choose one of {list(SCORERS)}")
-    if control not in MODEL_CONTROLS:
-        raise SpecError(f"control={control!r} is not allowed; choose one of {list(MODEL_CONTROLS)}")
-    if control == "static-embeddings" and scorer in PROMPT_SCORERS:
-        raise SpecError(
-            f"control='static-embeddings' does not work with scorer={scorer!r}: a choice's likelihood needs "
-            "the model's next-token distribution, and the input embedding table alone predicts nothing. "
-            "Use control='random-weights' (same architecture, untrained), or scorer='similarity' for static embeddings."
-        )
-    if control == "static-embeddings" and scorer != "similarity":
-        raise SpecError(
-            f"control='static-embeddings' does not work with scorer={scorer!r}: without context the "
-            f"{'[CLS]' if scorer == 'mcqa' else '[MASK]'} vector its head reads is the same for every input. "
-            "Use scorer='similarity' for the static-embeddings control, or control='random-weights'."
-        )
 
 
 def check_device(device: str | None) -> str:
@@ -236,30 +211,6 @@ def check_generator(name: str | Path, config) -> None:
             f"the generate scorer decodes with a causal (decoder-only) language model, and {name} is a "
             f"{', '.join(saved) or config.model_type} (not one); use a causal LM, or score its choices with "
             "--scorer mlm, mcqa or similarity"
-        )
-
-
-def check_device_map(device_map: str | None, device: str | None, control: str) -> None:
-    """Refuse a ``device_map`` other than None or ``auto``, one beside ``device``, one for random weights, and
-    ``auto`` without accelerate (an optional extra)."""
-    if device_map is None:
-        return
-    if device_map != "auto":
-        raise SpecError(f"device_map={device_map!r} is not supported; use 'auto' or leave it out")
-    if device is not None:
-        raise SpecError(
-            f"device={device!r} and device_map='auto' both place the model; pass one (device_map='auto' spreads "
-            "the weights over every GPU, then the CPU)"
-        )
-    if control == "random-weights":
-        raise SpecError(
-            "device_map='auto' places a checkpoint's weights as they load; the random-weights control builds them "
-            "in memory instead: use device='cuda' (or a smaller model) for that control"
-        )
-    if importlib.util.find_spec("accelerate") is None:
-        raise WorkbenchError(
-            "device_map='auto' needs accelerate, which is not installed; install the GPU extra: "
-            "pip install 'probe-workbench[gpu]'"
         )
 
 

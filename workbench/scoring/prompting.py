@@ -3,6 +3,7 @@ applied, or messages for a server that applies its own), the way's label, and an
 
 import hashlib
 import json
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -11,9 +12,12 @@ from workbench.probes.formats import read_probes
 from workbench.schema import model_label
 from workbench.scoring import served
 from workbench.scoring.asking import Asking, Shots, chats, draw_shots, render
-from workbench.scoring.models import PROMPT_SCORERS, Model
 from workbench.scoring.prompts import PromptTemplates, load_prompts
+from workbench.scoring.scorers import PROMPT_SCORERS
 from workbench.scoring.spec import ScoreSpec
+
+if TYPE_CHECKING:
+    from workbench.scoring.models import Model
 
 
 def rendered(

@@ -7,7 +7,8 @@ from pathlib import Path
 import polars as pl
 
 from workbench.errors import SpecError, WorkbenchError
-from workbench.scoring import generate, lm, served
+from workbench.scoring import lm, served
+from workbench.scoring.answers import answered
 from workbench.scoring.cache import PredictionCache, open_cache
 from workbench.scoring.prompting import rendered, server_chat
 from workbench.scoring.questions import by_question, check_probes, question_prompts
@@ -109,7 +110,7 @@ def ask_server(
         questions = [json.loads(text) for text in asked] if chat else asked
         said = served.answers(server, questions, spec.new_tokens, chat, store, progress)
         served.report(server, progress)
-        return generate.answered(probes, asked, said, spec.format == "letters")
+        return answered(probes, asked, said, spec.format == "letters")
     served.check_echo(server)
     scored = lm.rule_scores(pairs, rule, served.logprob_outputs(server, store, progress))
     served.report(server, progress)

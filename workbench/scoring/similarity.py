@@ -14,8 +14,9 @@ import torch
 from workbench.scoring.batching import Features, Work, compute, encode_texts, pad
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
+from workbench.scoring.scorers import SCORER_RULES
 
-RULES = ("cosine",)
+RULES = SCORER_RULES["similarity"]
 
 
 def choice_scores(

@@ -3,30 +3,27 @@ the check that a model passed in was loaded with those settings."""
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.errors import SpecError
-from workbench.scoring import causal, generate, mcqa, mlm, seq2seq, similarity
 from workbench.scoring.asking import Asking
-from workbench.scoring.batch_sizes import AUTO
-from workbench.scoring.models import (
+from workbench.scoring.scorers import (
+    AUTO,
     LM_SCORERS,
+    MAX_NEW_TOKENS,
     PROMPT_SCORERS,
-    Model,
+    SCORER_RULES,
     check_control,
-    check_device,
     check_device_map,
-    check_dtype,
 )
 
-SCORER_MODULES = {
-    "mcqa": mcqa, "mlm": mlm, "similarity": similarity, "causal": causal, "seq2seq": seq2seq, "generate": generate
-}  # fmt: skip
+if TYPE_CHECKING:
+    from workbench.scoring.models import Model
+
 ASKED_MAX_LENGTH = 4096
 """The default max_length of a model asked with shots, a chat template or lettered choices (or less where the model
 allows less): 512 would cut a five-shot prompt of definitions; the other scorers keep 512."""
-RULES = {
-    name: ("auto", *module.RULES, *(("all",) if name in LM_SCORERS else ())) for name, module in SCORER_MODULES.items()
-}
+RULES = {name: ("auto", *rules, *(("all",) if name in LM_SCORERS else ())) for name, rules in SCORER_RULES.items()}
 
 
 @dataclass(frozen=True)
@@ -39,7 +36,7 @@ class ScoreSpec:
     the way of asking (``workbench.scoring.asking``): ``format`` (cloze, letters), ``shots`` worked examples from
     ``shots_from`` (a probe file or folder; or a frame passed to ``score``), drawn once for all questions or
     ``shots_per_question``, seeded by ``shot_seed``; ``chat_template`` ("auto": the tokenizer's) and ``system``.
-    ``generate`` (free answers, cloze only) decodes up to ``max_new_tokens`` (default ``generate.MAX_NEW_TOKENS``).
+    ``generate`` (free answers, cloze only) decodes up to ``max_new_tokens`` (default ``scorers.MAX_NEW_TOKENS``).
 
     >>> ScoreSpec("mlm", rule="pll-sum", batch_size=16)  # doctest: +ELLIPSIS
     ScoreSpec(scorer='mlm', rule='pll-sum', ...)
@@ -83,10 +80,12 @@ class ScoreSpec:
                 f"not scorer={self.scorer!r}; "
                 "leave it out (probe templates are set when the probes are built)"
             )
-        if self.device is not None:
-            check_device(self.device)
-        if self.dtype is not None:
-            check_dtype(self.dtype, check_device(self.device))
+        if self.device is not None or self.dtype is not None:  # torch says what this machine has
+            from workbench.scoring.models import check_device, check_dtype
+
+            device = check_device(self.device)
+            if self.dtype is not None:
+                check_dtype(self.dtype, device)
         check_device_map(self.device_map, self.device, self.control)
         if self.rule not in RULES[self.scorer]:
             raise SpecError(
@@ -114,10 +113,10 @@ class ScoreSpec:
     @property
     def new_tokens(self) -> int:
         """The most tokens a free answer (``generate``) may have."""
-        return self.max_new_tokens or generate.MAX_NEW_TOKENS
+        return self.max_new_tokens or MAX_NEW_TOKENS
 
 
-def check_loaded(model: Model, spec: ScoreSpec) -> None:
+def check_loaded(model: "Model", spec: ScoreSpec) -> None:
     """A ``Model`` passed in must have been loaded with the settings this call asks for."""
     loaded = {"scorer": model.scorer, "control": model.control, "seed": model.seed}
     loaded.update(max_length=model.max_length, device=model.device, dtype=model.dtype, device_map=model.device_map)

@@ -3,21 +3,25 @@ accuracy of each model identity (the k = 0 point of an inoculation curve)."""
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from workbench.io import check_label
 from workbench.schema import PREDICTION_SCHEMA, conform, model_label
-from workbench.scoring import generate, served
+from workbench.scoring import served
 from workbench.scoring.asking import Asking
 from workbench.scoring.cache import PredictionCache, open_cache
-from workbench.scoring.models import Model, load_model, torch_threads
 from workbench.scoring.prompting import asking_label, check_instruction, rendered, server_chat
 from workbench.scoring.prompts import PromptTemplates
 from workbench.scoring.questions import by_question, check_finite, check_probes, question_prompts
+from workbench.scoring.scorers import SCORER_RULES, scorer_module
 from workbench.scoring.serving import ask_server, connected
-from workbench.scoring.spec import ASKED_MAX_LENGTH, SCORER_MODULES, ScoreSpec, check_loaded
+from workbench.scoring.spec import ASKED_MAX_LENGTH, ScoreSpec, check_loaded
 from workbench.specs import resolve_spec
+
+if TYPE_CHECKING:
+    from workbench.scoring.models import Model
 
 
 def score(
@@ -77,38 +81,17 @@ def score(
     spec = resolve_spec(ScoreSpec, spec, overrides)
     check_label(name, "name")
     probes = check_probes(probes)
-    if served.is_endpoint(model) or isinstance(model, served.Server):
-        model = connected(model, spec)
-    elif not isinstance(model, Model):
-        model = load_model(
-            model,
-            spec.scorer,
-            spec.control,
-            seed=spec.seed,
-            max_length=spec.max_length or (ASKED_MAX_LENGTH if not spec.asking.default else None),
-            device=spec.device,
-            dtype=spec.dtype,
-            device_map=spec.device_map,
-        )
-    else:
-        check_loaded(model, spec)
+    served_model = served.is_endpoint(model) or isinstance(model, served.Server)
+    model = connected(model, spec) if served_model else _local_model(model, spec)
     check_instruction(model, spec)
     store = open_cache(cache)
     pairs, templates, shots = rendered(model, spec, probes, shot_pool)
     chat = server_chat(model, spec)
-    module = SCORER_MODULES[spec.scorer]
-    chosen = module.RULES[0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
-    with torch_threads(spec.threads):
-        if isinstance(model, served.Server):
-            per_question = ask_server(model, spec, probes, pairs, chosen, store, progress, chat)
-        elif spec.scorer == "generate":
-            prompts = question_prompts(pairs)
-            per_question = generate.question_scores(
-                model, probes, prompts, spec.new_tokens, spec.batch_size, store, progress, spec.format == "letters"
-            )
-        else:
-            scored = module.choice_scores(model, pairs, chosen, spec.batch_size, store, progress)
-            per_question = by_question(scored, prompted=templates is not None)
+    chosen = SCORER_RULES[spec.scorer][0] if spec.rule == "auto" and spec.scorer != "mlm" else spec.rule
+    if served_model:
+        per_question = ask_server(model, spec, probes, pairs, chosen, store, progress, chat)
+    else:
+        per_question = _local_scores(model, spec, probes, pairs, chosen, store, progress, templates is not None)
     check_finite(per_question, probes, name or model_label(model.name))
     asked = asking_label(spec.asking, shots) if templates is not None else ""
     extra = f"max_new_tokens={spec.new_tokens}" if spec.scorer == "generate" else ""
@@ -130,8 +113,51 @@ def score(
     return conform(result.with_columns(correct=correct), PREDICTION_SCHEMA, "predictions")
 
 
+def _local_model(model: "str | Path | Model", spec: ScoreSpec) -> "Model":
+    """``model`` loaded for ``spec`` (a folder or hub name), or checked to have been loaded with its settings."""
+    from workbench.scoring.models import Model, load_model  # torch: only for a local model
+
+    if isinstance(model, Model):
+        check_loaded(model, spec)
+        return model
+    return load_model(
+        model,
+        spec.scorer,
+        spec.control,
+        seed=spec.seed,
+        max_length=spec.max_length or (ASKED_MAX_LENGTH if not spec.asking.default else None),
+        device=spec.device,
+        dtype=spec.dtype,
+        device_map=spec.device_map,
+    )
+
+
+def _local_scores(
+    model: "Model",
+    spec: ScoreSpec,
+    probes: pl.DataFrame,
+    pairs: pl.DataFrame,
+    rule: str,
+    store: PredictionCache | None,
+    progress: bool,
+    prompted: bool,
+) -> pl.DataFrame:
+    """One row per question (and rule) from a local model: its free answers (``generate``), or its choice scores."""
+    from workbench.scoring.models import torch_threads
+
+    module = scorer_module(spec.scorer)
+    with torch_threads(spec.threads):
+        if spec.scorer == "generate":
+            letters = spec.format == "letters"
+            return module.question_scores(
+                model, probes, question_prompts(pairs), spec.new_tokens, spec.batch_size, store, progress, letters
+            )
+        scored = module.choice_scores(model, pairs, rule, spec.batch_size, store, progress)
+    return by_question(scored, prompted=prompted)
+
+
 def _fingerprint(
-    model: Model, rule: str, templates: PromptTemplates | None = None, asked: str = "", extra: str = ""
+    model: "Model", rule: str, templates: PromptTemplates | None = None, asked: str = "", extra: str = ""
 ) -> str:
     """What the ``fingerprint`` column holds: the weights' checksum with scorer, rule, control, max_length
     (and, for causal/seq2seq/generate, the prompt templates and any way of asking but zero-shot cloze; ``extra``:
