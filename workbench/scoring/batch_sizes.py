@@ -17,8 +17,8 @@ import torch
 from workbench.errors import WorkbenchError
 from workbench.io import write_text
 from workbench.paths import cache_dir
+from workbench.scoring.scorers import AUTO
 
-AUTO = "auto"
 GUESS = {"cuda": 256, "cpu": 32}
 """The first size tried when nothing is remembered, per device kind (other kinds: the CPU's)."""
 MEMORY = "batch_sizes.json"
