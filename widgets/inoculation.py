@@ -149,9 +149,8 @@ class InoculationLauncher:
                 stop=self.stop,
             )  # fmt: skip
             word = "cancelled (resumable)" if self.stop.is_set() else "finished"
-            said = f"<span class='wb-run-done'>{escape(word)}</span>: <code>{escape(str(self.out))}</code>" + table(
-                summary
-            )
+            done = f"<span class='wb-run-done'>{escape(word)}</span>: <code>{escape(str(self.out))}</code>"
+            said = done + table(summary)
         except Exception as err:  # a failed run is reported on the page, never raised into it
             said = f"<span class='wb-wrong'>the run stopped: {escape(str(err))}</span>"
         self.start.disabled, self.cancel.disabled = False, True

@@ -40,7 +40,6 @@ from workbench.scoring.batching import Features, Unit, Work, gathered, length_ba
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
-RULES = lm.RULES
 BLOCK = 16
 """Batches of units per block: the prefixes of one block share its continuation batches."""
 MIN_SAVING = 1.25

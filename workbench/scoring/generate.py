@@ -23,9 +23,7 @@ from workbench.scoring.batching import Features, Unit, Work, compute, length_bat
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.lm import _leading_bos
 from workbench.scoring.models import Model
-from workbench.scoring.scorers import SCORER_RULES
 
-RULES = SCORER_RULES["generate"]
 KIND = "causal-greedy"
 
 _STOPS: dict[str, list[int]] = {}

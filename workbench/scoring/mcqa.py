@@ -14,9 +14,6 @@ import torch
 from workbench.scoring.batching import Features, Work, compute, encode_texts, pad
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
-from workbench.scoring.scorers import SCORER_RULES
-
-RULES = SCORER_RULES["mcqa"]
 
 
 def choice_scores(

@@ -20,9 +20,7 @@ from workbench.errors import WorkbenchError
 from workbench.scoring.batching import Features, Unit, Work, compute, pad
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
-from workbench.scoring.scorers import SCORER_RULES
 
-RULES = SCORER_RULES["mlm"]
 _MASK = "[MASK]"
 
 

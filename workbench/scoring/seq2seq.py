@@ -21,7 +21,6 @@ from workbench.scoring.batching import Features, Work, length_batches, pad
 from workbench.scoring.cache import PredictionCache
 from workbench.scoring.models import Model
 
-RULES = lm.RULES
 BLOCK = 16
 """Batches of units per block: the prompts of one block share its decoder batches."""
 
