@@ -18,7 +18,9 @@ it. A harness case (``python bench/run.py inspect``, bench/cases.py); bench/READ
 
 import json
 import os
+import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bench_peers import start_server  # noqa: E402
+from harness import ROOT  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
 from workbench.scoring import Endpoint, score  # noqa: E402
@@ -93,4 +96,54 @@ def beside(questions: int = 50, threads: int = 1, shots: int = 3) -> list[dict]:
     for row in pair.filter(~agree).iter_rows(named=True):
         rows.append({"measure": f"differs: {row['id']}", "Inspect wrote": row["generated"], "Inspect pick": row["pred"],
                      "we read": row["generated_ours"], "our pick": row["pred_ours"]})  # fmt: skip
+    return rows
+
+
+def served_start(rev: str = "3e28e91", repeats: int = 3, questions: int = 3) -> list[dict]:
+    """The CPU of a served-model command, this tree against ``rev`` (a temporary git worktree: the last commit whose
+    served commands imported torch and transformers): ``workbench score --model URL --dry-run``, a ``questions``-
+    question log-likelihood run (causal, echo with SmolLM2's BOS, no prediction cache) and ``workbench export
+    inspect``, each a fresh ``python -m workbench`` of that tree, ``repeats`` times in turn; medians of the user and
+    system CPU each process took (``getrusage`` of the children)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    server = start_server(port, 1)
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = Path(folder)
+        other = scratch / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", str(other), rev], cwd=ROOT, check=True,
+                       capture_output=True)  # fmt: skip
+        asked = ["--model", url, "--probes", str(RELEASED), "--max-questions", str(questions), "--scorer", "causal",
+                 "--bos", "<|im_start|>"]  # fmt: skip
+        commands = {
+            "score --dry-run": ["score", *asked, "--dry-run"],
+            f"score, {questions} questions (echo)": ["score", *asked, "--no-cache", "--out",
+                                                       str(scratch / "p.parquet")],
+            "export inspect": ["export", "inspect", str(RELEASED), "--out", str(scratch / "task"), "--shots", "3",
+                               "--shots-from", str(TRAIN)],
+        }  # fmt: skip
+        cpu: dict[tuple[str, str], list[float]] = {}
+        try:
+            for _ in range(repeats):
+                for tree in (ROOT, other):
+                    env = {**os.environ, "PYTHONPATH": str(tree), "WORKBENCH_HOME": str(scratch / "home")}
+                    for name, args in commands.items():
+                        for made in (scratch / "p.parquet", scratch / "task"):
+                            subprocess.run(["rm", "-rf", str(made)], check=True)
+                        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                        done = subprocess.run([sys.executable, "-m", "workbench", *args], cwd=tree, env=env,
+                                              capture_output=True, text=True)  # fmt: skip
+                        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                        if done.returncode:
+                            raise RuntimeError(f"{name} ({tree}) failed: {done.stderr[-2000:]}")
+                        spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                        cpu.setdefault((name, str(tree)), []).append(spent)
+        finally:
+            server.kill()
+            server.wait()
+            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT, check=False)
+    rows = []
+    for name in commands:
+        now, then = (statistics.median(cpu[(name, str(tree))]) for tree in (ROOT, other))
+        rows.append({"measure": name, "cpu_s": now, f"{rev}_cpu_s": then, "ratio": now / then})
     return rows

@@ -107,6 +107,9 @@ CASES = {case.name: case for case in (
     Case("inspect", "Inspect beside our served scorer: the same questions, messages and server settings",
          "bench_inspect:beside", {"questions": 50}, baseline="ours: score(Endpoint, generate, letters)",
          cost="minutes", needs=("released data", "llama-server", "inspect-ai")),
+    Case("served-start", "A served model's commands without torch: CPU against the commit before (3e28e91)",
+         "bench_inspect:served_start", {"rev": "3e28e91", "repeats": 3}, cost="minutes",
+         needs=("released data", "llama-server")),
     Case("irt-served", "The served SmolLM2 asked adaptively against asked everything: requests and accuracy",
          "bench_irt:served", cost="minutes", needs=("irt population", "llama-server")),
     # --- panels, site, serving, course ---------------------------------------------------------------------------
