@@ -19,7 +19,6 @@ it. A harness case (``python bench/run.py inspect``, bench/cases.py); bench/READ
 import json
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench_peers import start_server  # noqa: E402
+from bench_peers import free_port, start_server  # noqa: E402
 from harness import ROOT  # noqa: E402
 
 from workbench.probes.formats import read_probes  # noqa: E402
@@ -39,12 +38,6 @@ from workbench.scoring.inspect_eval import PROMPTS_FILE, export_inspect, import_
 
 RELEASED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
 TRAIN = RELEASED.with_name("hypernymy_train.jsonl")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def beside(questions: int = 50, threads: int = 1, shots: int = 3) -> list[dict]:

@@ -37,6 +37,7 @@ Reported per K: seconds (wall) of each side, requests/s, per-choice gap in nats 
 import json
 import os
 import resource
+import socket
 import subprocess
 import sys
 import tempfile
@@ -309,11 +310,20 @@ def bos_templates(folder: Path) -> Path:
     return path
 
 
-def start_server(port: int, threads: int) -> subprocess.Popen:
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(port: int, threads: int | None, batch_threads: int | None = None) -> subprocess.Popen:
+    """llama-cpp-python's server on SmolLM2's GGUF; ``threads`` and ``batch_threads`` (``--n_threads``,
+    ``--n_threads_batch``): None leaves the server's default."""
+    chosen = {"--n_threads": threads, "--n_threads_batch": batch_threads}
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--model_alias", "smollm2",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads),
-         "--verbose", "False"],
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--verbose", "False",
+         *(part for flag, value in chosen.items() if value is not None for part in (flag, str(value)))],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 120
@@ -420,4 +430,59 @@ def served(
                                  **{f"{k} vs local": v for k, v in compare(harness, sums(local)).items()}})  # fmt: skip
         finally:
             server.kill()
+    return rows
+
+
+SERVER_THREADS = {  # what the case compares: the server's thread flags
+    "llama.cpp's defaults": (None, None),  # --n_threads cores / 2, --n_threads_batch every core (the README's)
+    "--n_threads 1": (1, None),  # the tests' servers until this case: one thread generating, every core for prompts
+    "--n_threads 1 --n_threads_batch 1": (1, 1),
+}
+
+
+def server_threads(questions: int = 30, busy: int = 2, limit_s: float = 300.0) -> list[dict]:
+    """One round: a served log-likelihood run (``workbench score --model URL --scorer causal --bos ...``, the first
+    ``questions`` of the released hypernymy test, no prediction cache) against a fresh server for each of
+    ``SERVER_THREADS``, in turn, with ``busy`` busy loops beside it (the suite's other workers on a shared machine);
+    the server's CPU (user + system, from /proc) and the run's wall seconds, cut at ``limit_s``."""
+    released = SHARED / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu_of(pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+    def run(port: int, folder: str) -> bool:
+        """The served run; whether it was cut at ``limit_s``."""
+        command = [sys.executable, "-m", "workbench", "score", "--model", f"http://127.0.0.1:{port}/v1", "--probes",
+                   str(released), "--max-questions", str(questions), "--scorer", "causal", "--bos", "<|im_start|>",
+                   "--no-cache", "--out", str(Path(folder) / "p.parquet")]  # fmt: skip
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=limit_s,
+                                  env={**os.environ, "WORKBENCH_HOME": folder})  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return True
+        if done.returncode:
+            raise RuntimeError(f"the served run failed: {done.stderr[-2000:]}")
+        return False
+
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            for label, (threads, batch_threads) in SERVER_THREADS.items():
+                port = free_port()
+                server = start_server(port, threads, batch_threads)
+                try:
+                    before, started = cpu_of(server.pid), time.perf_counter()
+                    cut = run(port, folder)
+                    rows.append({"measure": label, "server_cpu_s": cpu_of(server.pid) - before,
+                                 "wall_s": time.perf_counter() - started, "cut at limit": int(cut)})  # fmt: skip
+                finally:
+                    server.kill()
+                    server.wait()
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
     return rows
