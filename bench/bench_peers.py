@@ -435,7 +435,7 @@ def served(
 
 SERVER_THREADS = {  # what the case compares: the server's thread flags
     "llama.cpp's defaults": (None, None),  # --n_threads cores / 2, --n_threads_batch every core (the README's)
-    "--n_threads 1": (1, None),  # the tests' servers until this case: one thread generating, every core for prompts
+    "--n_threads 1": (1, None),  # the tests' servers (tests/servers.py): one thread generating, every core for prompts
     "--n_threads 1 --n_threads_batch 1": (1, 1),
 }
 
