@@ -435,17 +435,29 @@ def served(
 
 SERVER_THREADS = {  # what the case compares: the server's thread flags
     "llama.cpp's defaults": (None, None),  # --n_threads cores / 2, --n_threads_batch every core (the README's)
-    "--n_threads 1": (1, None),  # the tests' servers (tests/servers.py): one thread generating, every core for prompts
-    "--n_threads 1 --n_threads_batch 1": (1, 1),
+    "--n_threads 1": (1, None),  # one thread generating, every core for prompts
+    "--n_threads 1 --n_threads_batch 1": (1, 1),  # the tests' servers (tests/servers.py), since line 3
 }
 
 
-def server_threads(questions: int = 30, busy: int = 2, limit_s: float = 300.0) -> list[dict]:
-    """One round: a served log-likelihood run (``workbench score --model URL --scorer causal --bos ...``, the first
-    ``questions`` of the released hypernymy test, no prediction cache) against a fresh server for each of
-    ``SERVER_THREADS``, in turn, with ``busy`` busy loops beside it (the suite's other workers on a shared machine);
-    the server's CPU (user + system, from /proc) and the run's wall seconds, cut at ``limit_s``."""
+SERVED_WAYS = {  # the served run of each ``scorer``: echoed log-likelihoods, or answers generated after shots
+    "causal": ("--scorer", "causal", "--bos", "<|im_start|>"),
+    "generate": ("--scorer", "generate", "--chat-template", "auto", "--format", "letters", "--shots", "3",
+                 "--max-new-tokens", "16"),
+}  # fmt: skip
+
+
+def server_threads(questions: int = 30, busy: int = 2, limit_s: float = 300.0, scorer: str = "causal") -> list[dict]:
+    """One round: a served run (``workbench score --model URL``, the first ``questions`` of the released hypernymy
+    test, no prediction cache, asked as ``SERVED_WAYS[scorer]`` says: log-likelihoods by echo, the Python-bound path,
+    or letters generated after three shots, where the prompt's forward pass is the cost) against a fresh server for
+    each of ``SERVER_THREADS``, in turn, with ``busy`` busy loops beside it (the suite's other workers on a shared
+    machine); the server's CPU (user + system, from /proc) and the run's wall seconds, cut at ``limit_s``."""
     released = SHARED / "data" / "semantic_fragments" / "hypernymy_test.jsonl"
+    train = released.with_name("hypernymy_train.jsonl")
+    asked = list(SERVED_WAYS[scorer])
+    if scorer == "generate":
+        asked += ["--shots-from", str(train)]
     tick = os.sysconf("SC_CLK_TCK")
 
     def cpu_of(pid: int) -> float:
@@ -455,8 +467,8 @@ def server_threads(questions: int = 30, busy: int = 2, limit_s: float = 300.0) -
     def run(port: int, folder: str) -> bool:
         """The served run; whether it was cut at ``limit_s``."""
         command = [sys.executable, "-m", "workbench", "score", "--model", f"http://127.0.0.1:{port}/v1", "--probes",
-                   str(released), "--max-questions", str(questions), "--scorer", "causal", "--bos", "<|im_start|>",
-                   "--no-cache", "--out", str(Path(folder) / "p.parquet")]  # fmt: skip
+                   str(released), "--max-questions", str(questions), *asked, "--no-cache", "--out",
+                   str(Path(folder) / "p.parquet")]  # fmt: skip
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=limit_s,
                                   env={**os.environ, "WORKBENCH_HOME": folder})  # fmt: skip

@@ -113,7 +113,7 @@ CASES = {case.name: case for case in (
     Case("served-threads", "A served run's server CPU by its thread flags, two busy loops beside it",
          "bench_peers:server_threads", {"questions": 5, "busy": 2, "limit_s": 120}, repeats=3,
          baseline="llama.cpp's defaults", ratio_of=("server_cpu_s", "wall_s"), cost="minutes",
-         needs=("released data", "llama-server")),
+         needs=("released data", "llama-server"), shown=2),
     Case("irt-served", "The served SmolLM2 asked adaptively against asked everything: requests and accuracy",
          "bench_irt:served", cost="minutes", needs=("irt population", "llama-server")),
     # --- panels, site, serving, course ---------------------------------------------------------------------------

@@ -26,11 +26,14 @@ def free_port() -> int:
 @contextmanager
 def llama_server(gguf: Path, port: int | None = None, alias: str = "smollm2", n_ctx: int = 1024):
     """``python -m llama_cpp.server`` on ``gguf`` at ``http://127.0.0.1:PORT/v1`` (yields the process and its URL),
-    stopped on exit."""
+    stopped on exit. One thread generating and one for prompts: on the suite's shared cores a second prompt thread
+    waits on the first, and generating after shots took 0.66 of the server CPU of the defaults (bench/README.md,
+    ``served-threads``)."""
     port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias, "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--verbose", "False"],
+         "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "1",
+         "--verbose", "False"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/v1"
