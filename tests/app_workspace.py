@@ -64,8 +64,7 @@ def _build(home: Path, graph, minilm_path: Path | None, n_concepts: int, n_score
             scorer="similarity",
             cache=home / "cache.sqlite",
             progress=False,
-            threads=os.cpu_count(),
-        )
+        )  # on the worker's share of the cores (tests/conftest.py): on cores others keep busy, more threads spin
         (home / "predictions").mkdir()
         preds.write_parquet(home / "predictions" / "minilm-similarity.parquet")
 
