@@ -158,6 +158,18 @@ def test_a_cells_identity_is_what_it_runs_not_its_comments_or_layout():
     assert course.code_identity("for x in y:\n!ls") == "for x in y:\n!ls"  # not Python: the text as written
 
 
+def test_a_course_kernel_charts_without_jsonschemas_iri_grammar(tmp_path: Path):
+    """The kernel the course starts keeps rfc3987_syntax out (0.9 CPU-s of its start, ``workbench.startup``) and
+    still draws a chart, kept as its Vega-Lite spec."""
+    code = ("import sys, jsonschema\nchart = alt.Chart(alt.Data(values=[{'x': 1}])).mark_bar().encode(x='x:O')\n"
+            "display(chart)\nprint(sys.modules.get('rfc3987_syntax'), 'lark' in sys.modules, "
+            "'iri' in jsonschema.FormatChecker.checkers)")  # fmt: skip
+    nbformat.write(tiny_notebook("words", code), tmp_path / "01_chart.ipynb")
+    outputs = course.execute(tmp_path / "01_chart.ipynb", "test", tmp_path / "cache").notebook.cells[-1].outputs
+    assert any(key.startswith("application/vnd.vegalite") for output in outputs for key in output.get("data", {}))
+    assert outputs[-1]["text"].split() == ["None", "False", "False"]
+
+
 def test_a_failing_cell_fails_the_build_and_a_foreign_folder_is_refused(tmp_path: Path):
     folder = tmp_path / "notebooks"
     folder.mkdir()

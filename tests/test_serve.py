@@ -38,6 +38,15 @@ def test_a_port_out_of_range_or_busy_is_a_clear_error_not_another_port(tmp_path)
     assert "http://" not in busy.stdout  # no URL of a server that is not there
 
 
+def test_the_voila_server_does_not_build_jsonschemas_iri_grammar():
+    """rfc3987_syntax (0.9 CPU-s at import, under jupyter_server's event schemas) stays out of the server."""
+    code = ("import sys\nimport workbench.cli.voila_server\nimport jsonschema, jupyter_events.validators\n"
+            "print(sys.modules.get('rfc3987_syntax'), 'lark' in sys.modules)")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["None", "False"]
+
+
 def test_serving_others_without_a_token_is_refused(tmp_path):
     from workbench.cli.serve import check_token
     from workbench.errors import WorkbenchError
