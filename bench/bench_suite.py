@@ -8,17 +8,22 @@ near 1 means the cores, not waits, bound the run), the README blocks its README 
 summed durations (setup, call and teardown), longest first: where the time goes. With ``cpu`` (case ``suite-cpu``)
 the modules are ranked by the CPU seconds their tests took instead (``suite_cpu.py``: in the worker and in the
 commands, kernels, servers and browsers the test started and reaped), with the total: on 2 cores the run is bound by
-CPU, so these say what a shorter run must cut. Run it on a quiet machine (the figures are the run's wall time on the
+CPU, so these say what a shorter run must cut. With ``processes`` (case ``suite-processes``, implies ``cpu``) a census
+of the Python processes the tests started (``process_census.py``: kernels, ``workbench`` commands, servers, others;
+their CPU and how many imported torch), beside the CPU of a bare start of each kind measured in the same run: what the
+tests would take if no process paid its start. Run it on a quiet machine (the figures are the run's wall time on the
 cores it had): ``python bench/run.py suite``; the run's whole output is left in ``$TMPDIR/bench-suite.log``.
 """
 
 import json
 import re
+import resource
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from bench_explore import clean_environment, clone
@@ -28,11 +33,19 @@ SUMMARY = re.compile(r"=+ (?P<counts>.*?) in (?P<seconds>[0-9.]+)s")
 DURATION = re.compile(r"^(?P<seconds>[0-9.]+)s (?:call|setup|teardown)\s+(?P<module>tests/\S+?\.py)::", re.M)
 README_BLOCK = re.compile(r"^```bash\n", re.M)
 LOG = Path(tempfile.gettempdir()) / "bench-suite.log"
+STARTS = {
+    "command": "import workbench.cli, polars",
+    "model command": "import workbench.cli, polars, accelerate; from transformers import AutoModel, AutoTokenizer",
+    "kernel": "import sys; sys.modules['rfc3987_syntax'] = None; import ipykernel.kernelapp, ipywidgets, altair",
+}
+"""What a bare process of each kind imports before its work (``python -c CODE`` in the clone's environment)."""
 
 
-def clean_clone(top: int = 25, cpu: bool = False) -> list[dict]:
+def clean_clone(top: int = 25, cpu: bool = False, processes: bool = False) -> list[dict]:
     """One clean-clone run of ``.ci/run``: its totals, then the ``top`` longest test modules. ``cpu``: each test's
-    CPU seconds too (``suite_cpu.py``), and the modules ranked by them."""
+    CPU seconds too (``suite_cpu.py``), and the modules ranked by them. ``processes``: the census of the tests'
+    Python processes as well (``process_census.py``), after the modules."""
+    cpu = cpu or processes
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as scratch:
         folder = clone(Path(scratch) / "clone")
         if (ROOT.parent / "shared").is_dir():  # the released data and science QA sets, beside the clone as here
@@ -43,11 +56,19 @@ def clean_clone(top: int = 25, cpu: bool = False) -> list[dict]:
             plugins.mkdir(), lines.mkdir()
             shutil.copy(Path(__file__).with_name("suite_cpu.py"), plugins)
             env.update(PYTHONPATH=str(plugins), SUITE_CPU_OUT=str(lines), PYTEST_ADDOPTS="--durations=0 -p suite_cpu")
+        if processes:  # every Python process of the run loads it at start
+            census = Path(scratch) / "census"
+            census.mkdir()
+            shutil.copy(Path(__file__).with_name("process_census.py"), plugins / "sitecustomize.py")
+            env["SUITE_PROCESSES_OUT"] = str(census)
         before, started = _cpu(), time.perf_counter()
         done = subprocess.run(["bash", ".ci/run"], cwd=folder, env=env, capture_output=True, text=True)
         seconds, after = time.perf_counter() - started, _cpu()
         blocks = len(README_BLOCK.findall((folder / "README.md").read_text(encoding="utf-8")))
         tests = [json.loads(line) for path in (lines.glob("*.jsonl") if cpu else ()) for line in path.open()]
+        if processes:
+            started_by_tests = [json.loads(line) for path in census.glob("*.jsonl") for line in path.open()]
+            starts = {kind: _start_cpu(folder / ".venv" / "bin" / "python", code) for kind, code in STARTS.items()}
     LOG.write_text(done.stdout + done.stderr, encoding="utf-8")  # every test's duration, to read past the top rows
     summary = SUMMARY.findall(done.stdout)
     if not summary:
@@ -79,6 +100,60 @@ def clean_clone(top: int = 25, cpu: bool = False) -> list[dict]:
     rows += [{"measure": module, "cpu seconds": value, "in the worker": own[module],
               "in children": reaped[module], "test seconds": modules[module]}
              for module, value in by_module.most_common(top)]  # fmt: skip
+    if processes:
+        rows += census_rows(started_by_tests, starts, rows[2]["seconds"])
+    return rows
+
+
+def _start_cpu(python: Path, code: str, repeats: int = 3) -> float:
+    """The median CPU seconds of ``python -c code``: a start of that kind, its imports and nothing else."""
+    spent = []
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([str(python), "-c", code], check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(spent)
+
+
+def process_kind(line: dict) -> str:
+    """A census line's kind: a kernel, a ``workbench`` command, a server (Voilà, llama.cpp, JupyterLab, Ray) or
+    another Python process a test started."""
+    command = " ".join(line["argv"])
+    if "ipykernel" in command:
+        return "kernels"
+    if any(name in command for name in ("voila", "llama_cpp", "jupyter", "/ray/")):
+        return "servers"
+    if line["argv"] and line["argv"][0].endswith(("/workbench", "workbench/__main__.py")):
+        return "workbench commands"
+    return "other Python processes"
+
+
+def census_rows(lines: list[dict], starts: dict[str, float], tests_cpu: float) -> list[dict]:
+    """The census of the Python processes the tests started, by kind, then their starts: each process charged a
+    bare start of its kind (a kernel that imported torch, the kernel's and what torch and transformers add to a
+    command's; at most its own CPU), and the tests' CPU without them."""
+    kinds, start_cpu = defaultdict(lambda: {"processes": 0, "cpu seconds": 0.0, "imported torch": 0}), 0.0
+    for line in lines:
+        if not line["test"]:  # pytest itself (counted as the workers) and the set-up before it
+            continue
+        kind = kinds[process_kind(line)]
+        kind["processes"] += 1
+        kind["cpu seconds"] += line["cpu"]
+        torch = "torch" in line["imported"]
+        kind["imported torch"] += torch
+        if "ipykernel" in line["imported"]:
+            bare = starts["kernel"] + (starts["model command"] - starts["command"] if torch else 0.0)
+        else:
+            bare = starts["model command"] if torch else starts["command"]
+        start_cpu += min(bare, line["cpu"])
+    rows = [{"measure": f"Python processes the tests started: {name}", **kind}
+            for name, kind in sorted(kinds.items(), key=lambda item: -item[1]["cpu seconds"])]  # fmt: skip
+    rows += [{"measure": f"a bare start, {kind}: python -c \"{STARTS[kind]}\" (median of 3)", "cpu seconds": value}
+             for kind, value in starts.items()]  # fmt: skip
+    rows.append({"measure": "the tests' CPU seconds less a bare start for each of their processes",
+                 "cpu seconds": tests_cpu - start_cpu, "starts": start_cpu,
+                 "processes": sum(kind["processes"] for kind in kinds.values())})  # fmt: skip
     return rows
 
 

@@ -152,6 +152,8 @@ CASES = {case.name: case for case in (
          "bench_suite:clean_clone", cost="minutes", shown=3),
     Case("suite-cpu", "The same with each test's CPU seconds: the modules ranked by the CPU they take",
          "bench_suite:clean_clone", {"cpu": True}, cost="minutes"),
+    Case("suite-processes", "The same with a census of the tests' Python processes and what their starts cost",
+         "bench_suite:clean_clone", {"processes": True}, cost="minutes"),
     Case("explore", "make explore on a fresh clone, step by step, against its old set-up (empty pip caches)",
          "bench_explore:fresh_clone", {"cache": "empty"}, baseline="make explore before", cost="minutes"),
     Case("explore-warm", "The same with this machine's pip cache (llama.cpp's build kept from before)",

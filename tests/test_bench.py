@@ -159,3 +159,35 @@ def test_the_fresh_clone_runs_nothing_of_this_checkout_and_each_step_alone(tmp_p
     serve = subprocess.run([*DRY_RUN, *(f"-o{name}" for name in done), "explore"], cwd=ROOT, capture_output=True,
                            text=True, check=True)  # fmt: skip
     assert serve.stdout.split() == [".venv/bin/workbench", "serve", "explorer", "--port", "8866"]
+
+
+def test_the_process_census_writes_a_line_at_exit_and_on_sigterm_and_counts_by_kind(tmp_path):
+    """``suite-processes``: a process loading the census as its sitecustomize writes its test, CPU and costly imports
+    when it exits and when a SIGTERM ends it (its exit status unchanged); the rows count them by kind."""
+    import bench_suite
+
+    plugins, out = tmp_path / "plugins", tmp_path / "census"
+    plugins.mkdir(), out.mkdir()
+    (plugins / "sitecustomize.py").write_text((BENCH / "process_census.py").read_text(encoding="utf-8"))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(plugins), "SUITE_PROCESSES_OUT": str(out),
+           "PYTEST_CURRENT_TEST": "tests/test_x.py::test_y (call)"}  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", "import json, ipykernel"], env=env, timeout=60)
+    assert done.returncode == 0
+    waiting = subprocess.Popen([sys.executable, "-c", "print('up', flush=True); import time; time.sleep(60)"],
+                               env=env, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert waiting.stdout.readline() == "up\n"
+    waiting.terminate()
+    assert waiting.wait(timeout=30) == -15
+    lines = [json.loads(line) for path in sorted(out.glob("*.jsonl")) for line in path.open()]
+    assert len(lines) == 2 and {line["test"] for line in lines} == {"tests/test_x.py::test_y"}
+    assert sorted(line["imported"] for line in lines) == [[], ["ipykernel"]]
+    rows = bench_suite.census_rows(
+        [*lines, {"argv": ["/v/bin/workbench", "score"], "cpu": 9.0, "imported": ["torch"], "test": "t"},
+         {"argv": ["-c"], "cpu": 99.0, "imported": ["pytest"], "test": ""}],
+        {"command": 0.5, "model command": 4.0, "kernel": 0.5}, tests_cpu=100.0,
+    )  # fmt: skip
+    kinds = {row["measure"].rpartition(": ")[2]: row for row in rows if "processes" in row and "starts" not in row}
+    assert kinds["workbench commands"]["processes"] == kinds["workbench commands"]["imported torch"] == 1
+    assert kinds["other Python processes"]["processes"] == 2  # pytest itself is not one the tests started
+    assert rows[-1]["processes"] == 3 and 100.0 - 4.0 - 2 * 0.5 <= rows[-1]["cpu seconds"] < 100.0 - 4.0
+
