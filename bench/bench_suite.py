@@ -36,7 +36,8 @@ LOG = Path(tempfile.gettempdir()) / "bench-suite.log"
 STARTS = {
     "command": "import workbench.cli, polars",
     "model command": "import workbench.cli, polars, accelerate; from transformers import AutoModel, AutoTokenizer",
-    "kernel": "import sys; sys.modules['rfc3987_syntax'] = None; import ipykernel.kernelapp, ipywidgets, altair",
+    "kernel": "from workbench.startup import skip_iri_grammar; skip_iri_grammar(); "
+    "import ipykernel.kernelapp, ipywidgets, altair",
 }
 """What a bare process of each kind imports before its work (``python -c CODE`` in the clone's environment)."""
 

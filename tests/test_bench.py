@@ -173,11 +173,11 @@ def test_the_process_census_writes_a_line_at_exit_and_on_sigterm_and_counts_by_k
            "PYTEST_CURRENT_TEST": "tests/test_x.py::test_y (call)"}  # fmt: skip
     done = subprocess.run([sys.executable, "-c", "import json, ipykernel"], env=env, timeout=60)
     assert done.returncode == 0
-    waiting = subprocess.Popen([sys.executable, "-c", "print('up', flush=True); import time; time.sleep(60)"],
-                               env=env, stdout=subprocess.PIPE, text=True)  # fmt: skip
-    assert waiting.stdout.readline() == "up\n"
-    waiting.terminate()
-    assert waiting.wait(timeout=30) == -15
+    with subprocess.Popen([sys.executable, "-c", "print('up', flush=True); import time; time.sleep(60)"], env=env,
+                          stdout=subprocess.PIPE, text=True) as waiting:  # fmt: skip
+        assert waiting.stdout.readline() == "up\n"
+        waiting.terminate()
+        assert waiting.wait(timeout=30) == -15
     lines = [json.loads(line) for path in sorted(out.glob("*.jsonl")) for line in path.open()]
     assert len(lines) == 2 and {line["test"] for line in lines} == {"tests/test_x.py::test_y"}
     assert sorted(line["imported"] for line in lines) == [[], ["ipykernel"]]
@@ -190,4 +190,3 @@ def test_the_process_census_writes_a_line_at_exit_and_on_sigterm_and_counts_by_k
     assert kinds["workbench commands"]["processes"] == kinds["workbench commands"]["imported torch"] == 1
     assert kinds["other Python processes"]["processes"] == 2  # pytest itself is not one the tests started
     assert rows[-1]["processes"] == 3 and 100.0 - 4.0 - 2 * 0.5 <= rows[-1]["cpu seconds"] < 100.0 - 4.0
-
